@@ -1,0 +1,288 @@
+"""Sokoban as a text environment, reproducing RAGEN's levels and step semantics exactly."""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from ragen_bench.envs import sokoban_levels as levels
+from ragen_bench.envs.base import TextEnv, text_charset
+
+# Internal cell codes: the generator's, plus a row separator so that the whole
+# board renders with one ``str.translate`` (the separator column is never reachable:
+# it only borders the outer wall).
+_NEWLINE = 7
+_MOVABLE_ONTO = (levels.FLOOR, levels.TARGET)
+_BOXES = (levels.BOX, levels.BOX_ON_TARGET)
+
+VOCABULARIES: dict[str, dict[str, str]] = {
+    # symbol -> meaning, in cell-code order: wall, floor, target, box on target, box,
+    # player, player on target.
+    "default": {
+        "#": "wall",
+        "_": "empty floor",
+        "O": "target",
+        "√": "box on target",
+        "X": "box",
+        "P": "player",
+        "S": "player on target",
+    },
+    "alt": {
+        "W": "wall",
+        ".": "empty floor",
+        "G": "target",
+        "C": "box on target",
+        "B": "box",
+        "A": "player",
+        "@": "player on target",
+    },
+}
+
+# RAGEN's per-step reward table (gym-sokoban's constants).
+STEP_PENALTY = -0.1
+BOX_ON_TARGET_REWARD = 1
+BOX_OFF_TARGET_PENALTY = -1
+SOLVED_REWARD = 10
+
+
+class SokobanEnv(TextEnv):
+    """Push every box onto a target in a procedurally generated room.
+
+    ## Description
+    The classic warehouse puzzle as RAGEN plays it: the player walks on floor cells and
+    pushes (never pulls) boxes; a box moves only if the cell behind it is free.  Levels
+    come from gym-sokoban's generator as modified by RAGEN (random-walk room, reverse
+    play from the solved state, a few extra random player steps), reproduced draw for
+    draw, so ``reset(seed=s)`` gives RAGEN's level for seed ``s``.
+
+    ## Action Space
+    ``Discrete(4)``: 0 = Up, 1 = Down, 2 = Left, 3 = Right (names in ``action_names``).
+    A move into a wall, or a push against a wall or another box, leaves the board
+    unchanged (``info["action_is_effective"] = False``) but still costs a step.
+
+    ## Observation Space
+    ``Text``: the board, one line per row joined by ``"\\n"``.  Default symbols:
+    ``#`` wall, ``_`` floor, ``O`` target, ``√`` box on target, ``X`` box, ``P`` player,
+    ``S`` player on target (``vocabulary="alt"``: ``W . G C B A @``).
+
+    ## Rewards
+    -0.1 per step; +1 when a push puts a box on a target; -1 when it takes one off;
+    +10 more when the last box reaches a target.  Summed in that order, so floats
+    equal RAGEN's (e.g. 10.9 for a solving push).
+
+    ## Episode End
+    Terminated when every box is on a target.  Truncated after ``max_steps`` steps
+    (100, RAGEN's limit).
+
+    ## Arguments
+    ``dim_room=(6, 6)``, ``num_boxes=1``, ``search_depth=300`` (reverse-play depth),
+    ``max_steps=100``, ``vocabulary="default"`` or ``"alt"``, ``render_mode="ansi"`` or
+    ``None``, ``solve_on_reset=True`` (put the optimal solution length in the reset
+    ``info``; turn off for raw generation speed).
+
+    ## Info
+    Every call: ``success``, ``boxes_on_target``, ``level_seed``.  Step adds
+    ``action_is_effective`` and ``action_is_valid``.  Reset adds ``optimal_length``
+    (``None`` if the solver's budget ran out or ``solve_on_reset=False``) and
+    ``fallbacks`` (re-seeds needed; see the env card).
+
+    ## Version History
+    * v0: RAGEN-exact levels and dynamics (RAGEN commit 5eb79b8 / gym-sokoban rules);
+      deterministic fallback seeds where RAGEN's are salted.
+    """
+
+    action_names = ("Up", "Down", "Left", "Right")
+    instruction = (
+        "You are the player in a Sokoban warehouse. Push every box onto a target. "
+        "Moving into a box pushes it one cell in the same direction, but only if the "
+        "cell beyond it is empty; boxes cannot be pulled and cannot be pushed through "
+        "walls or other boxes."
+    )
+
+    def __init__(
+        self,
+        dim_room: tuple[int, int] = (6, 6),
+        num_boxes: int = 1,
+        search_depth: int = 300,
+        max_steps: int = 100,
+        vocabulary: str = "default",
+        render_mode: str | None = "ansi",
+        solve_on_reset: bool = True,
+        solver_max_states: int = 2_000_000,
+    ) -> None:
+        if vocabulary not in VOCABULARIES:
+            raise ValueError(f"vocabulary must be one of {sorted(VOCABULARIES)}, got {vocabulary!r}")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be 'ansi' or None, got {render_mode!r}")
+        self.height, self.width = (int(d) for d in dim_room)
+        self.num_boxes = int(num_boxes)
+        self.search_depth = int(search_depth)
+        self.max_steps = int(max_steps)
+        self.vocabulary = vocabulary
+        self.render_mode = render_mode
+        self.solve_on_reset = solve_on_reset
+        self.solver_max_states = solver_max_states
+
+        self.symbol_meanings = dict(VOCABULARIES[vocabulary])
+        symbols = "".join(self.symbol_meanings)
+        self._translation = {code: symbol for code, symbol in enumerate(symbols)}
+        self._translation[_NEWLINE] = "\n"
+        board_chars = self.height * (self.width + 1) - 1
+        self.observation_space = spaces.Text(
+            max_length=board_chars, min_length=board_chars, charset=text_charset(symbols, "\n")
+        )
+        self.action_space = spaces.Discrete(4)
+
+        self._stride = self.width + 1
+        self._deltas = (-self._stride, self._stride, -1, 1)
+        self._level_rng = random.Random()
+        self._level_np_rng = np.random.RandomState()
+        self._board = bytearray()
+        self._player = 0
+        self._boxes_on_target = 0
+        self._steps = 0
+        self._level_seed: int | None = None
+        self._plan: list[int] | None = None
+
+    # -- Gymnasium API -------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Generate the level of ``seed`` (RAGEN's), or of a seed drawn from ``np_random``.
+
+        ``options={"level": (fixed, state)}`` would be a natural extension; unsupported
+        options raise so typos do not pass silently.
+        """
+        super().reset(seed=seed)
+        if options:
+            raise ValueError(f"SokobanEnv.reset takes no options, got {sorted(options)}")
+        if seed is None:
+            seed = int(self.np_random.integers(2**32))
+        level, self._level_seed, fallbacks = levels.generate_level_with_fallback(
+            seed,
+            height=self.height,
+            width=self.width,
+            num_boxes=self.num_boxes,
+            search_depth=self.search_depth,
+            rng=self._level_rng,
+            np_rng=self._level_np_rng,
+        )
+        self._load(level)
+        info = self._info()
+        info["fallbacks"] = fallbacks
+        info["optimal_length"] = None
+        if self.solve_on_reset:
+            plan = self.solve()
+            info["optimal_length"] = None if plan is None else len(plan)
+        return self.render_text(), info
+
+    def step(self, action: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        board = self._board
+        player = self._player
+        delta = self._deltas[action]
+        target = player + delta
+        cell = board[target]
+        reward = STEP_PENALTY
+        moved = False
+        if cell in _MOVABLE_ONTO:
+            moved = True
+        elif cell in _BOXES:
+            beyond = target + delta
+            beyond_cell = board[beyond]
+            if beyond_cell in _MOVABLE_ONTO:
+                moved = True
+                box_arrives = beyond_cell == levels.TARGET
+                box_leaves = cell == levels.BOX_ON_TARGET
+                board[beyond] = levels.BOX_ON_TARGET if box_arrives else levels.BOX
+                board[target] = levels.TARGET if box_leaves else levels.FLOOR
+                if box_arrives and not box_leaves:
+                    self._boxes_on_target += 1
+                    reward += BOX_ON_TARGET_REWARD
+                elif box_leaves and not box_arrives:
+                    self._boxes_on_target -= 1
+                    reward += BOX_OFF_TARGET_PENALTY
+        if moved:
+            board[player] = levels.TARGET if board[player] == levels.PLAYER_ON_TARGET else levels.FLOOR
+            board[target] = levels.PLAYER_ON_TARGET if board[target] == levels.TARGET else levels.PLAYER
+            self._player = target
+            if self._plan and self._plan[0] == action:
+                self._plan.pop(0)
+            else:
+                self._plan = None
+        solved = self._boxes_on_target == self.num_boxes
+        if solved:
+            reward += SOLVED_REWARD
+        self._steps += 1
+        info = self._info()
+        info["action_is_effective"] = moved
+        info["action_is_valid"] = True
+        return self.render_text(), reward, solved, self._steps >= self.max_steps, info
+
+    def render(self) -> str | None:
+        if self.render_mode == "ansi":
+            return self.render_text()
+        return None
+
+    def render_text(self) -> str:
+        """The board as text (what observations carry)."""
+        return self._board.decode("latin-1").translate(self._translation)[:-1]
+
+    # -- solver hooks ---------------------------------------------------------------
+
+    def solve(self) -> list[int] | None:
+        """Shortest action sequence from the current state (``None`` past the budget)."""
+        from ragen_bench.solvers.sokoban import solve
+
+        return solve(self.grid_layers(), max_states=self.solver_max_states)
+
+    def optimal_action(self) -> int | None:
+        """First action of a shortest solution from the current state.
+
+        The plan is computed once and followed; it is recomputed only when the agent
+        deviates from it.
+        """
+        if self._boxes_on_target == self.num_boxes:
+            return None
+        if not self._plan:
+            self._plan = self.solve()
+        return self._plan[0] if self._plan else None
+
+    def grid_layers(self) -> tuple[int, int, bytes, bytes]:
+        """``(height, width, fixed, state)`` in the generator's flat encoding."""
+        fixed = bytearray()
+        state = bytearray()
+        for row in range(self.height):
+            for cell in self._board[row * self._stride : row * self._stride + self.width]:
+                on_target = cell in (levels.TARGET, levels.BOX_ON_TARGET, levels.PLAYER_ON_TARGET)
+                fixed.append(levels.WALL if cell == levels.WALL else (levels.TARGET if on_target else levels.FLOOR))
+                if cell == levels.PLAYER_ON_TARGET:
+                    cell = levels.PLAYER
+                state.append(cell)
+        return self.height, self.width, bytes(fixed), bytes(state)
+
+    # -- internals ------------------------------------------------------------------
+
+    def _load(self, level: levels.Level) -> None:
+        board = bytearray()
+        for row in range(level.height):
+            for col in range(level.width):
+                i = row * level.width + col
+                cell = level.state[i]
+                if cell == levels.PLAYER and level.fixed[i] == levels.TARGET:
+                    cell = levels.PLAYER_ON_TARGET
+                board.append(cell)
+            board.append(_NEWLINE)
+        self._board = board
+        self._player = board.index(levels.PLAYER_ON_TARGET) if levels.PLAYER not in board else board.index(levels.PLAYER)
+        self._boxes_on_target = 0  # the generator never leaves a box on a target
+        self._steps = 0
+        self._plan = None
+
+    def _info(self) -> dict[str, Any]:
+        return {
+            "success": self._boxes_on_target == self.num_boxes,
+            "boxes_on_target": self._boxes_on_target,
+            "level_seed": self._level_seed,
+        }
