@@ -1,0 +1,25 @@
+# The two set-up commands of the README.  Each creates or reuses the local
+# virtualenv .venv, installs what it needs (package registries only), and runs.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.ragen-bench-installed
+
+.PHONY: demo test bench
+
+$(STAMP): pyproject.toml Makefile
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	# CPU build from the local wheel cache; an unpinned torch would pull a CUDA build.
+	$(PY) -m pip install --quiet torch==2.13.0
+	$(PY) -m pip install --quiet -e '.[test,peers]'
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(PY) -m ragen_bench.demo
+
+test: $(STAMP)
+	$(PY) -m pytest -q
+
+bench: $(STAMP)
+	$(PY) -m pytest tests/benchmarks --benchmark-enable --benchmark-only --benchmark-columns=median,iqr,ops,rounds

@@ -1,0 +1,219 @@
+"""Frozen seed panels: which seeds make up each split, and proof of what they produce.
+
+A panel file (``envs/<family>/panels/<name>/<split>.json``) lists the seeds of one
+split of one env id together with the SHA-256 of the initial observation each seed
+produces, and a checksum over all of that.  Results name the checksum, so two
+numbers are comparable exactly when their panel checksums match.  ``Panel.verify``
+regenerates every level and fails loudly, naming the seed, if the generator has
+drifted -- which would require a new env version, never an edited panel.
+
+Splits:
+
+* ``train`` -- the open-ended range ``seed_start, seed_start + 1, ...``; the file pins a
+  prefix (``TRAIN_PREFIX`` seeds) so that drift in training levels is caught too.
+* ``val``  -- 256 seeds from 1000 (disjoint from train and test).
+* ``test`` -- 256 seeds 123..378: RAGEN's validation panel, so numbers line up with
+  the paper.
+
+Build or refresh the files (only ever for a new id or version)::
+
+    python -m ragen_bench.panels build                 # every registered id
+    python -m ragen_bench.panels build RAGEN/Foo-v0    # some ids
+    python -m ragen_bench.panels verify                # regenerate and compare all
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+
+from ragen_bench.registry import ENV_IDS, entry
+
+PANEL_FORMAT = "ragen-bench/panel/v1"
+TRAIN_SEED_START = 10_000
+TRAIN_PREFIX = 256
+DEFAULT_SPLIT_SEEDS: dict[str, range] = {
+    "train": range(TRAIN_SEED_START, TRAIN_SEED_START + TRAIN_PREFIX),
+    "val": range(1000, 1256),
+    "test": range(123, 379),
+}
+SPLITS = tuple(DEFAULT_SPLIT_SEEDS)
+
+
+class PanelError(RuntimeError):
+    """A panel file is missing, malformed, or no longer matches its env."""
+
+
+def envs_dir() -> Path:
+    """The frozen-data folder (``envs/`` at the repo root; ``$RAGEN_BENCH_ENVS_DIR`` overrides)."""
+    override = os.environ.get("RAGEN_BENCH_ENVS_DIR")
+    return Path(override) if override else Path(__file__).resolve().parent.parent / "envs"
+
+
+def family(env_id: str) -> str:
+    """Folder name of an id's family: the module of its entry point (``sokoban``)."""
+    module = entry(env_id).entry_point.split(":")[0]
+    return module.rsplit(".", 1)[-1]
+
+
+def panel_path(env_id: str, split: str) -> Path:
+    name = env_id.split("/", 1)[-1]
+    return envs_dir() / family(env_id) / "panels" / name / f"{split}.json"
+
+
+def observation_sha256(observation: str) -> str:
+    return hashlib.sha256(observation.encode("utf-8")).hexdigest()
+
+
+def _checksum(env_id: str, split: str, seeds: tuple[int, ...], hashes: tuple[str, ...]) -> str:
+    canonical = json.dumps(
+        {"env_id": env_id, "split": split, "seeds": list(seeds), "obs_sha256": list(hashes)},
+        sort_keys=True,
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class Panel:
+    env_id: str
+    split: str
+    seeds: tuple[int, ...]
+    obs_sha256: tuple[str, ...]
+    checksum: str
+    seed_start: int | None = None  # train only: the open range starts here
+    optimal_length: tuple[int | None, ...] | None = None  # difficulty metadata, where known
+
+    def verify(self) -> None:
+        """Regenerate every seed and raise :class:`PanelError` on the first mismatch."""
+        for seed, expected in zip(self.seeds, self.obs_sha256, strict=True):
+            actual = observation_sha256(initial_observation(self.env_id, seed))
+            if actual != expected:
+                raise PanelError(
+                    f"{self.env_id} {self.split}: seed {seed} now produces a different initial "
+                    f"observation (sha256 {actual[:12]}..., panel says {expected[:12]}...). "
+                    "A generator change needs a new env version."
+                )
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "format": PANEL_FORMAT,
+            "env_id": self.env_id,
+            "split": self.split,
+            "checksum": self.checksum,
+            "num_seeds": len(self.seeds),
+        }
+        if self.seed_start is not None:
+            data["seed_start"] = self.seed_start
+        data["seeds"] = list(self.seeds)
+        data["obs_sha256"] = list(self.obs_sha256)
+        if self.optimal_length is not None:
+            data["optimal_length"] = list(self.optimal_length)
+        return data
+
+
+_MAKE_CACHE: dict[str, gymnasium.Env] = {}
+
+
+def initial_observation(env_id: str, seed: int) -> str:
+    """The observation ``reset(seed=seed)`` gives (one cached env per id)."""
+    return _reset(env_id, seed)[0]
+
+
+def _reset(env_id: str, seed: int) -> tuple[str, dict[str, Any]]:
+    env = _MAKE_CACHE.get(env_id)
+    if env is None:
+        env = _MAKE_CACHE[env_id] = gymnasium.make(env_id).unwrapped
+    return env.reset(seed=seed)
+
+
+def build(env_id: str, split: str) -> Panel:
+    """Generate the panel of ``split`` for ``env_id`` from the live env."""
+    seeds = tuple(DEFAULT_SPLIT_SEEDS[split])
+    hashes, lengths = [], []
+    for seed in seeds:
+        observation, info = _reset(env_id, seed)
+        hashes.append(observation_sha256(observation))
+        lengths.append(info.get("optimal_length"))
+    has_lengths = any(length is not None for length in lengths)
+    return Panel(
+        env_id=env_id,
+        split=split,
+        seeds=seeds,
+        obs_sha256=tuple(hashes),
+        checksum=_checksum(env_id, split, seeds, tuple(hashes)),
+        seed_start=seeds[0] if split == "train" else None,
+        optimal_length=tuple(lengths) if has_lengths else None,
+    )
+
+
+def write(panel: Panel) -> Path:
+    path = panel_path(panel.env_id, panel.split)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(panel.to_json(), indent=1) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def load(env_id: str, split: str) -> Panel:
+    """Read a frozen panel; checks the file's own checksum (not the live env: see verify)."""
+    path = panel_path(env_id, split)
+    if not path.exists():
+        raise PanelError(f"no {split!r} panel for {env_id} (expected {path}); splits: {available(env_id)}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        seeds = tuple(int(s) for s in data["seeds"])
+        hashes = tuple(str(h) for h in data["obs_sha256"])
+        lengths = data.get("optimal_length")
+        panel = Panel(
+            env_id=data["env_id"],
+            split=data["split"],
+            seeds=seeds,
+            obs_sha256=hashes,
+            checksum=data["checksum"],
+            seed_start=data.get("seed_start"),
+            optimal_length=tuple(lengths) if lengths is not None else None,
+        )
+    except (KeyError, TypeError, ValueError) as error:
+        raise PanelError(f"{path}: malformed panel file ({error!r})") from None
+    if (panel.env_id, panel.split) != (env_id, split):
+        raise PanelError(f"{path}: file is for {panel.env_id}/{panel.split}, not {env_id}/{split}")
+    if len(seeds) != len(hashes):
+        raise PanelError(f"{path}: {len(seeds)} seeds but {len(hashes)} hashes")
+    expected = _checksum(env_id, split, seeds, hashes)
+    if panel.checksum != expected:
+        raise PanelError(f"{path}: checksum {panel.checksum[:12]}... does not match contents ({expected[:12]}...)")
+    return panel
+
+
+def available(env_id: str) -> list[str]:
+    """Splits that have a panel file for ``env_id``."""
+    return [split for split in SPLITS if panel_path(env_id, split).exists()]
+
+
+def _main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("build", "verify"):
+        print(__doc__)
+        return 2
+    ids = argv[1:] or list(ENV_IDS)
+    for env_id in ids:
+        for split in SPLITS:
+            if argv[0] == "build":
+                panel = build(env_id, split)
+                print(f"{write(panel)}  {panel.checksum}")
+            elif split in available(env_id):
+                load(env_id, split).verify()
+                print(f"ok  {env_id} {split}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))
