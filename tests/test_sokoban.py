@@ -326,3 +326,15 @@ def test_optimal_action_follows_and_replans_after_deviation():
         steps += 1
         assert steps < 40
     assert info["success"]
+
+
+def test_decontaminated_train_seeds_skip_every_test_level():
+    import itertools
+
+    test_hashes = set(panels.load("RAGEN/Sokoban-6x6-v0", "test").obs_sha256)
+    seeds = list(itertools.islice(panels.decontaminated_train_seeds("RAGEN/Sokoban-6x6-v0"), 300))
+    assert seeds[0] >= 10_000 and seeds == sorted(set(seeds))
+    hashes = [panels.observation_sha256(panels.initial_observation("RAGEN/Sokoban-6x6-v0", s)) for s in seeds]
+    assert not test_hashes & set(hashes)
+    skipped = set(range(seeds[0], seeds[-1] + 1)) - set(seeds)
+    assert skipped, "the first 300 train seeds of 6x6 do contain test levels; they must be skipped"
