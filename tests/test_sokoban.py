@@ -338,3 +338,17 @@ def test_decontaminated_train_seeds_skip_every_test_level():
     assert not test_hashes & set(hashes)
     skipped = set(range(seeds[0], seeds[-1] + 1)) - set(seeds)
     assert skipped, "the first 300 train seeds of 6x6 do contain test levels; they must be skipped"
+
+
+@settings(max_examples=80, deadline=None)
+@given(env_id=st.sampled_from(SOKOBAN_IDS[:3]), seed=st.integers(0, 2**32 - 1))
+def test_every_generated_level_is_well_formed_and_solvable(env_id, seed):
+    env = make(env_id)
+    _, info = env.reset(seed=seed)
+    height, width, fixed, state = env.grid_layers()
+    border = [i for i in range(height * width) if i // width in (0, height - 1) or i % width in (0, width - 1)]
+    assert all(fixed[i] == levels.WALL for i in border)
+    assert sum(c == levels.PLAYER for c in state) == 1
+    assert sum(c == levels.BOX for c in state) == env.num_boxes  # none starts on a target
+    assert sum(c == levels.TARGET for c in fixed) == env.num_boxes
+    assert info["optimal_length"] is not None and info["optimal_length"] >= 1  # solvable by construction
