@@ -16,6 +16,9 @@ change anywhere else:
     The next action of an optimal policy from the current state (``int`` for
     discrete envs, ``str`` for text envs), or ``None`` when no optimal action is
     known.  Powers the ``optimal`` agent.
+``optimal_plan(max_actions)`` (optional, deterministic envs only)
+    The next ``max_actions`` actions of an optimal plan, so the ``optimal`` agent
+    can fill a multi-action turn without copying the env.
 
 Observations are ``str``; ``render_mode="ansi"`` returns the same text.
 """

@@ -10,6 +10,7 @@ from gymnasium import spaces
 
 from ragen_bench.envs import sokoban_levels as levels
 from ragen_bench.envs.base import TextEnv, text_charset
+from ragen_bench.solvers.sokoban import solve
 
 # Internal cell codes: the generator's, plus a row separator so that the whole
 # board renders with one ``str.translate`` (the separator column is never reachable:
@@ -174,8 +175,10 @@ class SokobanEnv(TextEnv):
         info["fallbacks"] = fallbacks
         info["optimal_length"] = None
         if self.solve_on_reset:
-            plan = self.solve()
-            info["optimal_length"] = None if plan is None else len(plan)
+            # Solved from the generator's layers directly; the plan is kept for
+            # optimal_action()/optimal_plan().
+            self._plan = solve((level.height, level.width, level.fixed, level.state), self.solver_max_states)
+            info["optimal_length"] = None if self._plan is None else len(self._plan)
         return self.render_text(), info
 
     def step(self, action: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
@@ -233,9 +236,13 @@ class SokobanEnv(TextEnv):
 
     def solve(self) -> list[int] | None:
         """Shortest action sequence from the current state (``None`` past the budget)."""
-        from ragen_bench.solvers.sokoban import solve
-
         return solve(self.grid_layers(), max_states=self.solver_max_states)
+
+    def optimal_plan(self, max_actions: int) -> list[int]:
+        """Up to ``max_actions`` actions of a shortest solution from the current state."""
+        if self.optimal_action() is None:
+            return []
+        return self._plan[:max_actions]
 
     def optimal_action(self) -> int | None:
         """First action of a shortest solution from the current state.
@@ -265,17 +272,13 @@ class SokobanEnv(TextEnv):
     # -- internals ------------------------------------------------------------------
 
     def _load(self, level: levels.Level) -> None:
-        board = bytearray()
-        for row in range(level.height):
-            for col in range(level.width):
-                i = row * level.width + col
-                cell = level.state[i]
-                if cell == levels.PLAYER and level.fixed[i] == levels.TARGET:
-                    cell = levels.PLAYER_ON_TARGET
-                board.append(cell)
-            board.append(_NEWLINE)
-        self._board = board
-        self._player = board.index(levels.PLAYER_ON_TARGET) if levels.PLAYER not in board else board.index(levels.PLAYER)
+        width = level.width
+        rows = [level.state[row * width : (row + 1) * width] for row in range(level.height)]
+        self._board = bytearray(bytes([_NEWLINE]).join(rows) + bytes([_NEWLINE]))
+        player = level.state.index(levels.PLAYER)
+        self._player = player + player // width  # one separator per row above
+        if level.fixed[player] == levels.TARGET:
+            self._board[self._player] = levels.PLAYER_ON_TARGET
         self._boxes_on_target = 0  # the generator never leaves a box on a target
         self._steps = 0
         self._plan = None

@@ -43,6 +43,18 @@ _FLOOR_MASKS = (
     (0, 0, 0, 0, 1, 1, 0, 1, 0),
 )
 _GENERATION_TRIES = 4
+
+
+def _recode(old: int, new: int) -> bytes:
+    """A ``bytes.translate`` table replacing one cell code by another."""
+    table = bytearray(range(256))
+    table[old] = new
+    return bytes(table)
+
+
+_PLAYER_TO_FLOOR = _recode(PLAYER, FLOOR)  # the fixed layer
+_TARGET_TO_BOX = _recode(TARGET, BOX)  # reverse play starts with every box on its target
+_PULLED_TO_BOX = _recode(BOX_ON_TARGET, BOX)  # RAGEN's final ``room_state[room_state == 3] = 4``
 _MAX_EXPLORED_STATES = 300_000
 
 
@@ -96,21 +108,34 @@ def _randbelow(rng: random.Random, n: int) -> int:
 
 
 def _room_topology(rng: random.Random, height: int, width: int, walk_steps: int) -> bytearray:
-    """Random-walk floor layout; border cells are always walls."""
+    """Random-walk floor layout; border cells are always walls.
+
+    The hot loop of level generation: draws are inlined (``getrandbits(3)`` with
+    rejection is exactly ``_randbelow(4)`` and ``_randbelow(5)``).
+    """
+    getrandbits, uniform = rng.getrandbits, rng.random
     direction = _WALK_DIRECTIONS[_randbelow(rng, 4)]
     row = 1 + _randbelow(rng, height - 1)  # randint(1, dim_x - 1)
     col = 1 + _randbelow(rng, width - 1)  # randint(1, dim_y - 1)
     floor = bytearray(height * width)
+    mask_offsets = [[(k // 3) * width + k % 3 for k, bit in enumerate(mask) if bit] for mask in _FLOOR_MASKS]
+    last_row, last_col = height - 2, width - 2
     for _ in range(walk_steps):
-        if rng.random() < _P_CHANGE_DIRECTION:
-            direction = _WALK_DIRECTIONS[_randbelow(rng, 4)]
-        row = max(min(row + direction[0], height - 2), 1)
-        col = max(min(col + direction[1], width - 2), 1)
-        mask = _FLOOR_MASKS[_randbelow(rng, 5)]
+        if uniform() < _P_CHANGE_DIRECTION:
+            pick = getrandbits(3)
+            while pick >= 4:
+                pick = getrandbits(3)
+            direction = _WALK_DIRECTIONS[pick]
+        row += direction[0]
+        col += direction[1]
+        row = 1 if row < 1 else (last_row if row > last_row else row)
+        col = 1 if col < 1 else (last_col if col > last_col else col)
+        pick = getrandbits(3)
+        while pick >= 5:
+            pick = getrandbits(3)
         top_left = (row - 1) * width + (col - 1)
-        for k, bit in enumerate(mask):
-            if bit:
-                floor[top_left + (k // 3) * width + (k % 3)] = FLOOR
+        for offset in mask_offsets[pick]:
+            floor[top_left + offset] = FLOOR
     for col in range(width):
         floor[col] = floor[(height - 1) * width + col] = WALL
     for row in range(height):
@@ -142,67 +167,83 @@ class _ReversePlay:
 
     def __init__(self, fixed: bytes, width: int, num_boxes: int, search_depth: int) -> None:
         self.fixed = fixed
-        self.width = width
         self.num_boxes = num_boxes
         self.search_depth = search_depth
         self.deltas = (-width, width, -1, 1)  # up, down, left, right
+        self.rows = [i // width for i in range(len(fixed))]
+        self.cols = [i % width for i in range(len(fixed))]
         self.explored: set[bytes] = set()
+        self.path: list[int] = []
         self.best_score = -1
         self.best_state = b""
-        self.best_mapping: dict[int, int] = {}
+        self.best_displacement = 0
         self.best_actions: list[int] = []
-
-    def displacement(self, mapping: dict[int, int]) -> int:
-        width = self.width
-        total = 0
-        for target, box in mapping.items():
-            total += abs(target // width - box // width) + abs(target % width - box % width)
-        return total
 
     def run(self, state: bytearray) -> None:
         targets = [i for i, cell in enumerate(self.fixed) if cell == TARGET]
-        mapping = {t: t for t in targets}
-        self.best_mapping = mapping
-        self._search(state, state.index(PLAYER), mapping, 0, -1, self.search_depth, [])
+        remaining = self.search_depth - 1  # RAGEN decrements its ttl on entry
+        if remaining > 0:
+            self._expand(state, state.index(PLAYER), bytes(state), {t: t for t in targets}, 0, 0, -1, remaining)
 
-    def _search(self, state, player, mapping, box_swaps, last_pull, ttl, actions) -> None:
-        ttl -= 1
-        if ttl <= 0 or len(self.explored) >= _MAX_EXPLORED_STATES:
-            return
-        key = bytes(state)
-        if key in self.explored:
-            return
-        score = box_swaps * self.displacement(mapping)
-        if state.count(TARGET) != self.num_boxes:
+    def _expand(self, state, player, key, mapping, displacement, box_swaps, last_pull, remaining) -> None:
+        """Score and expand one state that RAGEN's recursion would process.
+
+        Children that RAGEN would enter only to return at once (ttl spent, state cap
+        hit, or state already explored) are filtered here before the call.  ``state``
+        is mutated in place and restored after each child, and the total displacement
+        is updated incrementally: the visiting order and scores are RAGEN's.
+        """
+        explored = self.explored
+        score = box_swaps * displacement
+        if score and state.count(TARGET) != self.num_boxes:
             score = 0
         if score > self.best_score:
             self.best_score = score
             self.best_state = key
-            self.best_mapping = mapping
-            self.best_actions = actions
-        self.explored.add(key)
+            self.best_displacement = displacement
+            self.best_actions = list(self.path)
+        explored.add(key)
 
-        fixed = self.fixed
+        fixed, rows, cols, path = self.fixed, self.rows, self.cols, self.path
         for action, delta in enumerate(self.deltas):
             nxt = player + delta
-            if state[nxt] != FLOOR and state[nxt] != TARGET:
+            entered = state[nxt]
+            if entered != FLOOR and entered != TARGET:
                 continue  # RAGEN recurses into the unchanged (already explored) state
-            child = bytearray(state)
-            child[player] = fixed[player]
-            child[nxt] = PLAYER
-            child_mapping = mapping
-            child_last_pull = last_pull
             behind = player - delta
-            if child[behind] == BOX or child[behind] == BOX_ON_TARGET:
-                child[player] = BOX_ON_TARGET
-                child[behind] = fixed[behind]
-                child_mapping = dict(mapping)
-                for target, box in mapping.items():
-                    if box == behind:
-                        child_mapping[target] = player
-                        child_last_pull = target
-            child_swaps = box_swaps + (child_last_pull != last_pull)
-            self._search(child, nxt, child_mapping, child_swaps, child_last_pull, ttl, actions + [action])
+            left_behind = state[behind]
+            state[nxt] = PLAYER
+            if left_behind == BOX or left_behind == BOX_ON_TARGET:
+                state[player] = BOX_ON_TARGET
+                state[behind] = fixed[behind]
+                if remaining > 1 and len(explored) < _MAX_EXPLORED_STATES:
+                    child_key = bytes(state)
+                    if child_key not in explored:
+                        pulled = next(target for target, box in mapping.items() if box == behind)
+                        child_mapping = dict(mapping)
+                        child_mapping[pulled] = player
+                        child_displacement = (
+                            displacement
+                            - abs(rows[pulled] - rows[behind]) - abs(cols[pulled] - cols[behind])
+                            + abs(rows[pulled] - rows[player]) + abs(cols[pulled] - cols[player])
+                        )
+                        path.append(action)
+                        self._expand(
+                            state, nxt, child_key, child_mapping, child_displacement,
+                            box_swaps + (pulled != last_pull), pulled, remaining - 1,
+                        )
+                        path.pop()
+                state[behind] = left_behind
+            else:
+                state[player] = fixed[player]
+                if remaining > 1 and len(explored) < _MAX_EXPLORED_STATES:
+                    child_key = bytes(state)
+                    if child_key not in explored:
+                        path.append(action)
+                        self._expand(state, nxt, child_key, mapping, displacement, box_swaps, last_pull, remaining - 1)
+                        path.pop()
+            state[player] = PLAYER
+            state[nxt] = entered
 
 
 def _random_player_moves(rng: random.Random, state: bytearray, fixed: bytes, width: int, move_probability: float) -> None:
@@ -257,17 +298,17 @@ def generate_level(
     for _ in range(_GENERATION_TRIES):
         room = _room_topology(rng, height, width, walk_steps)
         _place_player_and_targets(np_rng, room, num_boxes)
-        fixed = bytes(FLOOR if cell == PLAYER else cell for cell in room)
-        start = bytearray(BOX if cell == TARGET else cell for cell in room)
+        fixed = bytes(room.translate(_PLAYER_TO_FLOOR))
+        start = room.translate(_TARGET_TO_BOX)
         search = _ReversePlay(fixed, width, num_boxes, search_depth)
         search.run(start)
-        score = search.displacement(search.best_mapping)
+        score = search.best_displacement
         if score > 0:
             break
     if score == 0:
         raise GenerationFailed("reverse play could not move any box")
 
-    state = bytearray(BOX if cell == BOX_ON_TARGET else cell for cell in search.best_state)
+    state = bytearray(search.best_state.translate(_PULLED_TO_BOX))
     _random_player_moves(rng, state, fixed, width, 0.8 if score == 1 else 0.5)
     return Level(height, width, fixed, bytes(state), tuple(search.best_actions))
 
