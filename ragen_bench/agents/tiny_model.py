@@ -1,0 +1,154 @@
+"""A tiny causal LM and tokenizer built locally, for tests and smoke runs (no downloads).
+
+:func:`build_tiny` writes a directory that ``AutoModelForCausalLM.from_pretrained`` and
+``AutoTokenizer.from_pretrained`` load offline:
+
+* tokenizer: byte-level BPE trained on a small built-in corpus of this project's
+  prompt vocabulary (every byte is in the vocabulary, so any text round-trips), with
+  ChatML special tokens and chat template;
+* model: a 2-layer Llama (hidden size 64) with random weights from ``seed``.
+
+Same ``seed`` -> same files (weights and vocabulary), so the directory is cached:
+:func:`tiny_model_dir` returns a ready copy under the user cache, building it once.
+torch, transformers and tokenizers are imported only inside the functions.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+ALIAS = "tiny"
+# Bump when what build_tiny writes changes, so cached copies are rebuilt.
+BUILD_VERSION = 1
+MARKER_FILE = "ragen_bench_tiny.json"
+
+IM_START, IM_END, PAD = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
+CHATML_TEMPLATE = (
+    "{% for message in messages %}"
+    "{{ '<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n' }}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
+)
+VOCAB_SIZE = 1024
+MODEL_SHAPE = dict(
+    hidden_size=64,
+    intermediate_size=128,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    max_position_embeddings=8192,
+)
+
+# Words and shapes the prompts and replies are made of; BPE merges learned from this
+# make typical prompts a few times shorter than raw bytes.
+_CORPUS = (
+    "You are an agent playing a text game. Read each state carefully and answer in the required format.",
+    "Symbols in the state: # wall _ empty floor O target X box P player S player on target",
+    "Actions you can take: Up, Down, Left, Right. Each turn you may take up to 5 actions, separated by ||",
+    "the whole episode allows 10 actions. Action names are not case-sensitive.",
+    "Turn 1: State: Actions left: 10. Reply exactly in this format, with nothing else:",
+    "<think> [your reasoning] </think> <answer> [your actions] </answer>",
+    "<think>I follow a shortest plan from this state.</think><answer>Up || Left || Down || Right</answer>",
+    "Reward: -0.1 Reward: 10.9 Final state: ######\n#_O__#\n#_X__#\n#_P__#\n######",
+    "FrozenLake hole goal frozen ice safe slippery Bandit arm Countdown numbers target equation 1 + 2 * 3 - 4 / 5 = 6",
+    "The quick brown fox jumps over the lazy dog. 0123456789 ()[]{}<>.,;:!?'\"-+*/=",
+)
+
+
+def build_tiny(directory: str | os.PathLike[str], seed: int = 0) -> Path:
+    """Write the tiny model and tokenizer to ``directory`` (created) and return its path.
+
+    A directory already holding this build (same ``BUILD_VERSION`` and ``seed``) is
+    reused as is; an empty one is filled; any other content is replaced.  The build
+    goes to a sibling temporary directory first and is renamed into place at the end,
+    so a crash never leaves a half-written directory, and when concurrent builders
+    (pytest-xdist workers) race, the first finished copy wins.
+    """
+    target = Path(directory)
+    if _is_built(target, seed):
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
+    try:
+        os.chmod(staging, 0o755)  # mkdtemp makes it owner-only; nothing here is secret
+        tokenizer = build_tokenizer()
+        tokenizer.save_pretrained(staging)
+        _build_model(tokenizer, seed).save_pretrained(staging, safe_serialization=True)
+        (staging / MARKER_FILE).write_text(json.dumps({"version": BUILD_VERSION, "seed": seed}))
+        if target.exists() and any(target.iterdir()):
+            shutil.rmtree(target, ignore_errors=True)
+        try:
+            os.rename(staging, target)  # also replaces an empty directory
+        except OSError:
+            if not _is_built(target, seed):
+                raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return target
+
+
+def tiny_model_dir(seed: int = 0) -> Path:
+    """The cached build for ``seed`` under ``$RAGEN_BENCH_CACHE`` (default ``~/.cache/ragen_bench``)."""
+    root = Path(os.environ.get("RAGEN_BENCH_CACHE", Path.home() / ".cache" / "ragen_bench"))
+    return build_tiny(root / f"tiny-v{BUILD_VERSION}-seed{seed}", seed=seed)
+
+
+def build_tokenizer():  # -> transformers.PreTrainedTokenizerFast
+    """Byte-level BPE over the built-in corpus, ChatML special tokens and template."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import PreTrainedTokenizerFast
+
+    core = Tokenizer(models.BPE())
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    core.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=VOCAB_SIZE,
+        special_tokens=[PAD, IM_START, IM_END],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,
+    )
+    core.train_from_iterator(_CORPUS, trainer=trainer)
+    return PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        eos_token=IM_END,
+        pad_token=PAD,
+        chat_template=CHATML_TEMPLATE,
+        model_max_length=MODEL_SHAPE["max_position_embeddings"],
+    )
+
+
+def _build_model(tokenizer, seed: int):  # -> transformers.LlamaForCausalLM
+    import torch
+    from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
+
+    config = LlamaConfig(
+        vocab_size=len(tokenizer),
+        tie_word_embeddings=True,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        bos_token_id=None,
+        **MODEL_SHAPE,
+    )
+    # A private RNG scope: building the model must not move the caller's torch seed.
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        model = LlamaForCausalLM(config)
+    model.generation_config = GenerationConfig(
+        eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, do_sample=True
+    )
+    return model
+
+
+def _is_built(directory: Path, seed: int) -> bool:
+    marker = directory / MARKER_FILE
+    if not marker.is_file():
+        return False
+    try:
+        recorded = json.loads(marker.read_text())
+    except (OSError, ValueError):
+        return False
+    return recorded == {"version": BUILD_VERSION, "seed": seed}

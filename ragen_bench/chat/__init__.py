@@ -1,0 +1,31 @@
+"""Any registered single-agent env as a multi-turn chat (RAGEN's conversation shape).
+
+* :mod:`.config` -- :class:`ChatConfig` (limits, penalties, template) and the templates;
+* :mod:`.parser` -- ``<think>..</think><answer>A || B</answer>`` parsing, bounded and linear;
+* :mod:`.episode` -- :class:`ChatEpisode` (one env episode as turns) and :func:`run_lockstep`;
+* :mod:`.trajectory` -- :class:`Trajectory` records and their tokenization with masks.
+
+Eval and training both go through this package, so a prompt seen in training is
+byte-for-byte the prompt seen in evaluation.
+"""
+
+from ragen_bench.chat.config import DEFAULT_TEMPLATE, TEMPLATES, ChatConfig, ChatTemplate
+from ragen_bench.chat.episode import ChatEpisode, format_reward, run_lockstep
+from ragen_bench.chat.parser import ParsedResponse, parse_response
+from ragen_bench.chat.trajectory import Trajectory, TurnRecord, assistant_segments, episode_key
+
+__all__ = [
+    "DEFAULT_TEMPLATE",
+    "TEMPLATES",
+    "ChatConfig",
+    "ChatEpisode",
+    "ChatTemplate",
+    "ParsedResponse",
+    "Trajectory",
+    "TurnRecord",
+    "assistant_segments",
+    "episode_key",
+    "format_reward",
+    "parse_response",
+    "run_lockstep",
+]

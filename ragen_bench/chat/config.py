@@ -1,0 +1,131 @@
+"""Chat configuration and prompt templates.
+
+Every limit, penalty and piece of prompt text lives here, so a result can name exactly
+the prompts it was produced with: :meth:`ChatConfig.template_hash` digests the template
+texts together with every config field.
+
+The default template follows RAGEN's conversation shape (``ragen/llm_agent/
+ctx_manager.py``), in this project's own words:
+
+* a short system message;
+* a first user message: the env's instruction, the meaning of each symbol, the
+  available actions, the per-turn and per-episode action budgets, then ``Turn 1``;
+* per turn: ``Turn k``, the state, the actions left and the required output format;
+* after each assistant turn, the next user message opens with the reward that turn
+  earned (env rewards only; the format penalty is bookkeeping, as in RAGEN).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from functools import lru_cache
+
+
+@dataclass(frozen=True)
+class ChatTemplate:
+    """The text pieces of a prompt template (``str.format`` fields in braces).
+
+    ``intro`` opens the first user message; ``symbols_line`` (one per symbol),
+    ``discrete_actions`` and ``text_actions`` fill its ``{symbols}`` and
+    ``{actions}`` fields.  ``turn`` is added for every turn, ``reward`` opens every
+    user message after an assistant turn and ``final_state`` closes the transcript.
+    """
+
+    system: str
+    intro: str
+    symbols_header: str
+    symbols_line: str
+    discrete_actions: str
+    text_actions: str
+    turn: str
+    format_think: str
+    format_no_think: str
+    reward: str
+    final_state: str
+
+
+DEFAULT_TEMPLATE = ChatTemplate(
+    system="You are an agent playing a text game. Read each state carefully and answer in the required format.",
+    intro="{instruction}\n{symbols}{actions}",
+    symbols_header="Symbols in the state:\n",
+    symbols_line="{symbol}: {meaning}\n",
+    discrete_actions=(
+        "Actions you can take: {names}.\n"
+        'Each turn you may take up to {per_turn} actions, separated by "{separator}"; '
+        "the whole episode allows {per_episode} actions. Action names are not case-sensitive.\n"
+    ),
+    text_actions=(
+        "Each turn, your answer is a single action written as free text.\n"
+        "The whole episode allows {per_episode} actions.\n"
+    ),
+    turn=(
+        "\nTurn {turn}:\nState:\n{state}\n"
+        "Actions left: {actions_left}. Reply exactly in this format, with nothing else: {format}\n"
+    ),
+    format_think="<think> [your reasoning] </think> <answer> [your actions] </answer>",
+    format_no_think="<answer> [your actions] </answer>",
+    reward="Reward: {reward}\n",
+    final_state="\nFinal state:\n{state}\n",
+)
+
+TEMPLATES: dict[str, ChatTemplate] = {"default": DEFAULT_TEMPLATE}
+
+
+@dataclass(frozen=True)
+class ChatConfig:
+    """Limits, penalties and template choice for one chat episode.
+
+    Defaults are RAGEN's (``config/base.yaml`` and ``config/envs.yaml``): 5 turns, up
+    to 5 actions per turn, 10 actions per episode, -0.1 format penalty, thinking on,
+    full history.  ``history_window=k`` shows only the last ``k`` turns (the current
+    one included) after the first user message's static intro; ``k=1`` is a Markov
+    prompt.  Model text is cut to ``max_response_chars`` before it is parsed.
+    """
+
+    max_turns: int = 5
+    max_actions_per_turn: int = 5
+    max_actions_per_episode: int = 10
+    format_penalty: float = -0.1
+    think: bool = True
+    history_window: int | None = None
+    max_response_chars: int = 4096
+    template: str = "default"
+    action_separator: str = "||"
+
+    def __post_init__(self) -> None:
+        for name in ("max_turns", "max_actions_per_turn", "max_actions_per_episode", "max_response_chars"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.history_window is not None and self.history_window < 1:
+            raise ValueError(f"history_window must be None or >= 1, got {self.history_window}")
+        if self.template not in TEMPLATES:
+            raise ValueError(f"unknown template {self.template!r}; known: {', '.join(sorted(TEMPLATES))}")
+        if not self.action_separator.strip():
+            raise ValueError("action_separator must contain a visible character")
+
+    @property
+    def chat_template(self) -> ChatTemplate:
+        return TEMPLATES[self.template]
+
+    @property
+    def output_format(self) -> str:
+        """The format reminder shown every turn (think or no-think variant)."""
+        template = self.chat_template
+        return template.format_think if self.think else template.format_no_think
+
+    def to_dict(self) -> dict[str, object]:
+        """Every field; ``ChatConfig(**config.to_dict())`` rebuilds it."""
+        return asdict(self)
+
+    def template_hash(self) -> str:
+        """sha256 (hex) of the template texts plus every config field."""
+        return _template_hash(self)
+
+
+@lru_cache(maxsize=256)
+def _template_hash(config: ChatConfig) -> str:
+    payload = {"template": asdict(config.chat_template), "config": config.to_dict()}
+    blob = json.dumps(payload, sort_keys=True, ensure_ascii=True).encode()
+    return hashlib.sha256(blob).hexdigest()

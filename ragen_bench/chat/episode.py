@@ -1,0 +1,332 @@
+"""The turn loop: an env seen as a chat, and lock-step batches of such chats.
+
+Action semantics (matching RAGEN's ``es_manager.py``):
+
+* The reply is parsed (:mod:`ragen_bench.chat.parser`); at most
+  ``max_actions_per_turn`` actions are kept.
+* Each action name is looked up case-insensitively.  Invalid names are dropped and
+  **every valid action is executed in order, including valid ones after an invalid
+  one** (RAGEN filters the list, it does not stop at the first bad name).
+* The turn costs ``format_penalty`` once if the reply was malformed, named no action,
+  or named any invalid action.
+* Valid actions beyond the episode's remaining budget are not executed (and not
+  penalised).  Execution stops as soon as the env terminates or truncates.
+* The episode ends when the env ends, the action budget is spent, or ``max_turns``
+  turns have been played.
+
+Free-text envs (``action_names is None``) take the whole answer as one action; it is
+invalid when the env's action space does not contain it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+import gymnasium
+import numpy as np
+
+from ragen_bench.agents.base import Agent, AgentReply, AgentRequest
+from ragen_bench.chat.config import ChatConfig
+from ragen_bench.chat.parser import parse_response
+from ragen_bench.chat.trajectory import ActionId, Trajectory, TurnRecord, episode_key
+
+_INFO_SCALARS = (bool, int, float, str)
+
+
+class ChatEpisode:
+    """One env episode played as a conversation (see the module docstring for the rules)."""
+
+    def __init__(
+        self,
+        env: gymnasium.Env[Any, Any],
+        config: ChatConfig,
+        *,
+        env_id: str,
+        seed: int,
+        sample: int = 0,
+        split: str = "",
+    ) -> None:
+        self.env = env
+        self.config = config
+        self.env_id = env_id
+        self.seed = seed
+        self.sample = sample
+        self.split = split
+        self.key = episode_key(env_id, split, seed, sample)
+        self._started = False
+
+    # -- lifecycle ------------------------------------------------------------------
+
+    def reset(self) -> None:
+        """Reset the env with this episode's seed and build the first prompt."""
+        observation, info = self.env.reset(seed=self.seed)
+        # Read the env's declarations only now: an env may set them per episode
+        # (Bandit orders its arm names by seed).
+        unwrapped = self.env.unwrapped
+        action_names = getattr(unwrapped, "action_names", None)
+        self._action_ids = _action_lookup(action_names)
+        self._intro = first_prompt_intro(
+            self.config,
+            getattr(unwrapped, "instruction", ""),
+            tuple(getattr(unwrapped, "symbol_meanings", {}).items()),
+            None if action_names is None else tuple(action_names),
+        )
+        self._started = True
+        self._observation = observation
+        self._turns: list[TurnRecord] = []
+        # user_blocks[k] is the state text of turn k+1; user messages are assembled
+        # from them so a history window can re-slice without re-rendering.
+        self._user_blocks = [self._turn_block(1, observation, self.config.max_actions_per_episode)]
+        self._transcript = [
+            {"role": "system", "content": self.config.chat_template.system},
+            {"role": "user", "content": self._intro + self._user_blocks[0]},
+        ]
+        self._actions_taken = 0
+        self._valid_actions = 0
+        self._effective_actions = 0
+        self._optimal_length = info.get("optimal_length")
+        self._success = bool(info.get("success", False))
+        self._terminated = False
+        self._env_truncated = False
+        self._done = False
+
+    @property
+    def started(self) -> bool:
+        return self._started
+
+    @property
+    def done(self) -> bool:
+        return self._started and self._done
+
+    @property
+    def turn(self) -> int:
+        """1-based index of the turn the next request is for."""
+        return len(self._turns) + 1
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        """The prompt for the next turn (the full transcript once the episode is done)."""
+        window = self.config.history_window
+        if self._done or window is None or len(self._turns) < window:
+            return list(self._transcript)
+        return self._windowed_prompt(window)
+
+    def request(self) -> AgentRequest:
+        self._require_live()
+        return AgentRequest(messages=self.messages, env=self.env, episode_key=self.key, turn=self.turn)
+
+    # -- one turn -------------------------------------------------------------------
+
+    def step(self, reply: AgentReply) -> None:
+        """Parse ``reply``, execute its valid actions, record the turn."""
+        self._require_live()
+        config = self.config
+        text = reply.text
+        parsed = parse_response(
+            text,
+            think=config.think,
+            separator=config.action_separator,
+            max_actions=config.max_actions_per_turn,
+            max_chars=config.max_response_chars,
+            split_actions=self._action_ids is not None,
+        )
+        valid_ids = [a for a in map(self._to_action_id, parsed.actions) if a is not None]
+        all_valid = parsed.well_formed and bool(parsed.actions) and len(valid_ids) == len(parsed.actions)
+        self._valid_actions += len(valid_ids)
+
+        budget = config.max_actions_per_episode - self._actions_taken
+        executed: list[ActionId] = []
+        rewards: list[float] = []
+        effective = 0
+        info: Mapping[str, Any] = {}
+        for action in valid_ids[:budget]:
+            observation, reward, terminated, truncated, info = self.env.step(action)
+            executed.append(action)
+            rewards.append(float(reward))
+            effective += bool(info.get("action_is_effective", False))
+            if terminated or truncated:
+                self._terminated, self._env_truncated = bool(terminated), bool(truncated)
+                break
+        if executed:
+            self._observation = observation
+            self._success = bool(info.get("success", False))
+        self._actions_taken += len(executed)
+        self._effective_actions += effective
+
+        self._turns.append(
+            TurnRecord(
+                raw_response=text[: config.max_response_chars],
+                normalized_response=parsed.normalized,
+                parsed_actions=list(parsed.actions),
+                valid=all_valid,
+                action_ids=executed,
+                env_rewards=rewards,
+                format_penalty=0.0 if all_valid else config.format_penalty,
+                num_effective_actions=effective,
+                response_chars=len(text),
+                prompt_tokens=reply.prompt_tokens,
+                completion_tokens=reply.completion_tokens,
+                info=info_lite(info),
+            )
+        )
+        self._done = (
+            self._terminated
+            or self._env_truncated
+            or self._actions_taken >= config.max_actions_per_episode
+            or len(self._turns) >= config.max_turns
+        )
+        self._append_turn_messages(parsed.normalized, sum(rewards))
+
+    def trajectory(self) -> Trajectory:
+        """The episode's record (final once :attr:`done`; a snapshot any time after reset)."""
+        if not self._started:
+            raise RuntimeError(f"episode {self.key} has not been reset")
+        turns = self._turns
+        return Trajectory(
+            env_id=self.env_id,
+            split=self.split,
+            seed=self.seed,
+            sample=self.sample,
+            template_hash=self.config.template_hash(),
+            messages=list(self._transcript),
+            turns=list(turns),
+            success=self._success,
+            total_reward=sum(sum(t.env_rewards) + t.format_penalty for t in turns),
+            num_turns=len(turns),
+            num_actions=self._actions_taken,
+            num_valid_actions=self._valid_actions,
+            num_effective_actions=self._effective_actions,
+            optimal_length=self._optimal_length,
+            terminated=self._terminated,
+            truncated=self._done and not self._terminated,
+        )
+
+    # -- internals ------------------------------------------------------------------
+
+    def _require_live(self) -> None:
+        if not self._started or self._done:
+            raise RuntimeError(f"episode {self.key} is {'finished' if self._started else 'not reset'}")
+
+    def _to_action_id(self, name: str) -> ActionId | None:
+        if self._action_ids is None:
+            return name if self.env.action_space.contains(name) else None
+        return self._action_ids.get(name.lower())
+
+    def _turn_block(self, turn: int, observation: Any, actions_left: int) -> str:
+        return self.config.chat_template.turn.format(
+            turn=turn, state=observation, actions_left=actions_left, format=self.config.output_format
+        )
+
+    def _append_turn_messages(self, assistant_text: str, turn_reward: float) -> None:
+        template = self.config.chat_template
+        observation = self._observation
+        self._transcript.append({"role": "assistant", "content": assistant_text})
+        reward_text = template.reward.format(reward=format_reward(turn_reward))
+        if self._done:
+            self._transcript.append({"role": "user", "content": reward_text + template.final_state.format(state=observation)})
+            return
+        actions_left = self.config.max_actions_per_episode - self._actions_taken
+        block = self._turn_block(self.turn, observation, actions_left)
+        self._user_blocks.append(block)
+        self._transcript.append({"role": "user", "content": reward_text + block})
+
+    def _windowed_prompt(self, window: int) -> list[dict[str, str]]:
+        """System + intro, then only the last ``window`` turns (current one included).
+
+        The first kept turn's state joins the intro in one user message, so the
+        prompt keeps the system/user/assistant alternation every chat template needs.
+        """
+        transcript = self._transcript
+        first = len(self._turns) + 1 - window  # 0-based index of the first kept turn
+        # Turn j's user message sits at 1 + 2j and its reply at 2 + 2j.
+        opening = {"role": "user", "content": self._intro + self._user_blocks[first]}
+        return [transcript[0], opening, *transcript[2 + 2 * first :]]
+
+
+def info_lite(info: Mapping[str, Any]) -> dict[str, Any]:
+    """The JSON-safe scalar entries of a step ``info`` (numpy scalars as Python ones)."""
+    lite = {}
+    for key, value in info.items():
+        if isinstance(value, np.generic):
+            value = value.item()
+        if isinstance(value, _INFO_SCALARS):
+            lite[key] = value
+    return lite
+
+
+def format_reward(reward: float) -> str:
+    """A reward as Python prints floats, minus summation noise: -0.30000000000000004 -> -0.3."""
+    return str(round(float(reward), 6))
+
+
+def _action_lookup(action_names: Sequence[str] | None) -> dict[str, int] | None:
+    if action_names is None:
+        return None
+    return {name.lower(): index for index, name in enumerate(action_names)}
+
+
+@lru_cache(maxsize=1024)
+def first_prompt_intro(
+    config: ChatConfig,
+    instruction: str,
+    symbol_meanings: tuple[tuple[str, str], ...],
+    action_names: tuple[str, ...] | None,
+) -> str:
+    """The static opening of the first user message, cached per (config, env declaration)."""
+    template = config.chat_template
+    symbols = ""
+    if symbol_meanings:
+        symbols = template.symbols_header + "".join(
+            template.symbols_line.format(symbol=s, meaning=m) for s, m in symbol_meanings
+        )
+    if action_names is None:
+        actions = template.text_actions.format(per_episode=config.max_actions_per_episode)
+    else:
+        actions = template.discrete_actions.format(
+            names=", ".join(action_names),
+            per_turn=config.max_actions_per_turn,
+            separator=config.action_separator,
+            per_episode=config.max_actions_per_episode,
+        )
+    return template.intro.format(instruction=instruction, symbols=symbols, actions=actions)
+
+
+def run_lockstep(
+    episodes: Sequence[ChatEpisode],
+    agent: Agent,
+    *,
+    on_finished: Callable[[Trajectory], None] | None = None,
+    progress: Callable[[Trajectory], None] | None = None,
+) -> list[Trajectory]:
+    """Play all episodes together: one batched ``agent.act`` call per turn.
+
+    Episodes not yet reset are reset first; ones already finished are returned as
+    they are, without callbacks.  Each finished episode leaves the batch
+    at once and its trajectory goes to ``on_finished`` (e.g. to be written) and then
+    ``progress`` (e.g. a progress bar).  Returns trajectories in input order.
+    """
+    for episode in episodes:
+        if not episode.started:
+            episode.reset()
+    results = [episode.trajectory() if episode.done else None for episode in episodes]
+    live = [(index, episode) for index, episode in enumerate(episodes) if not episode.done]
+    while live:
+        replies = agent.act([episode.request() for _, episode in live])
+        if len(replies) != len(live):
+            raise ValueError(f"agent {agent.name!r} returned {len(replies)} replies for {len(live)} requests")
+        still_live = []
+        for (index, episode), reply in zip(live, replies):
+            episode.step(reply)
+            if not episode.done:
+                still_live.append((index, episode))
+                continue
+            trajectory = episode.trajectory()
+            results[index] = trajectory
+            if on_finished is not None:
+                on_finished(trajectory)
+            if progress is not None:
+                progress(trajectory)
+        live = still_live
+    return [t for t in results if t is not None]

@@ -1,0 +1,198 @@
+"""The record of one chat episode, and its rendering to training tensors.
+
+A :class:`Trajectory` is plain data (JSON round-trips exactly through
+:meth:`Trajectory.to_dict` / :meth:`Trajectory.from_dict`) and is what both the eval
+harness writes and the trainer consumes.  :meth:`Trajectory.tokenize` renders it for
+any Hugging Face tokenizer that has a chat template, with an assistant-only loss mask
+derived from the template itself (see :func:`assistant_segments`), not from any model
+family's special token ids.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+ActionId = int | str  # Discrete envs: the action index; free-text envs: the answer string
+
+
+@dataclass
+class TurnRecord:
+    """One assistant turn.
+
+    ``raw_response`` is the model text cut to ``max_response_chars``
+    (``response_chars`` keeps the original length).  ``parsed_actions`` are the
+    action strings the reply named; ``action_ids`` the ones executed, in order, with
+    one ``env_rewards`` entry each.  ``valid`` is true when the reply was well formed
+    and every named action was valid (at least one).  ``format_penalty`` is 0.0 or the
+    configured penalty.  ``info`` is the last step's info, keeping scalar values only.
+    """
+
+    raw_response: str
+    normalized_response: str
+    parsed_actions: list[str]
+    valid: bool
+    action_ids: list[ActionId]
+    env_rewards: list[float]
+    format_penalty: float
+    num_effective_actions: int = 0
+    response_chars: int = 0
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def reward(self) -> float:
+        """Env rewards of this turn plus its format penalty."""
+        return sum(self.env_rewards) + self.format_penalty
+
+    def to_dict(self) -> dict[str, Any]:
+        # Hand-written rather than dataclasses.asdict: records are written at eval
+        # throughput, and asdict's generic recursion costs more than the episode.
+        data = dict(vars(self))
+        for name in ("parsed_actions", "action_ids", "env_rewards"):
+            data[name] = list(data[name])
+        data["info"] = dict(self.info)
+        return data
+
+
+@dataclass
+class Trajectory:
+    """One finished (or abandoned) chat episode.
+
+    ``messages`` is the full transcript: system, first user message, then assistant
+    and user messages alternating; the last user message carries the final reward and
+    state.  ``total_reward`` sums env rewards and format penalties.  ``num_actions``
+    counts executed env steps; ``num_valid_actions`` counts parsed actions that named
+    a valid action (executed or cut by the episode budget).  ``terminated`` is the
+    env's own ending; ``truncated`` covers the env's time limit and the chat budgets
+    (turns, actions) running out first.
+    """
+
+    env_id: str
+    split: str
+    seed: int
+    sample: int
+    template_hash: str
+    messages: list[dict[str, str]]
+    turns: list[TurnRecord]
+    success: bool
+    total_reward: float
+    num_turns: int
+    num_actions: int
+    num_valid_actions: int
+    num_effective_actions: int
+    optimal_length: int | None
+    terminated: bool
+    truncated: bool
+
+    @property
+    def episode_key(self) -> str:
+        return episode_key(self.env_id, self.split, self.seed, self.sample)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready data; shares nothing mutable with the record."""
+        data = dict(vars(self))
+        data["messages"] = [dict(message) for message in self.messages]
+        data["turns"] = [turn.to_dict() for turn in self.turns]
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Trajectory:
+        values = {f.name: data[f.name] for f in fields(cls)}
+        values["turns"] = [TurnRecord(**turn) for turn in data["turns"]]
+        return cls(**values)
+
+    def training_messages(self) -> list[dict[str, str]]:
+        """The transcript up to the last assistant turn (what a policy update sees)."""
+        last = max((i for i, m in enumerate(self.messages) if m["role"] == "assistant"), default=-1)
+        return self.messages[: last + 1]
+
+    def tokenize(self, tokenizer: Any, *, score_placement: str = "last") -> dict[str, list[Any]]:
+        """``input_ids``, ``attention_mask``, ``loss_mask`` and ``scores`` as lists.
+
+        ``loss_mask`` is 1 exactly on assistant tokens (each reply plus its
+        end-of-turn marker).  ``scores`` is 0 everywhere except: with
+        ``score_placement="last"``, ``total_reward`` on the last assistant token;
+        with ``"turn"``, each turn's reward (env rewards + penalty) on that turn's
+        last assistant token.
+
+        The whole transcript is rendered as one sequence.  Under a ``history_window``
+        each reply was generated from a shorter prompt than the one rendered here.
+        """
+        if score_placement not in ("last", "turn"):
+            raise ValueError(f"score_placement must be 'last' or 'turn', got {score_placement!r}")
+        input_ids: list[int] = []
+        loss_mask: list[int] = []
+        turn_ends: list[int] = []
+        for text, is_assistant in assistant_segments(tokenizer, self.training_messages()):
+            ids = tokenizer.encode(text, add_special_tokens=False)
+            input_ids.extend(ids)
+            loss_mask.extend([int(is_assistant)] * len(ids))
+            if is_assistant:
+                turn_ends.append(len(input_ids) - 1)
+        scores = [0.0] * len(input_ids)
+        if turn_ends and score_placement == "last":
+            scores[turn_ends[-1]] = self.total_reward
+        elif score_placement == "turn":
+            for position, turn in zip(turn_ends, self.turns):
+                scores[position] += turn.reward
+        return {
+            "input_ids": input_ids,
+            "attention_mask": [1] * len(input_ids),
+            "loss_mask": loss_mask,
+            "scores": scores,
+        }
+
+
+def episode_key(env_id: str, split: str, seed: int, sample: int) -> str:
+    """Stable name of an episode, e.g. ``"RAGEN/Sokoban-6x6-v0/test/123/0"``."""
+    return f"{env_id}/{split}/{seed}/{sample}"
+
+
+def assistant_segments(tokenizer: Any, messages: list[dict[str, str]]) -> list[tuple[str, bool]]:
+    """Split the templated conversation into ``(text, is_assistant)`` pieces.
+
+    Found by incremental templating: for assistant message ``k``, the text rendered
+    for ``messages[:k]`` with the generation prompt is a prefix of the text rendered
+    for ``messages[:k+1]``, and the difference is the reply plus whatever the template
+    appends after it (e.g. ``<|im_end|>\\n``).  Trailing whitespace of that
+    difference is left unmasked: it is layout the template adds, not something the
+    model generates before its end-of-turn token.  Joining all pieces gives exactly
+    the template's rendering of the whole conversation.
+
+    Templates that rewrite earlier turns when later ones are added (some drop past
+    reasoning) break the prefix property and raise ``ValueError``.
+    """
+    pieces: list[tuple[str, bool]] = []
+    consumed = ""
+    for index, message in enumerate(messages):
+        if message["role"] != "assistant":
+            continue
+        before = _render(tokenizer, messages[:index], generation_prompt=True)
+        through = _render(tokenizer, messages[: index + 1], generation_prompt=False)
+        _require_prefix(consumed, before, index)
+        _require_prefix(before, through, index)
+        reply = through[len(before) :]
+        layout = len(reply) - len(reply.rstrip())
+        pieces.append((before[len(consumed) :], False))
+        pieces.append((reply[: len(reply) - layout], True))
+        consumed = through[: len(through) - layout]
+    whole = _render(tokenizer, messages, generation_prompt=False)
+    _require_prefix(consumed, whole, len(messages))
+    pieces.append((whole[len(consumed) :], False))
+    return [(text, is_assistant) for text, is_assistant in pieces if text]
+
+
+def _render(tokenizer: Any, messages: list[dict[str, str]], *, generation_prompt: bool) -> str:
+    if not messages:
+        return ""
+    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt)
+
+
+def _require_prefix(prefix: str, text: str, index: int) -> None:
+    if not text.startswith(prefix):
+        raise ValueError(
+            f"chat template is not prefix-stable at message {index}: rendering more messages "
+            "changed the text of earlier ones, so assistant tokens cannot be located by diffing"
+        )

@@ -1,0 +1,349 @@
+"""The chat turn loop: action semantics, budgets, prompts, records and lock-step batching.
+
+Exact prompt texts are pinned by snapshot files in ``tests/snapshots/``; regenerate them
+after an intended template change with ``RAGEN_BENCH_UPDATE_SNAPSHOTS=1``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium import spaces
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ragen_bench  # noqa: F401  (registers the ids)
+from ragen_bench.agents.base import AgentReply, AgentRequest
+from ragen_bench.chat import ChatConfig, ChatEpisode, Trajectory, format_reward, run_lockstep
+from ragen_bench.envs.base import TextEnv
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+SOKOBAN = "RAGEN/Sokoban-6x6-v0"
+
+
+class Corridor(TextEnv):
+    """A 1-D corridor test double: start at 0, the goal at ``length``; +1 on arrival."""
+
+    action_names = ("Left", "Right")
+    symbol_meanings = {"P": "player", "G": "goal", "_": "floor"}
+    instruction = "Walk to the goal."
+
+    def __init__(self, length: int = 4, max_steps: int = 100) -> None:
+        self.length, self.max_steps = length, max_steps
+        self.action_space = spaces.Discrete(2)
+        self.observation_space = spaces.Text(max_length=64)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        self.position, self.steps = 0, 0
+        return self._render(), {"success": False, "optimal_length": self.length}
+
+    def step(self, action):
+        before = self.position
+        self.position = max(0, self.position + (1 if action == 1 else -1))
+        self.steps += 1
+        arrived = self.position == self.length
+        info = {"success": arrived, "action_is_effective": self.position != before, "extra": [1, 2], "cell": np.int64(self.position)}
+        return self._render(), 1.0 if arrived else 0.0, arrived, self.steps >= self.max_steps, info
+
+    def optimal_action(self):
+        return 1 if self.position < self.length else None
+
+    def _render(self) -> str:
+        return "".join("P" if i == self.position else ("G" if i == self.length else "_") for i in range(self.length + 1))
+
+
+class Password(TextEnv):
+    """A free-text test double: answer the password (lowercase letters) to win."""
+
+    action_names = None
+    instruction = "Say the password."
+
+    def __init__(self) -> None:
+        self.action_space = spaces.Text(max_length=8, charset="abcdefghijklmnopqrstuvwxyz")
+        self.observation_space = spaces.Text(max_length=64)
+
+    def reset(self, *, seed=None, options=None):
+        super().reset(seed=seed)
+        return "The password is swordfish-ish: 'fish'.", {"success": False}
+
+    def step(self, action):
+        won = action == "fish"
+        return "Done." if won else "Wrong.", float(won), won, False, {"success": won, "action_is_effective": True}
+
+
+def _episode(env=None, config=None, **kwargs) -> ChatEpisode:
+    episode = ChatEpisode(env or Corridor(), config or ChatConfig(), env_id="test/Corridor", seed=7, **kwargs)
+    episode.reset()
+    return episode
+
+
+def _say(episode: ChatEpisode, answer: str) -> None:
+    episode.step(AgentReply(f"<think>ok</think><answer>{answer}</answer>"))
+
+
+def test_valid_actions_around_an_invalid_one_all_run_and_the_turn_is_penalised_once():
+    episode = _episode()
+    _say(episode, "right || jump || RIGHT || fly")
+    turn = episode.trajectory().turns[0]
+    assert turn.action_ids == [1, 1]  # both valid names ran, before and after the bad ones
+    assert turn.parsed_actions == ["right", "jump", "RIGHT", "fly"]
+    assert not turn.valid
+    assert turn.format_penalty == pytest.approx(-0.1)
+    assert "State:\n__P_G\n" in episode.messages[-1]["content"]
+
+
+def test_a_clean_turn_has_no_penalty_and_counts_effective_actions():
+    episode = _episode()
+    _say(episode, "Left || Right")
+    trajectory = episode.trajectory()
+    assert trajectory.turns[0].valid and trajectory.turns[0].format_penalty == 0.0
+    assert trajectory.num_effective_actions == 1  # Left at the wall changes nothing
+    assert trajectory.num_actions == trajectory.num_valid_actions == 2
+
+
+@pytest.mark.parametrize("text", ["", "Right", "<answer>Right</answer>", "<think></think><answer></answer>", "\x00" * 10_000])
+def test_malformed_or_empty_replies_cost_the_penalty_and_move_nothing(text):
+    episode = _episode()
+    episode.step(AgentReply(text))
+    trajectory = episode.trajectory()
+    assert trajectory.turns[0].action_ids == []
+    assert trajectory.total_reward == pytest.approx(-0.1)
+    assert len(trajectory.turns[0].raw_response) <= ChatConfig().max_response_chars
+    assert trajectory.turns[0].response_chars == len(text)
+
+
+replies = st.one_of(
+    st.text(max_size=300),
+    st.lists(st.sampled_from(["<think>", "</think>", "<answer>", "</answer>", "Left", "right", "||", " ", "x"]), max_size=30).map("".join),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(replies, min_size=1, max_size=6), st.booleans())
+def test_any_reply_sequence_is_played_without_error_and_accounted_exactly(texts, think):
+    episode = _episode(Corridor(length=3), ChatConfig(think=think, max_actions_per_episode=6))
+    for text in texts:
+        if episode.done:
+            break
+        episode.step(AgentReply(text))
+    trajectory = episode.trajectory()
+    penalties = sum(turn.format_penalty for turn in trajectory.turns)
+    assert trajectory.total_reward == pytest.approx(sum(sum(t.env_rewards) for t in trajectory.turns) + penalties)
+    for turn in trajectory.turns:
+        assert turn.format_penalty == (0.0 if turn.valid else -0.1)
+        assert len(turn.action_ids) == len(turn.env_rewards) <= ChatConfig().max_actions_per_turn
+    assert trajectory.num_actions <= 6 and trajectory.num_turns <= 5
+    assert episode.done == (trajectory.success or trajectory.num_actions == 6 or trajectory.num_turns == 5)
+
+
+def test_execution_stops_when_the_env_ends_mid_turn():
+    episode = _episode(Corridor(length=2))
+    _say(episode, "Right || Right || Right || Left")
+    trajectory = episode.trajectory()
+    assert trajectory.turns[0].action_ids == [1, 1]
+    assert episode.done and trajectory.success and trajectory.terminated and not trajectory.truncated
+    assert trajectory.total_reward == pytest.approx(1.0)
+
+
+def test_the_episode_action_budget_cuts_execution_and_ends_the_episode():
+    episode = _episode(Corridor(length=50), ChatConfig(max_actions_per_episode=3))
+    _say(episode, "Right || Right")
+    assert "Actions left: 1." in episode.messages[-1]["content"]
+    _say(episode, "Right || Right || Right")
+    trajectory = episode.trajectory()
+    assert trajectory.turns[1].action_ids == [1]
+    assert trajectory.turns[1].valid and trajectory.turns[1].format_penalty == 0.0  # cut, not penalised
+    assert trajectory.num_valid_actions == 5 and trajectory.num_actions == 3
+    assert episode.done and trajectory.truncated and not trajectory.success
+
+
+def test_max_turns_ends_the_episode():
+    episode = _episode(Corridor(length=50), ChatConfig(max_turns=2))
+    _say(episode, "Left")
+    assert not episode.done
+    _say(episode, "Left")
+    assert episode.done and episode.trajectory().num_turns == 2
+    with pytest.raises(RuntimeError):
+        episode.request()
+
+
+def test_env_time_limit_counts_as_truncation():
+    episode = _episode(Corridor(length=50, max_steps=2))
+    _say(episode, "Left || Left || Left")
+    trajectory = episode.trajectory()
+    assert trajectory.turns[0].action_ids == [0, 0] and trajectory.truncated and not trajectory.terminated
+
+
+def test_per_turn_reward_message_and_info_lite():
+    episode = _episode(Corridor(length=1))
+    _say(episode, "Right")
+    trajectory = episode.trajectory()
+    assert trajectory.messages[-1]["content"].startswith("Reward: 1.0\n")
+    info = trajectory.turns[0].info
+    assert info == {"success": True, "action_is_effective": True, "cell": 1}  # lists dropped
+    assert type(info["cell"]) is int  # numpy scalars become JSON-safe Python ones
+    assert trajectory.optimal_length == 1
+
+
+def test_free_text_env_takes_the_whole_answer_as_one_action():
+    episode = _episode(Password(), ChatConfig(think=False))
+    episode.step(AgentReply("<answer>Fish || x</answer>"))  # not in the action space: invalid
+    first = episode.trajectory().turns[0]
+    assert first.parsed_actions == ["Fish || x"] and first.action_ids == [] and first.format_penalty == pytest.approx(-0.1)
+    episode.step(AgentReply("<answer> fish </answer>"))
+    trajectory = episode.trajectory()
+    assert trajectory.turns[1].action_ids == ["fish"] and trajectory.success
+    assert "free text" in trajectory.messages[1]["content"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_action_names_are_read_after_reset_for_envs_that_reorder_them(seed):
+    # Bandit orders its two arm names by seed; one reused env serves every episode.
+    env = gymnasium.make("RAGEN/Bandit-v0")
+    for earlier in range(3):  # leave the env's names from other seeds behind
+        env.reset(seed=earlier)
+    episode = ChatEpisode(env, ChatConfig(), env_id="RAGEN/Bandit-v0", seed=seed)
+    episode.reset()
+    names = env.unwrapped.action_names
+    assert f"Actions you can take: {names[0]}, {names[1]}." in episode.messages[1]["content"]
+    _say(episode, env.unwrapped.high_risk_name.upper())
+    turn = episode.trajectory().turns[0]
+    assert names[turn.action_ids[0]] == env.unwrapped.high_risk_name
+
+
+def test_history_window_keeps_the_intro_and_the_last_k_turns():
+    config = ChatConfig(history_window=2, max_actions_per_episode=50, max_turns=10)
+    episode = _episode(Corridor(length=50), config)
+    for _ in range(4):
+        _say(episode, "Right")
+    prompt = episode.messages
+    assert [m["role"] for m in prompt] == ["system", "user", "assistant", "user"]
+    assert prompt[1]["content"].startswith("Walk to the goal.")
+    assert "\nTurn 4:" in prompt[1]["content"] and "Turn 3" not in prompt[1]["content"]
+    assert "\nTurn 5:" in prompt[3]["content"]
+    assert len(episode.trajectory().messages) == 2 + 2 * 4  # the record keeps everything
+
+
+def test_messages_alternate_roles_for_every_chat_template():
+    episode = _episode(Corridor(length=50), ChatConfig(max_turns=3))
+    for answer in ("Right", "nonsense", "Left"):
+        _say(episode, answer)
+    roles = [m["role"] for m in episode.trajectory().messages]
+    assert roles == ["system", "user", "assistant", "user", "assistant", "user", "assistant", "user"]
+
+
+def test_template_hash_changes_with_any_setting_and_is_recorded():
+    base = ChatConfig()
+    assert base.template_hash() == ChatConfig().template_hash()
+    variants = [ChatConfig(think=False), ChatConfig(format_penalty=-0.2), ChatConfig(history_window=3), ChatConfig(max_turns=6)]
+    assert len({base.template_hash(), *(v.template_hash() for v in variants)}) == 1 + len(variants)
+    assert _episode().trajectory().template_hash == base.template_hash()
+
+
+def test_invalid_configs_are_rejected():
+    for bad in (dict(max_turns=0), dict(history_window=0), dict(template="nope"), dict(action_separator=" ")):
+        with pytest.raises(ValueError):
+            ChatConfig(**bad)
+
+
+def test_trajectory_round_trips_through_json_exactly():
+    episode = _episode(Password())
+    episode.step(AgentReply("<think>hm</think><answer>fish</answer>", prompt_tokens=12, completion_tokens=5))
+    trajectory = episode.trajectory()
+    again = Trajectory.from_dict(json.loads(json.dumps(trajectory.to_dict())))
+    assert again == trajectory
+    assert again.turns[0].completion_tokens == 5
+
+
+def test_format_reward_hides_float_noise():
+    assert format_reward(-0.1 * 3) == "-0.3"
+    assert format_reward(10.9) == "10.9"
+    assert format_reward(0) == "0.0"
+    assert format_reward(1e6) == "1000000.0"  # never scientific notation at reward scales
+
+
+class _Scripted:
+    """Replies from a fixed list per episode key; records each batch size."""
+
+    name = "scripted-test"
+
+    def __init__(self, answers: dict[str, list[str]]) -> None:
+        self.answers = answers
+        self.batch_sizes: list[int] = []
+
+    def act(self, requests: list[AgentRequest]) -> list[AgentReply]:
+        self.batch_sizes.append(len(requests))
+        return [AgentReply(f"<think>.</think><answer>{self.answers[r.episode_key][r.turn - 1]}</answer>") for r in requests]
+
+    def close(self) -> None:
+        pass
+
+
+def test_run_lockstep_batches_turns_and_hands_over_finished_episodes_at_once():
+    episodes = [ChatEpisode(Corridor(length=n), ChatConfig(), env_id="test/Corridor", seed=n) for n in (1, 3, 2)]
+    agent = _Scripted({e.key: ["Right"] * 5 for e in episodes})
+    finished: list[tuple[int, int]] = []
+    ticks: list[int] = []
+    results = run_lockstep(
+        episodes,
+        agent,
+        on_finished=lambda t: finished.append((t.seed, len(agent.batch_sizes))),
+        progress=lambda t: ticks.append(t.seed),
+    )
+    assert [t.seed for t in results] == [1, 3, 2]  # input order
+    assert finished == [(1, 1), (2, 2), (3, 3)]  # each handed over on the turn it ended
+    assert ticks == [1, 2, 3]
+    assert agent.batch_sizes == [3, 2, 1]
+    assert all(t.success for t in results)
+
+
+def test_run_lockstep_rejects_an_agent_that_drops_replies():
+    class Silent(_Scripted):
+        def act(self, requests):
+            return []
+
+    with pytest.raises(ValueError, match="0 replies for 1 requests"):
+        run_lockstep([ChatEpisode(Corridor(), ChatConfig(), env_id="c", seed=0)], Silent({}))
+
+
+# -- exact prompt snapshots (Sokoban 6x6, test seed 123) ---------------------------------
+
+SNAPSHOT_CASES = {
+    "sokoban6x6_seed123_think": ChatConfig(),
+    "sokoban6x6_seed123_nothink": ChatConfig(think=False),
+    "sokoban6x6_seed123_window1": ChatConfig(history_window=1),
+}
+# A fixed reply script: a clean move, a partly invalid turn, a malformed reply.
+SNAPSHOT_REPLIES = ("<answer>Left || Up</answer>", "<answer>down || dance || Right</answer>", "I refuse.")
+
+
+def _render_conversation(config: ChatConfig) -> str:
+    episode = ChatEpisode(gymnasium.make(SOKOBAN), config, env_id=SOKOBAN, seed=123, split="test")
+    episode.reset()
+    pages = []
+    for turn, answer in enumerate(SNAPSHOT_REPLIES, start=1):
+        pages.append(f"=== prompt for turn {turn} ===\n" + _render_messages(episode.messages))
+        episode.step(AgentReply(f"<think>step {turn}</think>{answer}" if config.think else answer))
+    pages.append("=== final transcript ===\n" + _render_messages(episode.trajectory().messages))
+    return "\n".join(pages)
+
+
+def _render_messages(messages: list[dict[str, str]]) -> str:
+    return "".join(f"--- {m['role']} ---\n{m['content']}\n" for m in messages)
+
+
+@pytest.mark.parametrize("name", sorted(SNAPSHOT_CASES))
+def test_prompt_snapshots(name):
+    text = _render_conversation(SNAPSHOT_CASES[name])
+    path = SNAPSHOTS / f"{name}.txt"
+    if os.environ.get("RAGEN_BENCH_UPDATE_SNAPSHOTS") == "1":
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"missing snapshot {path}; run with RAGEN_BENCH_UPDATE_SNAPSHOTS=1"
+    assert text == path.read_text(encoding="utf-8")

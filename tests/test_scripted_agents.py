@@ -1,0 +1,131 @@
+"""The scripted reference agents through the full chat wrapper."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+
+import gymnasium
+import pytest
+
+import ragen_bench  # noqa: F401  (registers the ids)
+from ragen_bench import panels
+from ragen_bench.agents import AGENT_FACTORIES, Agent, make_agent
+from ragen_bench.agents.base import AgentRequest
+from ragen_bench.agents.scripted import OptimalAgent, RandomAgent, clone_env
+from ragen_bench.chat import ChatConfig, ChatEpisode, parse_response, run_lockstep
+
+SOKOBAN = "RAGEN/Sokoban-6x6-v0"
+FROZEN_LAKE = "RAGEN/FrozenLake-4x4-v0"
+
+
+def _episodes(env_id, seeds, config=None, split="test"):
+    config = config or ChatConfig()
+    return [ChatEpisode(gymnasium.make(env_id), config, env_id=env_id, seed=s, split=split) for s in seeds]
+
+
+def _request(env_id, seed, turn=1):
+    env = gymnasium.make(env_id)
+    env.reset(seed=seed)
+    return AgentRequest(messages=[], env=env, episode_key=f"{env_id}/test/{seed}/0", turn=turn)
+
+
+def test_optimal_agent_solves_every_test_panel_level_of_sokoban_6x6_with_the_default_budget():
+    # Measured: the panel's shortest solutions take 1..10 actions (max 10 = the default
+    # per-episode budget), so default limits suffice; 2 turns of up to 5 actions each.
+    panel = panels.load(SOKOBAN, "test")
+    assert panel.seeds == tuple(range(123, 379))
+    trajectories = run_lockstep(_episodes(SOKOBAN, panel.seeds), make_agent("optimal"))
+    assert all(t.success for t in trajectories)
+    assert all(t.num_actions == t.optimal_length for t in trajectories)
+    assert max(t.optimal_length for t in trajectories) <= ChatConfig().max_actions_per_episode
+    assert all(turn.valid and turn.format_penalty == 0.0 for t in trajectories for turn in t.turns)
+
+
+@pytest.mark.parametrize("think", [True, False])
+def test_scripted_replies_are_well_formed_in_both_variants(think):
+    for agent in (RandomAgent(think=think, actions_per_turn=3), OptimalAgent(think=think)):
+        [reply] = agent.act([_request(SOKOBAN, 130)])
+        parsed = parse_response(reply.text, think=think)
+        assert parsed.well_formed and parsed.normalized == reply.text
+        assert ("<think>" in reply.text) == think
+        assert parsed.actions and set(parsed.actions) <= {"Up", "Down", "Left", "Right"}
+
+
+def test_optimal_agent_reads_the_env_without_changing_it():
+    request = _request(FROZEN_LAKE, 5)
+    live = request.env.unwrapped
+    before = (live.render_text(), live._steps, live._dynamics_rng.bit_generator.state)
+    [reply] = OptimalAgent().act([request])
+    assert "<answer>" in reply.text
+    assert (live.render_text(), live._steps, live._dynamics_rng.bit_generator.state) == before
+
+
+@pytest.mark.parametrize(
+    ("env_id", "actions"),
+    [(FROZEN_LAKE, [3, 2, 1, 1, 0, 2, 3, 3, 1, 2]), (SOKOBAN, [3, 2, 1, 1, 0, 2, 3, 3]), ("RAGEN/Bandit-v0", [1])],
+)
+def test_a_clone_replays_the_live_env_exactly_and_independently(env_id, actions):
+    live = gymnasium.make(env_id).unwrapped
+    observation, _ = live.reset(seed=11)
+    twin = clone_env(live)
+    twin_steps = [twin.step(a)[:4] for a in actions]
+    assert live.render() == observation  # stepping the clone left the live env alone
+    assert [live.step(a)[:4] for a in actions] == twin_steps  # same randomness, same outcomes
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_batched_plans_on_slippery_ice_follow_the_one_action_per_turn_policy(seed):
+    roomy = ChatConfig(max_turns=100, max_actions_per_episode=100)
+    batched, single = (
+        run_lockstep(_episodes(FROZEN_LAKE, [seed], roomy), OptimalAgent(max_actions_per_turn=k))[0] for k in (5, 1)
+    )
+    assert [a for t in batched.turns for a in t.action_ids] == [a for t in single.turns for a in t.action_ids]
+    assert batched.success == single.success and batched.num_turns <= single.num_turns
+
+
+def test_random_agent_is_deterministic_per_episode_and_independent_of_batching():
+    agent = RandomAgent(seed=3, actions_per_turn=5)
+    a, b = _request(SOKOBAN, 123), _request(SOKOBAN, 124)
+    together = agent.act([a, b])
+    assert agent.act([b]) == together[1:] and agent.act([a]) == together[:1]
+    assert together[0] != together[1]  # different episodes, different streams (5 actions each)
+    assert RandomAgent(seed=4, actions_per_turn=5).act([a]) != together[:1]
+    assert agent.act([_request(SOKOBAN, 123, turn=2)]) != together[:1]
+
+
+def test_random_agent_answers_free_text_envs_inside_the_action_space():
+    request = _request("RAGEN/Countdown-v0", 0)
+    [reply] = RandomAgent().act([request])
+    [action] = parse_response(reply.text, split_actions=False).actions
+    assert request.env.action_space.contains(action)
+
+
+def test_random_agent_mostly_fails_where_optimal_always_succeeds():
+    seeds = range(123, 163)
+    random_runs = run_lockstep(_episodes(SOKOBAN, seeds), make_agent("random", seed=0))
+    optimal_runs = run_lockstep(_episodes(SOKOBAN, seeds), make_agent("optimal"))
+    assert sum(t.success for t in random_runs) < sum(t.success for t in optimal_runs) == len(seeds)
+
+
+def test_scripted_agents_need_the_env():
+    request = AgentRequest(messages=[], env=None, episode_key="k", turn=1)
+    for agent in (RandomAgent(), OptimalAgent()):
+        with pytest.raises(ValueError, match="live env"):
+            agent.act([request])
+
+
+def test_make_agent_table():
+    assert set(AGENT_FACTORIES) >= {"random", "optimal", "hf", "openai", "vllm"}
+    agent = make_agent("optimal", think=False, max_actions_per_turn=2)
+    assert isinstance(agent, Agent) and agent.name == "optimal" and agent.max_actions_per_turn == 2
+    with pytest.raises(KeyError, match="known agents"):
+        make_agent("nope")
+
+
+@pytest.mark.parametrize("name", sorted(AGENT_FACTORIES))
+def test_every_factory_in_the_table_exists(name):
+    module_name, factory_name = AGENT_FACTORIES[name].split(":")
+    if importlib.util.find_spec(module_name) is None:
+        pytest.skip(f"{module_name} is not in this checkout")
+    assert callable(getattr(importlib.import_module(module_name), factory_name))
