@@ -1,0 +1,212 @@
+"""Countdown: combine the given numbers with + - * / to hit a target (RAGEN's scoring)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import seeding
+
+from ragen_bench import arith
+from ragen_bench.envs.base import TextEnv, text_charset
+from ragen_bench.envs.datafiles import load_instances
+from ragen_bench.solvers import countdown as solver
+
+CORRECT_REWARD = 1.0
+WELL_FORMED_REWARD = 0.1  # uses exactly the given numbers but misses the target
+MALFORMED_REWARD = 0.0
+
+_ACTION_CHARSET = text_charset("0123456789 +-*/x×÷()")
+
+
+def generate_instance(
+    rng: np.random.Generator, min_count: int, max_count: int, max_number: int, max_target: int
+) -> tuple[tuple[int, ...], int]:
+    """Numbers and a target that is provably reachable (checked by exhaustive search).
+
+    Draws the count, then the numbers (1..``max_number``), then a target uniformly among
+    the integers in 1..``max_target`` that the numbers can make; redraws all of it if
+    there are none.
+    """
+    while True:
+        count = int(rng.integers(min_count, max_count + 1))
+        numbers = tuple(int(n) for n in rng.integers(1, max_number + 1, size=count))
+        targets = sorted(
+            int(v) for v in solver.reachable_values(numbers) if v.denominator == 1 and 1 <= v <= max_target
+        )
+        if targets:
+            return numbers, targets[int(rng.integers(len(targets)))]
+
+
+_MAX_FILE_VALUE = 10**9  # keeps prompts short and literals within the parser's bounds
+
+
+def _int_field(value: Any) -> int:
+    if isinstance(value, bool) or int(value) != value or not 0 <= int(value) <= _MAX_FILE_VALUE:
+        raise ValueError(f"expected an integer in 0..{_MAX_FILE_VALUE}, got {value!r}")
+    return int(value)
+
+
+def _numbers_field(value: Any) -> tuple[int, ...]:
+    numbers = tuple(_int_field(n) for n in value)
+    if not 2 <= len(numbers) <= 6:
+        raise ValueError(f"expected 2 to 6 numbers, got {len(numbers)}")
+    return numbers
+
+
+def score(answer: object, numbers: Sequence[int], target: int) -> float:
+    """RAGEN's Countdown score: 1 if correct, 0.1 if well formed with the right numbers, else 0."""
+    return _score_parsed(arith.evaluate(answer), numbers, target)
+
+
+def _score_parsed(evaluation: arith.Evaluation | None, numbers: Sequence[int], target: int) -> float:
+    if evaluation is None or sorted(evaluation.numbers) != sorted(numbers):
+        return MALFORMED_REWARD
+    return CORRECT_REWARD if evaluation.value == target else WELL_FORMED_REWARD
+
+
+class CountdownEnv(TextEnv):
+    """Write one equation that uses each given number exactly once and equals the target.
+
+    ## Description
+    RAGEN's Countdown (TinyZero's task): a list of 3 or 4 numbers and a target.  The
+    agent answers with one arithmetic expression using + - * / and parentheses in which
+    every number appears exactly once.  Instances are generated procedurally (no data
+    download): every target is reachable, which exhaustive search verifies while also
+    producing a reference equation.  Optionally the instances come from a local
+    TinyZero-style file (``data_path``; JSONL or Parquet rows with ``target`` and
+    ``nums``), in which case seed ``s`` plays row ``s % n`` of the solvable rows, as in
+    RAGEN.
+
+    ## Action Space
+    ``Text``: the equation, e.g. ``"(2 + 5) - 3"``.  ``x``, ``×`` and ``÷`` are accepted for
+    ``*`` and ``/``; unary minus is allowed.  Any string is accepted by ``step``; it is
+    parsed by this project's bounded parser, never evaluated as code.
+
+    ## Observation Space
+    ``Text``: the numbers and the target (reset), then the score (step).
+
+    ## Rewards
+    1.0 if the expression uses exactly the given numbers (as a multiset) and equals the
+    target exactly (rational arithmetic); 0.1 if it uses exactly the given numbers but
+    misses; 0.0 for anything else (wrong numbers, malformed, division by zero,
+    over-long).  RAGEN's scheme, with exact instead of floating-point comparison.
+
+    ## Episode End
+    Terminated after the single answer.
+
+    ## Arguments
+    ``min_count=3``, ``max_count=4``, ``max_number=99``, ``max_target=100``,
+    ``data_path=None``, ``render_mode="ansi"`` or ``None``.
+
+    ## Info
+    Every call: ``success``, ``level_seed``, ``numbers``, ``target``.  Step adds
+    ``action_is_effective`` (reward > 0, as RAGEN) and ``action_is_valid``
+    (the answer parsed).  Reset adds ``optimal_length`` = 1 and ``reference_solution``.
+
+    ## Version History
+    * v0: procedural instances (3-4 numbers in 1..99, target in 1..100), RAGEN's rewards.
+    """
+
+    action_names = None
+    symbol_meanings: dict[str, str] = {}
+    instruction = (
+        "You are given a list of numbers and a target. Write one arithmetic expression that "
+        "uses every number exactly once, combined with + - * / and parentheses, and equals the "
+        "target. Answer with the expression only, for example (6 - 2) * 5."
+    )
+
+    def __init__(
+        self,
+        min_count: int = 3,
+        max_count: int = 4,
+        max_number: int = 99,
+        max_target: int = 100,
+        data_path: str | Path | None = None,
+        render_mode: str | None = "ansi",
+    ) -> None:
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"render_mode must be 'ansi' or None, got {render_mode!r}")
+        if not 2 <= min_count <= max_count <= 5:
+            raise ValueError(f"need 2 <= min_count <= max_count <= 5, got {min_count}, {max_count}")
+        self.min_count, self.max_count = int(min_count), int(max_count)
+        self.max_number, self.max_target = int(max_number), int(max_target)
+        self.render_mode = render_mode
+        self.instances: list[tuple[tuple[int, ...], int]] | None = None
+        if data_path is not None:
+            rows = load_instances(data_path, {"nums": _numbers_field, "target": _int_field})
+            # RAGEN drops instances it cannot verify as solvable; we verify with the full search.
+            self.instances = [(row["nums"], row["target"]) for row in rows if solver.solve(row["nums"], row["target"])]
+            if not self.instances:
+                raise ValueError(f"{data_path}: none of the {len(rows)} instances is solvable")
+
+        # At most 6 numbers of at most 10 digits: every prompt fits in 512 characters.
+        self.observation_space = spaces.Text(
+            max_length=512,
+            charset=text_charset(self._prompt((0,), 0), self._feedback(WELL_FORMED_REWARD), "0123456789,"),
+        )
+        self.action_space = spaces.Text(max_length=arith.MAX_CHARS, charset=_ACTION_CHARSET)
+
+        self.numbers: tuple[int, ...] = ()
+        self.target = 0
+        self._reference: str | None = None
+        self._answered = False
+        self._text = ""
+        self._level_seed: int | None = None
+
+    @staticmethod
+    def _prompt(numbers: tuple[int, ...], target: int) -> str:
+        listed = ", ".join(str(n) for n in numbers)
+        return f"Numbers: [{listed}]. Target: {target}. Use every number exactly once with + - * / and parentheses."
+
+    @staticmethod
+    def _feedback(reward: float) -> str:
+        return f"Your equation scored {reward} points."
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """The instance of ``seed`` (generated, or row ``seed % n`` of the file)."""
+        super().reset(seed=seed)
+        if options:
+            raise ValueError(f"CountdownEnv.reset takes no options, got {sorted(options)}")
+        if seed is None:
+            seed = int(self.np_random.integers(2**32))
+        self._level_seed = seed
+        if self.instances is not None:
+            self.numbers, self.target = self.instances[seed % len(self.instances)]
+        else:
+            rng = seeding.np_random(seed)[0]
+            self.numbers, self.target = generate_instance(
+                rng, self.min_count, self.max_count, self.max_number, self.max_target
+            )
+        self._reference = solver.solve(self.numbers, self.target)
+        self._answered = False
+        self._text = self._prompt(self.numbers, self.target)
+        info = self._info(success=False)
+        info["optimal_length"] = 1
+        info["reference_solution"] = self._reference
+        return self._text, info
+
+    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if not self._text:
+            raise RuntimeError("call reset() before step()")
+        evaluation = arith.evaluate(action)
+        reward = _score_parsed(evaluation, self.numbers, self.target)
+        self._answered = True
+        self._text = self._feedback(reward)
+        info = self._info(success=reward == CORRECT_REWARD)
+        info["action_is_effective"] = reward > 0
+        info["action_is_valid"] = evaluation is not None
+        return self._text, reward, True, False, info
+
+    def render(self) -> str | None:
+        return self._text if self.render_mode == "ansi" else None
+
+    def optimal_action(self) -> str | None:
+        """The reference equation found by exhaustive search."""
+        return None if self._answered else self._reference
+
+    def _info(self, success: bool) -> dict[str, Any]:
+        return {"success": success, "level_seed": self._level_seed, "numbers": self.numbers, "target": self.target}

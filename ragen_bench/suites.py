@@ -1,0 +1,236 @@
+"""Named generalization suites: train on one panel, evaluate on panels that differ from it.
+
+A suite is one or more tracks; a track names the (env id, split) to train on and the
+(env id, split) pairs to evaluate, each tagged with the axis along which it departs
+from training (see ``AXES``).  Suites are frozen as JSON in ``envs/suites/``, each
+panel with its checksum and the whole suite with a checksum over all of them, so a
+result that names a suite checksum names every panel it was measured on.
+
+``get(name)`` loads a suite and checks it against the panel files; ``names()`` lists
+suites.  The definitions below are the source; the JSON files are written from them
+(only ever for a new suite or a new version)::
+
+    python -m ragen_bench.suites build     # write envs/suites/*.json from the panels
+    python -m ragen_bench.suites verify    # check every suite file against the panels
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragen_bench import panels
+
+SUITE_FORMAT = "ragen-bench/suite/v1"
+
+# What a panel changes relative to the training panel.
+AXES: dict[str, str] = {
+    "training": "the panel trained on",
+    "in-distribution": "same env as training, unseen seeds (the test split)",
+    "size": "larger grid, with more boxes",
+    "vocabulary": "same dynamics, different grid symbols",
+    "environment": "a different game with a different action set",
+    "arm-names": "same payoffs, arm names never seen in training",
+    "arm-semantics": "the names' intuition points to the wrong arm",
+}
+
+
+class SuiteError(RuntimeError):
+    """A suite is unknown, malformed, or no longer matches its panels."""
+
+
+@dataclass(frozen=True)
+class SuitePanel:
+    env_id: str
+    split: str
+    axis: str
+    panel_checksum: str
+
+
+@dataclass(frozen=True)
+class Track:
+    name: str
+    train: SuitePanel
+    evaluate: tuple[SuitePanel, ...]
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    description: str
+    tracks: tuple[Track, ...]
+    checksum: str
+
+    def panels(self) -> tuple[SuitePanel, ...]:
+        """Every panel of every track (training first), without repeats."""
+        seen: dict[tuple[str, str], SuitePanel] = {}
+        for track in self.tracks:
+            for panel in (track.train, *track.evaluate):
+                seen.setdefault((panel.env_id, panel.split), panel)
+        return tuple(seen.values())
+
+
+# -- definitions ---------------------------------------------------------------------
+
+# name -> (description, tracks as (track name, (train id, split), [(eval id, split, axis)]))
+_SOKOBAN_TRACK = (
+    "sokoban",
+    ("RAGEN/Sokoban-6x6-v0", "train"),
+    (
+        ("RAGEN/Sokoban-6x6-v0", "test", "in-distribution"),
+        ("RAGEN/Sokoban-8x8-v0", "test", "size"),
+        ("RAGEN/Sokoban-6x6-AltVocab-v0", "test", "vocabulary"),
+        ("RAGEN/FrozenLake-4x4-v0", "test", "environment"),
+    ),
+)
+_BANDIT_TRACK = (
+    "bandit",
+    ("RAGEN/Bandit-v0", "train"),
+    (
+        ("RAGEN/Bandit-v0", "test", "in-distribution"),
+        ("RAGEN/BanditTest-v0", "test", "arm-names"),
+        ("RAGEN/Bandit-HeldOut-v0", "test", "arm-names"),
+        ("RAGEN/Bandit-Rev-v0", "test", "arm-semantics"),
+    ),
+)
+DEFINITIONS: dict[str, tuple[str, tuple[Any, ...]]] = {
+    "ragen-sokoban-generalization-v0": (
+        "RAGEN's generalization table: train on 6x6 Sokoban, test on larger rooms, another symbol set and FrozenLake.",
+        (_SOKOBAN_TRACK,),
+    ),
+    "ragen-bandit-generalization-v0": (
+        "Train on the Phoenix/Dragon bandit; test on held-out arm names and on reversed name semantics.",
+        (_BANDIT_TRACK,),
+    ),
+    "ragen-generalization-v0": (
+        "Both tracks: Sokoban (size, vocabulary, other game) and Bandit (names, reversed semantics).",
+        (_SOKOBAN_TRACK, _BANDIT_TRACK),
+    ),
+}
+
+
+# -- files ---------------------------------------------------------------------------
+
+
+def suites_dir() -> Path:
+    return panels.envs_dir() / "suites"
+
+
+def suite_path(name: str) -> Path:
+    return suites_dir() / f"{name}.json"
+
+
+def names() -> list[str]:
+    """Suites with a frozen file in ``envs/suites/``, sorted."""
+    return sorted(path.stem for path in suites_dir().glob("*.json"))
+
+
+def _panel_json(panel: SuitePanel) -> dict[str, str]:
+    return {"env_id": panel.env_id, "split": panel.split, "axis": panel.axis, "panel_checksum": panel.panel_checksum}
+
+
+def _tracks_json(tracks: tuple[Track, ...]) -> list[dict[str, Any]]:
+    return [
+        {"name": t.name, "train": _panel_json(t.train), "evaluate": [_panel_json(p) for p in t.evaluate]}
+        for t in tracks
+    ]
+
+
+def suite_checksum(name: str, tracks: tuple[Track, ...]) -> str:
+    """SHA-256 over the suite's name and every panel (ids, splits, axes, panel checksums).
+
+    The description is prose and is left out: rewording it does not change the suite.
+    """
+    canonical = json.dumps({"name": name, "tracks": _tracks_json(tracks)}, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def build(name: str) -> Suite:
+    """A suite from its definition and the current panel files."""
+    if name not in DEFINITIONS:
+        raise SuiteError(f"no definition for suite {name!r}; defined: {', '.join(DEFINITIONS)}")
+    description, raw_tracks = DEFINITIONS[name]
+
+    def frozen(env_id: str, split: str, axis: str) -> SuitePanel:
+        return SuitePanel(env_id, split, axis, panels.load(env_id, split).checksum)
+
+    tracks = tuple(
+        Track(track_name, frozen(*train, "training"), tuple(frozen(*spec) for spec in evaluate))
+        for track_name, train, evaluate in raw_tracks
+    )
+    return Suite(name, description, tracks, suite_checksum(name, tracks))
+
+
+def write(suite: Suite) -> Path:
+    path = suite_path(suite.name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {
+        "format": SUITE_FORMAT,
+        "name": suite.name,
+        "description": suite.description,
+        "checksum": suite.checksum,
+        "tracks": _tracks_json(suite.tracks),
+    }
+    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    return path
+
+
+def _parse_panel(data: dict[str, Any]) -> SuitePanel:
+    panel = SuitePanel(str(data["env_id"]), str(data["split"]), str(data["axis"]), str(data["panel_checksum"]))
+    if panel.axis not in AXES:
+        raise ValueError(f"unknown axis {panel.axis!r}")
+    return panel
+
+
+def get(name: str, *, check_panels: bool = True) -> Suite:
+    """Load suite ``name``; checks its own checksum and (by default) each panel's.
+
+    A panel check compares the checksum the suite recorded with the panel file's, so a
+    rebuilt panel cannot silently change what a suite means.
+    """
+    path = suite_path(name)
+    if not path.exists():
+        raise SuiteError(f"unknown suite {name!r}; available: {', '.join(names()) or 'none'}")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        tracks = tuple(
+            Track(str(t["name"]), _parse_panel(t["train"]), tuple(_parse_panel(p) for p in t["evaluate"]))
+            for t in data["tracks"]
+        )
+        suite = Suite(str(data["name"]), str(data["description"]), tracks, str(data["checksum"]))
+    except (KeyError, TypeError, ValueError) as error:
+        raise SuiteError(f"{path}: malformed suite file ({error!r})") from None
+    if suite.name != name:
+        raise SuiteError(f"{path}: file is for suite {suite.name!r}, not {name!r}")
+    if suite.checksum != suite_checksum(suite.name, suite.tracks):
+        raise SuiteError(f"{path}: checksum does not match the suite's panels")
+    if check_panels:
+        for panel in suite.panels():
+            actual = panels.load(panel.env_id, panel.split).checksum
+            if actual != panel.panel_checksum:
+                raise SuiteError(
+                    f"suite {name}: panel {panel.env_id}/{panel.split} has checksum {actual[:12]}..., "
+                    f"the suite recorded {panel.panel_checksum[:12]}...; a changed panel needs a new suite version"
+                )
+    return suite
+
+
+def _main(argv: list[str]) -> int:
+    if not argv or argv[0] not in ("build", "verify"):
+        print(__doc__)
+        return 2
+    for name in argv[1:] or (list(DEFINITIONS) if argv[0] == "build" else names()):
+        if argv[0] == "build":
+            suite = build(name)
+            print(f"{write(suite)}  {suite.checksum}")
+        else:
+            print(f"ok  {name}  {get(name).checksum}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(_main(sys.argv[1:]))

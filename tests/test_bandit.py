@@ -1,0 +1,150 @@
+"""Bandit: RAGEN fidelity (arm order, payoffs), name pools, reversed semantics, API."""
+
+from __future__ import annotations
+
+import gymnasium
+import pytest
+
+import ragen_bench
+from ragen_bench.envs.bandit import HIGH_RISK_JACKPOT_PROB, NAME_POOLS, BanditEnv
+from ragen_bench.registry import entry
+from tests import env_contract
+from tests.conftest import reference_records
+
+BANDIT_IDS = [i for i in ragen_bench.ENV_IDS if i.startswith("RAGEN/Bandit")]
+RAGEN_BANDITS = {"Bandit": "RAGEN/Bandit-v0", "BanditTest": "RAGEN/BanditTest-v0"}
+
+
+def make(env_id: str = "RAGEN/Bandit-v0", **kwargs) -> BanditEnv:
+    return gymnasium.make(env_id, **kwargs).unwrapped
+
+
+def test_ids_and_ragen_names():
+    assert {"RAGEN/Bandit-v0", "RAGEN/BanditTest-v0", "RAGEN/Bandit-Rev-v0", "RAGEN/Bandit-HeldOut-v0"} <= set(
+        BANDIT_IDS
+    )
+    for ragen_name, env_id in RAGEN_BANDITS.items():
+        assert entry(env_id).ragen_name == ragen_name
+
+
+@pytest.mark.parametrize("env_id", BANDIT_IDS)
+def test_check_env_passes_without_warnings(env_id):
+    env_contract.assert_check_env_clean(env_id)
+
+
+@pytest.mark.parametrize("env_id", BANDIT_IDS)
+def test_chat_facing_attributes(env_id):
+    env_contract.assert_chat_attributes(env_id)
+
+
+# -- fidelity to RAGEN ---------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ragen_name", sorted(RAGEN_BANDITS))
+def test_arm_order_and_payoffs_match_ragen_reference_exactly(ragen_name):
+    records = reference_records(ragen_name)
+    assert len(records) >= 300
+    env = make(RAGEN_BANDITS[ragen_name])
+    for record in records:
+        _, info = env.reset(seed=record["seed"])
+        assert list(env.action_names) == record["arm_order"] == list(info["arm_order"]), record["seed"]
+        # Each recorded pull is the single step of an episode started by reset(seed).
+        for pull in record["pulls"]:
+            env.reset(seed=record["seed"])
+            _, reward, terminated, truncated, info = env.step(env.action_names.index(pull["action"]))
+            assert (reward, info["success"]) == (pull["reward"], pull["success"]), record["seed"]
+            assert terminated and not truncated
+
+
+def test_reference_pulls_exercise_both_arms_and_both_high_risk_outcomes():
+    pulls = [p for r in reference_records("Bandit") for p in r["pulls"]]
+    assert {p["reward"] for p in pulls} == {0.0, 0.1, 1.0}
+
+
+def test_observation_names_both_arms_in_action_order():
+    env = make("RAGEN/BanditTest-v0")
+    orders = set()
+    for seed in range(20):
+        obs, _ = env.reset(seed=seed)
+        first, second = env.action_names
+        assert obs.index(first) < obs.index(second)
+        orders.add(env.action_names)
+    assert orders == {("Trader", "Librarian"), ("Librarian", "Trader")}
+
+
+# -- payoffs, success, optimal arm -------------------------------------------------------
+
+
+def test_payoff_distribution_and_success_flag():
+    env = make()
+    low_rewards, high_rewards = set(), []
+    for seed in range(2000):
+        env.reset(seed=seed)
+        high = env.action_names.index("Dragon")
+        _, reward, _, _, info = env.step(1 - high)
+        low_rewards.add(reward)
+        assert not info["success"]
+        env.reset(seed=seed)
+        _, reward, _, _, info = env.step(high)
+        high_rewards.append(reward)
+        assert info["success"]
+    assert low_rewards == {0.1} and set(high_rewards) == {0.0, 1.0}
+    assert abs(sum(high_rewards) / len(high_rewards) - HIGH_RISK_JACKPOT_PROB) < 0.03
+
+
+def test_optimal_action_is_the_high_risk_arm_then_none():
+    env = make("RAGEN/Bandit-Rev-v0")
+    for seed in range(10):
+        env.reset(seed=seed)
+        assert env.action_names[env.optimal_action()] == "Phoenix"  # reversed: Phoenix is the gamble
+        env.step(env.optimal_action())
+        assert env.optimal_action() is None
+
+
+def test_reversed_variant_swaps_the_payoffs_behind_the_same_names():
+    normal, reversed_ = make("RAGEN/Bandit-v0"), make("RAGEN/Bandit-Rev-v0")
+    normal.reset(seed=4)
+    reversed_.reset(seed=4)
+    assert set(normal.action_names) == set(reversed_.action_names)
+    assert normal.high_risk_name == reversed_.low_risk_name == "Dragon"
+
+
+def test_name_pools_are_disjoint_and_held_out_env_cycles_through_its_pool():
+    train_names = {name for pair in NAME_POOLS["train"] for name in pair}
+    test_names = {name for pair in NAME_POOLS["test"] for name in pair}
+    assert not train_names & test_names
+    env = make("RAGEN/Bandit-HeldOut-v0")
+    seen = {(env.reset(seed=seed)[1]["arm_order"], env.high_risk_name) for seed in range(12)}
+    assert {high for _, high in seen} == {high for _, high in NAME_POOLS["test"]}
+    assert all(set(order) in [set(pair) for pair in NAME_POOLS["test"]] for order, _ in seen)
+
+
+def test_arm_names_are_a_constructor_argument_and_are_checked():
+    env = BanditEnv(low_risk_name="Savings", high_risk_name="Lottery")
+    obs, _ = env.reset(seed=0)
+    assert "Savings" in obs and "Lottery" in obs and env.observation_space.contains(obs)
+    with pytest.raises(ValueError, match="distinct"):
+        BanditEnv(low_risk_name="Same", high_risk_name="Same")
+    with pytest.raises(ValueError, match="name_pool"):
+        BanditEnv(name_pool="nope")
+
+
+def test_invalid_action_and_step_before_reset_fail_clearly():
+    with pytest.raises(RuntimeError, match="reset"):
+        BanditEnv().step(0)
+    env = BanditEnv()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="0 or 1"):
+        env.step(2)
+
+
+# -- determinism and RNG hygiene ---------------------------------------------------------
+
+
+def test_same_results_in_fresh_processes_under_any_hash_seed():
+    env_contract.assert_same_in_fresh_processes(BANDIT_IDS, [1])
+
+
+@pytest.mark.parametrize("env_id", BANDIT_IDS)
+def test_global_random_states_are_untouched(env_id):
+    env_contract.assert_global_rngs_untouched(env_id, [0])

@@ -1,0 +1,276 @@
+"""Countdown: generator, exhaustive solver, RAGEN's scoring, the bounded parser, files."""
+
+from __future__ import annotations
+
+import ast
+import json
+import time
+from fractions import Fraction
+from pathlib import Path
+
+import gymnasium
+import pytest
+from gymnasium.utils import seeding
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ragen_bench
+from ragen_bench import arith
+from ragen_bench.envs import countdown
+from ragen_bench.envs.countdown import CountdownEnv, generate_instance, score
+from ragen_bench.envs.datafiles import InstanceFileError
+from ragen_bench.solvers import countdown as solver
+from tests import env_contract
+
+ENV_ID = "RAGEN/Countdown-v0"
+
+
+def make(**kwargs) -> CountdownEnv:
+    return gymnasium.make(ENV_ID, **kwargs).unwrapped
+
+
+def test_check_env_passes_without_warnings():
+    env_contract.assert_check_env_clean(ENV_ID)
+
+
+def test_chat_facing_attributes():
+    env_contract.assert_chat_attributes(ENV_ID)
+    env = make()
+    assert env.action_names is None and isinstance(env.action_space, gymnasium.spaces.Text)
+
+
+def test_same_results_in_fresh_processes_under_any_hash_seed():
+    env_contract.assert_same_in_fresh_processes([ENV_ID], ["(1 + 2) * 3"])
+
+
+def test_global_random_states_are_untouched():
+    env_contract.assert_global_rngs_untouched(ENV_ID, ["1 + 2"])
+
+
+# -- generator and solver ------------------------------------------------------------------
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(min_value=0, max_value=2**32 - 1))
+def test_every_generated_instance_is_solvable_and_its_reference_scores_1(seed):
+    numbers, target = generate_instance(seeding.np_random(seed)[0], 3, 4, 99, 100)
+    assert 3 <= len(numbers) <= 4 and all(1 <= n <= 99 for n in numbers) and 1 <= target <= 100
+    reference = solver.solve(numbers, target)
+    assert reference is not None and score(reference, numbers, target) == 1.0
+
+
+def test_env_reset_exposes_instance_and_reference_solution():
+    env = make()
+    obs, info = env.reset(seed=42)
+    assert str(info["target"]) in obs and all(str(n) in obs for n in info["numbers"])
+    assert env.optimal_action() == info["reference_solution"]
+    _, reward, terminated, truncated, step_info = env.step(env.optimal_action())
+    assert (reward, terminated, truncated, step_info["success"]) == (1.0, True, False, True)
+    assert env.optimal_action() is None
+
+
+def test_solver_finds_known_solutions_and_rejects_impossible_targets():
+    assert arith.evaluate(solver.solve([1, 2, 3, 4], 24)).value == 24
+    assert arith.evaluate(solver.solve([3, 3, 8, 8], 24)).value == 24  # needs 8 / (3 - 8 / 3)
+    assert solver.solve([2, 2], 5) is None
+    assert solver.solve([1, 1, 1], 10) is None
+    assert Fraction(1, 4) in solver.reachable_values([1, 2, 2])  # non-integer intermediate values count
+
+
+def _naive_reachable(values: tuple[Fraction, ...]) -> set[Fraction]:
+    """Oracle: replace any two entries by any combination, until one is left."""
+    if len(values) == 1:
+        return {values[0]}
+    found = set()
+    for i in range(len(values)):
+        for j in range(len(values)):
+            if i == j:
+                continue
+            a, b = values[i], values[j]
+            rest = tuple(v for k, v in enumerate(values) if k not in (i, j))
+            for combined in [a + b, a - b, a * b] + ([a / b] if b else []):
+                found |= _naive_reachable(rest + (combined,))
+    return found
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=30), min_size=1, max_size=3))
+def test_subset_search_reaches_exactly_what_pairwise_search_reaches(numbers):
+    assert solver.reachable_values(numbers) == _naive_reachable(tuple(Fraction(n) for n in numbers))
+    for value in list(solver.reachable_values(numbers))[:20]:
+        if value.denominator == 1:
+            assert arith.evaluate(solver.solve(numbers, int(value))).value == value
+
+
+# -- scoring (RAGEN's scheme) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "answer, expected",
+    [
+        ("(6 - 2) * 5", 1.0),
+        ("5 × (6 − 2)", 1.0),
+        ("5x(6-2)", 1.0),
+        ("(6 - 2) + 5", 0.1),  # right numbers, wrong value
+        ("6 - 2 * 5", 0.1),
+        ("(6 - 2) * 5 * 1", 0.0),  # an extra number
+        ("(6 - 2) * 2 * 2 + 4", 0.0),
+        ("6 * 5 - 10", 0.0),  # wrong numbers
+        ("(6 - 2) * 5 = 20", 0.0),  # not an expression
+        ("20", 0.0),
+        ("6 / (2 - 2) * 5", 0.0),
+        ("", 0.0),
+        ("<answer>(6-2)*5</answer>", 0.0),
+    ],
+)
+def test_rewards_follow_ragens_scheme(answer, expected):
+    assert score(answer, (6, 2, 5), 20) == expected
+
+
+def test_well_formed_means_the_exact_multiset_of_numbers():
+    assert score("3 + 3 + 4", (3, 4, 3), 10) == 1.0
+    assert score("3 + 4 + 4", (3, 4, 3), 10) == 0.0
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        "9" * 100_000,
+        "(" * 50_000 + "1" + ")" * 50_000,
+        "-" * 10_000 + "1",
+        "-" * 200 + "1",  # short enough to parse: the nesting bound rejects it
+        "(" * 100 + "1" + ")" * 100,
+        "__import__('os').system('echo hacked')",
+        "2 ** 99999999",
+        "*".join(["999999999999"] * 20),
+        "1/" * 120 + "1",
+        "\x00" * 1000,
+    ],
+)
+def test_hostile_answers_score_zero_fast(hostile):
+    env = make()
+    env.reset(seed=0)
+    start = time.perf_counter()
+    _, reward, terminated, _, info = env.step(hostile)
+    assert reward == 0.0 and terminated and not info["success"]
+    assert time.perf_counter() - start < 0.05
+
+
+def test_non_string_actions_score_zero():
+    env = make()
+    env.reset(seed=0)
+    assert env.step(None)[1] == 0.0  # type: ignore[arg-type]
+
+
+# -- the parser --------------------------------------------------------------------------
+
+_expressions = st.recursive(
+    st.integers(min_value=0, max_value=999).map(lambda n: (str(n), Fraction(n))),
+    lambda inner: st.tuples(inner, st.sampled_from("+-*/"), inner),
+    max_leaves=8,
+)
+
+
+def _render(tree) -> tuple[str, Fraction | None]:
+    """Text and exact value (None on division by zero) of a generated expression tree."""
+    if isinstance(tree[1], Fraction):
+        return tree
+    (left_text, left), op, (right_text, right) = _render(tree[0]), tree[1], _render(tree[2])
+    if left is None or right is None or (op == "/" and right == 0):
+        return f"({left_text} {op} {right_text})", None
+    value = {"+": left + right, "-": left - right, "*": left * right, "/": left / right if right else None}[op]
+    return f"({left_text} {op} {right_text})", value
+
+
+@settings(max_examples=300, deadline=None)
+@given(_expressions)
+def test_parser_agrees_with_exact_arithmetic_on_generated_expressions(tree):
+    text, value = _render(tree)
+    result = arith.evaluate(text)
+    if value is None:
+        assert result is None
+    else:
+        assert result is not None and result.value == value
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("0123456789+-*/()x×÷ .=_a\n")), max_size=300) | st.text(max_size=300))
+def test_parser_never_raises_and_stays_fast(text):
+    start = time.perf_counter()
+    result = arith.evaluate(text)
+    assert time.perf_counter() - start < 0.05
+    assert result is None or isinstance(result.value, Fraction)
+
+
+def test_parser_precedence_and_unary_minus():
+    assert arith.evaluate("2 + 3 * 4").value == 14
+    assert arith.evaluate("(2 + 3) * 4").value == 20
+    assert arith.evaluate("8 / 4 / 2").value == 1  # left associative
+    assert arith.evaluate("-3 + 5").value == 2 and arith.evaluate("-3 + 5").numbers == (3, 5)
+    assert arith.evaluate("7 ÷ 2").value == Fraction(7, 2)
+    for bad in ("2 3", "()", "1 +", "(1", "1)", "1.5 + 2", "٣ + 1", "1 ** 2"):
+        assert arith.evaluate(bad) is None, bad
+
+
+def test_model_text_never_reaches_eval_exec_or_compile():
+    forbidden = {"eval", "exec", "compile", "__import__"}
+    for module in (arith, countdown, solver):
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+        called = {
+            node.func.id for node in ast.walk(tree) if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+        }
+        assert not called & forbidden, module.__name__
+
+
+# -- local instance files -------------------------------------------------------------------
+
+
+def _write_jsonl(path: Path, rows: list) -> Path:
+    path.write_text("\n".join(json.dumps(row) for row in rows) + "\n", encoding="utf-8")
+    return path
+
+
+def test_loads_tinyzero_style_jsonl_and_keeps_solvable_rows(tmp_path):
+    rows = [{"target": 24, "nums": [1, 2, 3, 4]}, {"target": 5, "nums": [2, 2]}, {"target": 10, "nums": [7, 3, 1]}]
+    env = make(data_path=str(_write_jsonl(tmp_path / "cd.jsonl", rows)))
+    assert env.instances == [((1, 2, 3, 4), 24), ((7, 3, 1), 10)]  # 2 + 2 can never make 5
+    assert env.reset(seed=0)[1]["target"] == 24 and env.reset(seed=3)[1]["target"] == 10
+
+
+@pytest.mark.parametrize(
+    "rows, message",
+    [
+        ([{"target": 24, "nums": [1, 2, 3, 4]}, {"nums": [1, 2]}], "line 2: missing field 'target'"),
+        ([{"target": "x", "nums": [1, 2]}], "line 1: field 'target'"),
+        ([{"target": 3, "nums": [1]}], "line 1: field 'nums': expected 2 to 6 numbers"),
+        ([[1, 2]], "line 1: expected a JSON object"),
+    ],
+)
+def test_malformed_files_name_the_line_and_field(tmp_path, rows, message):
+    with pytest.raises(InstanceFileError, match=message):
+        CountdownEnv(data_path=_write_jsonl(tmp_path / "bad.jsonl", rows))
+
+
+def test_missing_or_broken_files_fail_clearly(tmp_path):
+    with pytest.raises(InstanceFileError, match="no such file"):
+        CountdownEnv(data_path=tmp_path / "absent.jsonl")
+    (tmp_path / "broken.jsonl").write_text('{"target": 1,\n', encoding="utf-8")
+    with pytest.raises(InstanceFileError, match="line 1: not valid JSON"):
+        CountdownEnv(data_path=tmp_path / "broken.jsonl")
+    (tmp_path / "junk.parquet").write_bytes(b"not parquet")
+    with pytest.raises(InstanceFileError, match="Parquet"):
+        CountdownEnv(data_path=tmp_path / "junk.parquet")
+
+
+def test_reads_parquet_when_pyarrow_is_installed(tmp_path):
+    pandas = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow")
+    path = tmp_path / "cd.parquet"
+    pandas.DataFrame({"target": [24, 10], "nums": [[1, 2, 3, 4], [7, 3, 1]]}).to_parquet(path)
+    assert CountdownEnv(data_path=path).instances == [((1, 2, 3, 4), 24), ((7, 3, 1), 10)]
+
+
+def test_registered_id_uses_the_documented_generator_settings():
+    spec = gymnasium.spec(ENV_ID)
+    assert spec.kwargs == {"min_count": 3, "max_count": 4, "max_number": 99, "max_target": 100}
+    assert ENV_ID in ragen_bench.ENV_IDS

@@ -1,0 +1,124 @@
+"""Generalization suites: definitions, frozen files, checksums, tamper detection."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import shutil
+
+import pytest
+
+from ragen_bench import panels, suites
+from ragen_bench.registry import ENV_IDS
+
+SUITE_NAMES = ["ragen-bandit-generalization-v0", "ragen-generalization-v0", "ragen-sokoban-generalization-v0"]
+OUR_IDS = [i for i in ENV_IDS if not i.startswith("RAGEN/Sokoban-")]
+
+
+def test_names_lists_the_frozen_suites():
+    assert suites.names() == SUITE_NAMES == sorted(suites.DEFINITIONS)
+
+
+def test_sokoban_suite_is_ragens_generalization_table():
+    suite = suites.get("ragen-sokoban-generalization-v0")
+    (track,) = suite.tracks
+    assert (track.train.env_id, track.train.split) == ("RAGEN/Sokoban-6x6-v0", "train")
+    assert [(p.env_id, p.split, p.axis) for p in track.evaluate] == [
+        ("RAGEN/Sokoban-6x6-v0", "test", "in-distribution"),
+        ("RAGEN/Sokoban-8x8-v0", "test", "size"),
+        ("RAGEN/Sokoban-6x6-AltVocab-v0", "test", "vocabulary"),
+        ("RAGEN/FrozenLake-4x4-v0", "test", "environment"),
+    ]
+
+
+def test_bandit_suite_tests_held_out_names_and_reversed_semantics():
+    (track,) = suites.get("ragen-bandit-generalization-v0").tracks
+    assert track.train.env_id == "RAGEN/Bandit-v0"
+    evaluated = {p.env_id: p.axis for p in track.evaluate}
+    assert evaluated["RAGEN/BanditTest-v0"] == "arm-names" and evaluated["RAGEN/Bandit-Rev-v0"] == "arm-semantics"
+
+
+def test_combined_suite_holds_both_tracks():
+    combined = suites.get("ragen-generalization-v0")
+    assert (
+        combined.tracks
+        == suites.get("ragen-sokoban-generalization-v0").tracks + suites.get("ragen-bandit-generalization-v0").tracks
+    )
+    assert len(combined.panels()) == 10  # per track: the training panel and four test panels
+    assert len({(p.env_id, p.split) for p in combined.panels()}) == len(combined.panels())
+
+
+@pytest.mark.parametrize("name", SUITE_NAMES)
+def test_suite_files_match_definitions_and_current_panels(name):
+    suite = suites.get(name)
+    assert suite == suites.build(name)
+    for panel in suite.panels():
+        assert panel.panel_checksum == panels.load(panel.env_id, panel.split).checksum
+        assert panel.axis in suites.AXES
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        suite.name = "other"  # type: ignore[misc]
+
+
+def test_suite_checksum_covers_every_panel():
+    suite = suites.get("ragen-bandit-generalization-v0")
+    track = suite.tracks[0]
+    altered = dataclasses.replace(
+        track, evaluate=track.evaluate[:-1] + (dataclasses.replace(track.evaluate[-1], panel_checksum="0" * 64),)
+    )
+    assert suites.suite_checksum(suite.name, (altered,)) != suite.checksum
+    assert suites.suite_checksum(suite.name, suite.tracks) == suite.checksum
+
+
+@pytest.fixture
+def envs_copy(tmp_path, monkeypatch):
+    copy = tmp_path / "envs"
+    shutil.copytree(panels.envs_dir(), copy)
+    monkeypatch.setenv("RAGEN_BENCH_ENVS_DIR", str(copy))
+    return copy
+
+
+def test_edited_suite_file_is_rejected(envs_copy):
+    path = envs_copy / "suites" / "ragen-bandit-generalization-v0.json"
+    data = json.loads(path.read_text())
+    data["tracks"][0]["evaluate"].pop()
+    path.write_text(json.dumps(data))
+    with pytest.raises(suites.SuiteError, match="checksum does not match"):
+        suites.get("ragen-bandit-generalization-v0")
+
+
+def test_rebuilt_panel_invalidates_the_suite(envs_copy):
+    old = panels.load("RAGEN/Bandit-Rev-v0", "test")
+    seeds = old.seeds[:-1]
+    hashes = old.obs_sha256[:-1]
+    new = dataclasses.replace(
+        old, seeds=seeds, obs_sha256=hashes, checksum=panels._checksum(old.env_id, old.split, seeds, hashes)
+    )
+    panels.write(new)
+    with pytest.raises(suites.SuiteError, match="Bandit-Rev-v0/test"):
+        suites.get("ragen-bandit-generalization-v0")
+    assert suites.get("ragen-bandit-generalization-v0", check_panels=False).name == "ragen-bandit-generalization-v0"
+
+
+def test_unknown_suite_names_the_available_ones():
+    with pytest.raises(suites.SuiteError, match="ragen-generalization-v0"):
+        suites.get("ragen-generalisation-v9")
+
+
+def test_axes_are_documented_in_the_suites_readme():
+    readme = (panels.envs_dir() / "suites" / "README.md").read_text(encoding="utf-8")
+    for axis in suites.AXES:
+        assert f"`{axis}`" in readme, axis
+
+
+@pytest.mark.parametrize("env_id", OUR_IDS)
+def test_our_panels_exist_and_regenerate_exactly(env_id):
+    assert panels.available(env_id) == ["train", "val", "test"]
+    panels.load(env_id, "test").verify()
+
+
+@pytest.mark.parametrize("env_id", OUR_IDS)
+def test_env_cards_quote_the_current_panel_checksums(env_id):
+    card = (panels.envs_dir() / panels.family(env_id) / "README.md").read_text(encoding="utf-8")
+    assert f"`{env_id}`" in card
+    for split in panels.available(env_id):
+        assert panels.load(env_id, split).checksum in card, (env_id, split)
