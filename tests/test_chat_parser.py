@@ -134,11 +134,13 @@ def test_arbitrary_unicode_never_raises_and_respects_limits(text, think, max_act
     ],
 )
 def test_huge_pathological_inputs_parse_in_linear_time(pathological):
-    # Raise the bound far above the default to show the scan itself is linear.
+    # Raise the bound far above the default to show the scan itself is linear.  The
+    # bounds are generous (a loaded 2-core CI machine) yet orders of magnitude below
+    # what a quadratic or backtracking scan of these inputs takes.
     start = time.perf_counter()
     parse_response(pathological, max_chars=len(pathological))
     parse_response(pathological, think=False, max_chars=len(pathological))
-    assert time.perf_counter() - start < 2.0
+    assert time.perf_counter() - start < 10.0
     start = time.perf_counter()
     parse_response(pathological)  # the default bound: 4096 characters
-    assert time.perf_counter() - start < 0.01
+    assert time.perf_counter() - start < 0.25

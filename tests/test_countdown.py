@@ -153,7 +153,7 @@ def test_hostile_answers_score_zero_fast(hostile):
     start = time.perf_counter()
     _, reward, terminated, _, info = env.step(hostile)
     assert reward == 0.0 and terminated and not info["success"]
-    assert time.perf_counter() - start < 0.05
+    assert time.perf_counter() - start < 0.5  # generous for loaded CI; exponential blowups take far longer
 
 
 def test_non_string_actions_score_zero():
@@ -198,7 +198,7 @@ def test_parser_agrees_with_exact_arithmetic_on_generated_expressions(tree):
 def test_parser_never_raises_and_stays_fast(text):
     start = time.perf_counter()
     result = arith.evaluate(text)
-    assert time.perf_counter() - start < 0.05
+    assert time.perf_counter() - start < 0.5  # generous for loaded CI; exponential blowups take far longer
     assert result is None or isinstance(result.value, Fraction)
 
 
