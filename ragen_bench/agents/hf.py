@@ -1,0 +1,227 @@
+"""``hf``: a local transformers causal LM answering chat prompts in batches.
+
+The model comes from a directory (``config.json``, weights, tokenizer with a chat template) or
+from an alias: ``smollm2-135m`` (the embedded SmolLM2-135M-Instruct, see
+:mod:`ragen_bench.agents.smollm2`) or ``tiny`` (the randomly initialised test model of
+:mod:`ragen_bench.agents.tiny_model`).
+
+Sampling is reproducible per request, not per batch: every request gets its own
+``torch.Generator`` seeded from ``(seed, episode_key, turn)``, and tokens are drawn with it, so
+an episode's sampled text does not depend on which other episodes shared its batch or on the
+global torch random state (which this agent never touches).  Only floating-point differences
+from padding remain, and they are far below what changes a sample in practice.
+
+torch and transformers are imported inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragen_bench.agents.base import AgentReply, AgentRequest
+
+TINY_ALIAS = "tiny"
+
+
+@dataclass(frozen=True)
+class SamplingSettings:
+    """How tokens are chosen.  ``temperature == 0`` means greedy decoding."""
+
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_new_tokens: int = 256
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+
+
+def request_seed(seed: int, request: AgentRequest) -> int:
+    """A 63-bit seed that depends only on the agent seed and the request's episode and turn."""
+    digest = hashlib.sha256(f"{seed}\x00{request.episode_key}\x00{request.turn}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def resolve_model_path(model: str | Path) -> Path:
+    """The checkpoint directory behind a path or an alias (converting/building it on first use)."""
+    from ragen_bench.agents import smollm2
+
+    if str(model) == smollm2.ALIAS:
+        return smollm2.ensure_checkpoint()
+    if str(model) == TINY_ALIAS:
+        from ragen_bench.agents.tiny_model import tiny_model_dir
+
+        return tiny_model_dir()
+    path = Path(model).expanduser()
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(
+            f"model {str(model)!r} is neither an alias ({smollm2.ALIAS!r}, {TINY_ALIAS!r}) "
+            "nor a directory with a config.json"
+        )
+    return path
+
+
+def _per_row_sampler(settings: SamplingSettings, generators: list[Any]) -> Any:
+    """A logits processor that draws each row's next token with that row's own generator.
+
+    It returns scores that are ``-inf`` everywhere except the drawn token, so greedy decoding
+    (``do_sample=False``) then picks exactly that token.  transformers' own sampling uses the
+    global torch generator for the whole batch, which would tie a request's text to its batch.
+    """
+    import torch
+    from transformers import LogitsProcessor
+
+    class PerRowSampler(LogitsProcessor):
+        def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+            probs = torch.softmax(scores.float() / settings.temperature, dim=-1)
+            if settings.top_p < 1.0:
+                probs = _keep_top_p(probs, settings.top_p)
+            chosen = torch.stack(
+                [torch.multinomial(row, 1, generator=gen)[0] for row, gen in zip(probs, generators, strict=True)]
+            )
+            forced = torch.full_like(scores, float("-inf"))
+            forced[torch.arange(scores.shape[0]), chosen] = 0.0
+            return forced
+
+    return PerRowSampler()
+
+
+def _keep_top_p(probs: Any, top_p: float) -> Any:
+    """Zero all but the smallest set of most likely tokens whose mass reaches ``top_p``."""
+    import torch
+
+    sorted_probs, order = torch.sort(probs, dim=-1, descending=True)
+    mass_before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs
+    sorted_probs = torch.where(mass_before < top_p, sorted_probs, torch.zeros_like(sorted_probs))
+    return torch.zeros_like(probs).scatter(-1, order, sorted_probs)
+
+
+class HFAgent:
+    """Batched chat generation with a local transformers causal LM (left padding, chat template)."""
+
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        sampling: SamplingSettings,
+        batch_size: int = 8,
+        name: str = "hf",
+    ) -> None:
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if not tokenizer.chat_template:
+            raise ValueError("the tokenizer has no chat template; the agent needs one to render prompts")
+        if tokenizer.pad_token_id is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        tokenizer.padding_side = "left"  # decoder-only: new tokens must follow every prompt directly
+        self.model = model.eval()
+        self.tokenizer = tokenizer
+        self.sampling = sampling
+        self.batch_size = batch_size
+        self.name = name
+        self._stop_ids = _stop_token_ids(model, tokenizer)
+
+    def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
+        replies: list[AgentReply] = []
+        for start in range(0, len(requests), self.batch_size):
+            replies.extend(self._generate(requests[start : start + self.batch_size]))
+        return replies
+
+    def render(self, messages: list[dict[str, str]]) -> str:
+        """The exact prompt text the model sees for ``messages``."""
+        return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+    def _generate(self, batch: Sequence[AgentRequest]) -> list[AgentReply]:
+        import torch
+
+        prompts = [self.render(request.messages) for request in batch]
+        # The chat template already places any special tokens the model expects.
+        encoded = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+        options: dict[str, Any] = {
+            "max_new_tokens": self.sampling.max_new_tokens,
+            "do_sample": False,
+            "pad_token_id": self.tokenizer.pad_token_id,
+            "eos_token_id": sorted(self._stop_ids),
+            # Blank out sampling defaults from the checkpoint's generation_config: our own
+            # processor does the sampling.
+            "temperature": None,
+            "top_p": None,
+            "top_k": None,
+        }
+        if self.sampling.temperature > 0:
+            generators = [torch.Generator().manual_seed(request_seed(self.sampling.seed, r)) for r in batch]
+            options["logits_processor"] = [_per_row_sampler(self.sampling, generators)]
+        with torch.inference_mode():
+            output = self.model.generate(**encoded, **options)
+        prompt_width = encoded["input_ids"].shape[1]
+        prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
+        return [
+            self._reply(row[prompt_width:].tolist(), int(prompt_length))
+            for row, prompt_length in zip(output, prompt_lengths, strict=True)
+        ]
+
+    def _reply(self, new_ids: list[int], prompt_tokens: int) -> AgentReply:
+        # Rows that stopped early are padded to the longest row; count up to the stop token.
+        length = next((i + 1 for i, token in enumerate(new_ids) if token in self._stop_ids), len(new_ids))
+        # No space clean-up: it is meant for WordPiece and would alter BPE text.
+        text = self.tokenizer.decode(new_ids[:length], skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        return AgentReply(text=text, prompt_tokens=prompt_tokens, completion_tokens=length)
+
+    def close(self) -> None:
+        self.model = None
+
+
+def _stop_token_ids(model: Any, tokenizer: Any) -> frozenset[int]:
+    """Token ids that end a reply: the model's configured eos id(s) and the tokenizer's."""
+    configured = getattr(model.generation_config, "eos_token_id", None)
+    ids = set(configured if isinstance(configured, list) else [configured])
+    ids.add(tokenizer.eos_token_id)
+    ids.discard(None)
+    if not ids:
+        raise ValueError("neither the model nor the tokenizer defines an end-of-sequence token")
+    return frozenset(ids)
+
+
+def load_model(path: str | Path, *, dtype: str = "float32") -> tuple[Any, Any]:
+    """Load (model, tokenizer) from a checkpoint directory, offline."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    model = AutoModelForCausalLM.from_pretrained(str(path), dtype=getattr(torch, dtype), local_files_only=True)
+    return model, tokenizer
+
+
+def make_hf_agent(
+    model: str = "smollm2-135m",
+    *,
+    temperature: float = 1.0,
+    top_p: float = 1.0,
+    max_new_tokens: int = 256,
+    seed: int = 0,
+    batch_size: int = 8,
+    num_threads: int | None = None,
+    dtype: str = "float32",
+    name: str | None = None,
+) -> HFAgent:
+    """Factory behind ``make_agent("hf", ...)``.
+
+    ``num_threads`` sets torch's intra-op thread count (a process-wide setting) when given.
+    """
+    import torch
+
+    if num_threads is not None:
+        torch.set_num_threads(num_threads)
+    sampling = SamplingSettings(temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, seed=seed)
+    loaded_model, tokenizer = load_model(resolve_model_path(model), dtype=dtype)
+    return HFAgent(loaded_model, tokenizer, sampling=sampling, batch_size=batch_size, name=name or f"hf:{model}")

