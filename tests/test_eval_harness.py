@@ -1,0 +1,355 @@
+"""The eval harness end to end: planning, lock-step batching, run-dir contents, CLI."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from ragen_bench import panels
+from ragen_bench.agents import AGENT_FACTORIES
+from ragen_bench.agents.base import AgentReply, AgentRequest
+from ragen_bench.agents.scripted import OptimalAgent
+from ragen_bench.chat import ChatConfig
+from ragen_bench.cli import comparability_notes, compose_config, config_dir, format_table, main
+from ragen_bench.eval import harness, rundir
+from ragen_bench.eval.rundir import RunDirError
+
+from .conftest import run_python
+
+ENV = "RAGEN/Sokoban-6x6-v0"
+HERE = "tests.test_eval_harness"
+
+
+class RecordingAgent:
+    """The optimal agent, remembering the size of every batched call (test only)."""
+
+    name = "recording"
+    calls: list[list[str]] = []
+
+    def __init__(self, **settings):
+        self.settings = settings
+        self.inner = OptimalAgent()
+
+    def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
+        RecordingAgent.calls.append([request.episode_key for request in requests])
+        return self.inner.act(requests)
+
+    def close(self) -> None:
+        pass
+
+
+def make_recording_agent(**settings):
+    return RecordingAgent(**settings)
+
+
+def config(out: Path, *overrides: str) -> dict:
+    return compose_config("eval", [f"env={ENV}", "limit=4", f"out={out}", "progress=false", *overrides])
+
+
+def lines(path: Path) -> list[dict]:
+    return [json.loads(line) for line in (path / rundir.EPISODES).read_text(encoding="utf-8").splitlines()]
+
+
+def test_optimal_run_writes_a_complete_run_directory(tmp_path):
+    result = harness.run_eval(config(tmp_path, "samples=2"))
+    assert result.complete and result.new_episodes == 8
+    panel = panels.load(ENV, "test")
+    records = lines(tmp_path)
+    expected_keys = {(ENV, "test", seed, sample) for seed in panel.seeds[:4] for sample in range(2)}
+    assert sorted(map(rundir.episode_key, records)) == sorted(expected_keys)
+
+    template_hash = ChatConfig().template_hash()
+    assert {record["template_hash"] for record in records} == {template_hash}
+    assert all(record["messages"][0]["role"] == "system" and record["turns"] for record in records)
+
+    manifest = rundir.read_json(tmp_path / rundir.MANIFEST)
+    assert manifest["panels"] == {f"{ENV}:test": panel.checksum}
+    assert manifest["envs"][0]["version"] == "v0"
+    assert manifest["template_hash"] == template_hash
+    assert manifest["complete"] and manifest["expected_episodes"] == 8
+    assert manifest["started_at"] <= manifest["finished_at"]
+    assert "out" not in manifest["config"] and manifest["config"]["samples"] == 2
+
+    (group,) = rundir.read_json(tmp_path / rundir.SUMMARY)["groups"]
+    assert group["episodes"] == 8 and group["instances"] == 4
+    assert group["success_rate"] == 1.0 and group["pass@2"] == 1.0
+    assert group["efficiency"] == 1.0  # the optimal agent takes shortest solutions
+
+
+def test_random_agent_fails_sometimes_and_metrics_follow_the_records(tmp_path):
+    harness.run_eval(config(tmp_path, "agent=random", "limit=16"))
+    records = lines(tmp_path)
+    (group,) = rundir.read_json(tmp_path / rundir.SUMMARY)["groups"]
+    successes = sum(record["success"] for record in records)
+    assert 0 <= successes < len(records) == 16
+    assert group["success_rate"] == successes / 16
+    assert group["mean_actions"] == sum(r["num_actions"] for r in records) / 16
+
+
+def test_lockstep_batches_never_exceed_batch_size_and_shrink_as_episodes_finish(tmp_path):
+    RecordingAgent.calls = []
+    harness.run_eval(config(tmp_path, f"agent.name={HERE}:make_recording_agent", "batch_size=3", "limit=7",
+                            "chat.max_actions_per_turn=1"))
+    sizes = [len(call) for call in RecordingAgent.calls]
+    assert max(sizes) == 3
+    # Batches of 3, 3, 1 episodes; one action per turn means several turns per batch
+    # whose live sets only ever shrink within a batch.
+    first_batch_keys = set(RecordingAgent.calls[0])
+    assert len(first_batch_keys) == 3
+    assert all(len(set(call)) == len(call) for call in RecordingAgent.calls)
+    assert sum(1 for call in RecordingAgent.calls if set(call) <= first_batch_keys) >= 2
+    assert len({key for call in RecordingAgent.calls for key in call}) == 7
+
+
+def test_rerunning_a_finished_run_adds_nothing(tmp_path):
+    harness.run_eval(config(tmp_path))
+    before = (tmp_path / rundir.EPISODES).read_bytes()
+    summary = (tmp_path / rundir.SUMMARY).read_bytes()
+    result = harness.run_eval(config(tmp_path))
+    assert result.new_episodes == 0 and result.complete
+    assert (tmp_path / rundir.EPISODES).read_bytes() == before
+    assert (tmp_path / rundir.SUMMARY).read_bytes() == summary
+    assert rundir.read_json(tmp_path / rundir.MANIFEST)["sessions"] == 2
+
+
+def test_larger_limit_on_the_same_dir_is_refused_naming_the_key(tmp_path):
+    harness.run_eval(config(tmp_path))
+    with pytest.raises(RunDirError, match=r"config\.limit is 4 there but 8 now"):
+        harness.run_eval(config(tmp_path, "limit=8"))
+    with pytest.raises(RunDirError, match=r"config\.chat\.max_turns"):
+        harness.run_eval(config(tmp_path, "chat.max_turns=3"))
+
+
+def test_episodes_without_a_manifest_are_not_adopted(tmp_path):
+    harness.run_eval(config(tmp_path))
+    (tmp_path / rundir.MANIFEST).unlink()
+    with pytest.raises(RunDirError, match="no manifest.json"):
+        harness.run_eval(config(tmp_path))
+
+
+def test_api_keys_never_reach_the_run_directory(tmp_path):
+    secret = "sk-test-0123456789"
+    harness.run_eval(config(tmp_path, f"agent.name={HERE}:make_recording_agent", f"+agent.api_key={secret}"))
+    manifest = rundir.read_json(tmp_path / rundir.MANIFEST)
+    assert manifest["config"]["agent"]["api_key"] == harness.REDACTED
+    for path in tmp_path.iterdir():
+        assert secret not in path.read_text(encoding="utf-8")
+
+
+def test_git_state_names_this_checkout_only(tmp_path):
+    state = harness.git_state(Path(harness.__file__).resolve().parents[2])
+    if state is not None:  # a checkout with at least one commit
+        assert len(state["commit"]) == 40 and isinstance(state["dirty"], bool)
+    nested = Path(harness.__file__).resolve().parent  # inside the checkout, not its top
+    assert harness.git_state(nested) is None
+    assert harness.git_state(tmp_path) is None
+
+
+def test_redact_keeps_token_budgets_and_hides_secrets():
+    settings = {"api_key": "x", "token": "y", "max_new_tokens": 64, "model": "m", "openai_secret": "z"}
+    assert harness.redact(settings) == {
+        "api_key": harness.REDACTED, "token": harness.REDACTED, "max_new_tokens": 64, "model": "m",
+        "openai_secret": harness.REDACTED,
+    }
+
+
+def test_two_processes_cannot_write_one_run_directory(tmp_path):
+    with rundir.locked(tmp_path):
+        with pytest.raises(RunDirError, match="in use"):
+            harness.run_eval(config(tmp_path))
+
+
+def test_model_agent_token_counts_reach_the_summary(tmp_path):
+    pytest.importorskip("transformers")
+    harness.run_eval(config(tmp_path, "agent=hf", "agent.model=tiny", "agent.max_new_tokens=8", "limit=2",
+                            "agent.temperature=1.0", "samples=2"))
+    records = lines(tmp_path)
+    per_episode = [sum(t["prompt_tokens"] + t["completion_tokens"] for t in r["turns"]) for r in records]
+    assert all(n > 0 for n in per_episode)
+    (group,) = rundir.read_json(tmp_path / rundir.SUMMARY)["groups"]
+    assert group["tokens_per_episode"] == pytest.approx(sum(per_episode) / len(per_episode))
+    assert {"pass@1", "pass@2"} <= set(group)
+    manifest = rundir.read_json(tmp_path / rundir.MANIFEST)
+    assert manifest["config"]["agent"]["model"] == "tiny" and "torch" in manifest["packages"]
+
+
+def test_scripted_eval_does_not_import_torch():
+    out = run_python(
+        "import sys, tempfile\n"
+        "from ragen_bench.cli import compose_config\n"
+        "from ragen_bench.eval import harness\n"
+        f"cfg = compose_config('eval', ['env={ENV}', 'limit=2', 'progress=false', 'out=' + tempfile.mkdtemp()])\n"
+        "harness.run_eval(cfg)\n"
+        "print('torch' in sys.modules, 'transformers' in sys.modules)\n"
+    )
+    assert out.split() == ["False", "False"]
+
+
+# ---------------------------------------------------------------- configuration
+
+
+def test_chat_defaults_in_eval_yaml_match_chat_config():
+    assert compose_config("eval", [])["chat"] == ChatConfig().to_dict()
+
+
+def test_every_agent_config_fits_its_factory_signature():
+    names = sorted(p.stem for p in (config_dir() / "agent").glob("*.yaml"))
+    assert {"optimal", "random", "hf", "openai", "vllm"} <= set(names)
+    for name in names:
+        cfg = compose_config("eval", [f"agent={name}", "agent.model=some/dir"] if name == "openai" else [f"agent={name}"])
+        settings = dict(cfg["agent"])
+        assert settings.pop("name") == name
+        module_name, factory_name = AGENT_FACTORIES[name].split(":")
+        factory = getattr(importlib.import_module(module_name), factory_name)
+        inspect.signature(factory).bind(**settings)  # raises TypeError on an unknown setting
+
+
+def test_hydra_override_examples_from_the_docs():
+    cfg = compose_config(
+        "eval",
+        ["env=RAGEN/Sokoban-6x6-v0", "split=test", "agent=hf", "agent.model=smollm2-135m", "agent.temperature=0.7",
+         "samples=4", "limit=32", "shard=1/4", "out=runs/x"],
+    )
+    assert cfg["env"] == "RAGEN/Sokoban-6x6-v0" and cfg["shard"] == "1/4" and cfg["samples"] == 4
+    assert cfg["agent"] == {"name": "hf", "model": "smollm2-135m", "temperature": 0.7, "top_p": 1.0,
+                            "max_new_tokens": 128, "seed": 0, "batch_size": 16}
+
+
+def test_eval_targets_need_exactly_one_of_env_and_suite():
+    with pytest.raises(ValueError, match="exactly one"):
+        harness.eval_targets({"env": None, "suite": None, "split": "test"})
+    with pytest.raises(ValueError, match="exactly one"):
+        harness.eval_targets({"env": ENV, "suite": "default", "split": "test"})
+    assert harness.eval_targets({"env": ENV, "suite": None, "split": "val"}) == [(ENV, "val")]
+
+
+def test_suite_targets_are_its_eval_panels_once_each():
+    from ragen_bench import suites
+
+    suite = suites.get("ragen-generalization-v0")
+    expected = list(dict.fromkeys((p.env_id, p.split) for t in suite.tracks for p in t.evaluate))
+    assert harness.eval_targets({"env": None, "suite": suite.name, "split": None}) == expected
+    assert (ENV, "test") in expected and all(split == "test" for _, split in expected)
+    assert harness.eval_targets({"env": None, "suite": suite.name, "split": "test"}) == expected
+    with pytest.raises(ValueError, match="no eval pairs with split 'val'"):
+        harness.eval_targets({"env": None, "suite": suite.name, "split": "val"})
+
+
+def test_suite_run_covers_every_panel_of_the_suite(tmp_path):
+    harness.run_eval(compose_config("eval", ["suite=ragen-sokoban-generalization-v0", "limit=2", "progress=false",
+                                             f"out={tmp_path}"]))
+    summary = rundir.read_json(tmp_path / rundir.SUMMARY)
+    targets = harness.eval_targets({"env": None, "suite": "ragen-sokoban-generalization-v0", "split": "test"})
+    assert sorted((g["env_id"], g["split"]) for g in summary["groups"]) == sorted(targets)
+    assert all(g["episodes"] == 2 for g in summary["groups"])
+    assert set(summary["panels"]) == {f"{e}:{s}" for e, s in targets}
+
+
+def test_default_out_is_deterministic_and_path_safe():
+    cfg = {"agent": {"name": "hf"}, "env": "RAGEN/Sokoban-6x6-v0", "suite": None, "split": "test"}
+    assert harness.default_out(cfg) == Path("runs/hf-RAGEN_Sokoban-6x6-v0-test")
+
+
+# ---------------------------------------------------------------- the command line
+
+
+def test_cli_eval_prints_a_table_and_leaves_cwd_clean(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["eval", f"env={ENV}", "limit=2", "progress=false"]) == 0
+    out = capsys.readouterr().out
+    assert "success" in out and ENV in out and "2 new episodes; run complete" in out
+    # Hydra's compose API: no outputs/ or .hydra/ folders, cwd unchanged.
+    assert os.getcwd() == str(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["runs"]
+    assert (tmp_path / "runs" / "optimal-RAGEN_Sokoban-6x6-v0-test" / rundir.SUMMARY).exists()
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ([f"env={ENV}", "shard=4/4"], "shard index"),
+        ([f"env={ENV}", "samples=0"], "samples must be"),
+        ([f"env={ENV}", "nonsense=1"], "nonsense"),
+        (["env=RAGEN/Nope-v0"], "unknown env id"),
+        ([f"env={ENV}", "split=nosuch"], "no 'nosuch' panel"),
+        (["suite=nosuch"], "unknown suite 'nosuch'"),
+        ([], "exactly one of env=<id> or suite=<name>"),
+    ],
+)
+def test_cli_usage_errors_are_one_clean_line(tmp_path, capsys, overrides, message):
+    assert main(["eval", f"out={tmp_path}", "progress=false", *overrides]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ragen-bench eval: error:") and message in err
+    assert "Traceback" not in err
+
+
+def test_cli_refuses_a_differently_configured_rerun(tmp_path, capsys):
+    assert main(["eval", f"env={ENV}", "limit=1", f"out={tmp_path}", "progress=false"]) == 0
+    assert main(["eval", f"env={ENV}", "limit=2", f"out={tmp_path}", "progress=false"]) == 2
+    assert "config.limit is 1 there but 2 now" in capsys.readouterr().err
+
+
+def test_cli_compare_puts_runs_side_by_side(tmp_path, capsys):
+    for agent in ("optimal", "random"):
+        assert main(["eval", f"env={ENV}", "limit=3", f"agent={agent}", f"out={tmp_path / agent}", "progress=false"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "optimal"), str(tmp_path / "random")]) == 0
+    table = capsys.readouterr().out.splitlines()
+    assert table[0].split()[:4] == ["run", "env", "split", "episodes"]
+    assert [line.split()[0] for line in table[1:]] == ["optimal", "random"]
+
+
+def test_format_table_aligns_columns_and_marks_missing_values():
+    table = format_table([{"run": "optimal", "success": 1.0, "episodes": 64},
+                          {"run": "hf(x)", "success": None, "episodes": 2, "extra": "y"}])
+    assert table.splitlines() == [
+        "run      success  episodes  extra",
+        "optimal    1.000        64  -",
+        "hf(x)          -         2  y",
+    ]
+    assert format_table([]) == "(no episodes)"
+
+
+def test_compare_notes_runs_that_were_not_measured_alike():
+    base = {"template_hash": "t1", "panels": {"E:test": "c1"}}
+    assert comparability_notes({"a": base, "b": dict(base)}) == []
+    notes = comparability_notes({"a": base, "b": {"template_hash": "t2", "panels": {"E:test": "c2"}}})
+    assert notes == ["runs used 2 different chat templates/settings (template_hash)",
+                     "E:test: runs used different panels"]
+
+
+def test_cli_compare_flags_different_chat_settings(tmp_path, capsys):
+    for name, extra in (("a", []), ("b", ["chat.max_turns=3"])):
+        assert main(["eval", f"env={ENV}", "limit=2", f"out={tmp_path / name}", "progress=false", *extra]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
+    assert "note: runs used 2 different chat templates" in capsys.readouterr().out
+
+
+def test_cli_envs_list_show_and_verify(capsys):
+    assert main(["envs", "list"]) == 0
+    assert ENV in capsys.readouterr().out
+    assert main(["envs", "show", ENV]) == 0
+    shown = capsys.readouterr().out
+    assert "Up, Down, Left, Right" in shown and "panel test: 256 seeds" in shown
+    assert main(["envs", "verify", ENV]) == 0
+    assert capsys.readouterr().out.count("ok ") == len(panels.available(ENV))
+
+
+def test_cli_envs_verify_reports_a_drifted_panel(tmp_path, monkeypatch, capsys):
+    panel = panels.load(ENV, "test")
+    drifted = panels.Panel(ENV, "test", panel.seeds[:2], ("0" * 64, panel.obs_sha256[1]), "")
+    data = drifted.to_json()
+    data["checksum"] = panels._checksum(ENV, "test", drifted.seeds, drifted.obs_sha256)
+    target = tmp_path / panels.family(ENV) / "panels" / ENV.split("/")[1] / "test.json"
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(data), encoding="utf-8")
+    monkeypatch.setenv("RAGEN_BENCH_ENVS_DIR", str(tmp_path))
+    assert main(["envs", "verify", ENV]) == 1
+    assert "FAIL RAGEN/Sokoban-6x6-v0 test" in capsys.readouterr().out
