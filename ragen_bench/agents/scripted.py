@@ -61,7 +61,20 @@ def _action_text(unwrapped: Any, action: Any) -> str:
     return str(action) if names is None else names[int(action)]
 
 
-class RandomAgent:
+class _ScriptedAgent:
+    """Scripted agents reply to each request on its own, from the live env."""
+
+    def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
+        return [AgentReply(self._reply(request)) for request in requests]
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+    def _reply(self, request: AgentRequest) -> str:
+        raise NotImplementedError
+
+
+class RandomAgent(_ScriptedAgent):
     """Uniformly random valid actions, deterministic per (seed, episode, turn)."""
 
     name = "random"
@@ -73,12 +86,6 @@ class RandomAgent:
         self.think = think
         self.actions_per_turn = actions_per_turn
         self.separator = separator
-
-    def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
-        return [AgentReply(self._reply(request)) for request in requests]
-
-    def close(self) -> None:
-        """Nothing to release."""
 
     def _reply(self, request: AgentRequest) -> str:
         unwrapped = _live_env(request)
@@ -106,7 +113,7 @@ def _random_text(rng: random.Random, space: Any) -> str:
     return "".join(charset[_index(rng, len(charset))] for _ in range(length))
 
 
-class OptimalAgent:
+class OptimalAgent(_ScriptedAgent):
     """Plays the env's own optimal policy, several actions per turn where allowed."""
 
     name = "optimal"
@@ -117,12 +124,6 @@ class OptimalAgent:
         self.think = think
         self.max_actions_per_turn = max_actions_per_turn
         self.separator = separator
-
-    def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
-        return [AgentReply(self._reply(request)) for request in requests]
-
-    def close(self) -> None:
-        """Nothing to release."""
 
     def _reply(self, request: AgentRequest) -> str:
         unwrapped = _live_env(request)
