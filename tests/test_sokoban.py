@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 import ragen_bench
 from ragen_bench import panels
+from ragen_bench.envs import sokoban as sokoban_env
 from ragen_bench.envs import sokoban_levels as levels
 from ragen_bench.envs.sokoban import SokobanEnv
 from ragen_bench.registry import entry
@@ -281,10 +282,12 @@ def test_every_10x10_panel_level_is_solvable_within_the_solver_budget():
 def test_panel_verification_fails_loudly_on_generator_drift(monkeypatch):
     panel = panels.load("RAGEN/Sokoban-6x6-v0", "test")
     monkeypatch.setattr(levels, "_P_CHANGE_DIRECTION", 0.5)
-    panels._MAKE_CACHE.clear()
-    with pytest.raises(panels.PanelError, match="new env version"):
-        panel.verify()
-    panels._MAKE_CACHE.clear()
+    sokoban_env._level_and_plan.cache_clear()  # levels are cached per process
+    try:
+        with pytest.raises(panels.PanelError, match="new env version"):
+            panel.verify()
+    finally:
+        sokoban_env._level_and_plan.cache_clear()
 
 
 def test_tampered_panel_file_is_rejected(tmp_path, monkeypatch):
@@ -352,3 +355,15 @@ def test_every_generated_level_is_well_formed_and_solvable(env_id, seed):
     assert sum(c == levels.BOX for c in state) == env.num_boxes  # none starts on a target
     assert sum(c == levels.TARGET for c in fixed) == env.num_boxes
     assert info["optimal_length"] is not None and info["optimal_length"] >= 1  # solvable by construction
+
+
+def test_repeated_seeds_are_served_from_the_level_cache_unchanged():
+    sokoban_env._level_and_plan.cache_clear()
+    env = make("RAGEN/Sokoban-6x6-v0")
+    first = env.reset(seed=4242)
+    for _ in range(3):
+        env.step(1)
+    again = env.reset(seed=4242)
+    assert again == first
+    assert sokoban_env._level_and_plan.cache_info().hits == 1
+    assert env.optimal_plan(100) == env.solve()  # the cached plan is a fresh list, still valid

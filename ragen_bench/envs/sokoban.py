@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import random
+import threading
 from typing import Any
 
 import numpy as np
@@ -47,6 +49,38 @@ STEP_PENALTY = -0.1
 BOX_ON_TARGET_REWARD = 1
 BOX_OFF_TARGET_PENALTY = -1
 SOLVED_REWARD = 10
+
+
+_thread_local = threading.local()
+
+
+def _thread_generators() -> tuple[random.Random, np.random.RandomState]:
+    """Generator objects reused across resets (re-seeded per level), one pair per thread."""
+    pair = getattr(_thread_local, "generators", None)
+    if pair is None:
+        pair = _thread_local.generators = (random.Random(), np.random.RandomState())
+    return pair
+
+
+@functools.lru_cache(maxsize=4096)
+def _level_and_plan(
+    seed: int, height: int, width: int, num_boxes: int, search_depth: int, solver_max_states: int
+) -> tuple[levels.Level, int, int, tuple[int, ...] | None]:
+    """``(level, level_seed, fallbacks, shortest plan or None)`` for a seed.
+
+    A pure function of its arguments, so it is cached per process: repeated seeds
+    (pass@k samples, GRPO groups, panel re-runs) skip generation and search.
+    ``solver_max_states=0`` skips the solver.
+    """
+    rng, np_rng = _thread_generators()
+    level, level_seed, fallbacks = levels.generate_level_with_fallback(
+        seed, height=height, width=width, num_boxes=num_boxes, search_depth=search_depth, rng=rng, np_rng=np_rng
+    )
+    plan = None
+    if solver_max_states:
+        found = solve((level.height, level.width, level.fixed, level.state), solver_max_states)
+        plan = None if found is None else tuple(found)
+    return level, level_seed, fallbacks, plan
 
 
 class SokobanEnv(TextEnv):
@@ -139,8 +173,6 @@ class SokobanEnv(TextEnv):
 
         self._stride = self.width + 1
         self._deltas = (-self._stride, self._stride, -1, 1)
-        self._level_rng = random.Random()
-        self._level_np_rng = np.random.RandomState()
         self._board = bytearray()
         self._player = 0
         self._boxes_on_target = 0
@@ -161,24 +193,19 @@ class SokobanEnv(TextEnv):
             raise ValueError(f"SokobanEnv.reset takes no options, got {sorted(options)}")
         if seed is None:
             seed = int(self.np_random.integers(2**32))
-        level, self._level_seed, fallbacks = levels.generate_level_with_fallback(
+        level, self._level_seed, fallbacks, plan = _level_and_plan(
             seed,
-            height=self.height,
-            width=self.width,
-            num_boxes=self.num_boxes,
-            search_depth=self.search_depth,
-            rng=self._level_rng,
-            np_rng=self._level_np_rng,
+            self.height,
+            self.width,
+            self.num_boxes,
+            self.search_depth,
+            self.solver_max_states if self.solve_on_reset else 0,
         )
         self._load(level)
         info = self._info()
         info["fallbacks"] = fallbacks
-        info["optimal_length"] = None
-        if self.solve_on_reset:
-            # Solved from the generator's layers directly; the plan is kept for
-            # optimal_action()/optimal_plan().
-            self._plan = solve((level.height, level.width, level.fixed, level.state), self.solver_max_states)
-            info["optimal_length"] = None if self._plan is None else len(self._plan)
+        info["optimal_length"] = None if plan is None else len(plan)
+        self._plan = None if plan is None else list(plan)  # followed by optimal_action()/optimal_plan()
         return self.render_text(), info
 
     def step(self, action: int) -> tuple[str, float, bool, bool, dict[str, Any]]:

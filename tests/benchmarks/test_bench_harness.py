@@ -15,6 +15,7 @@ import itertools
 import pytest
 
 from ragen_bench.cli import compose_config
+from ragen_bench.envs import sokoban
 from ragen_bench.eval import harness, rundir
 
 ENV = "RAGEN/Sokoban-6x6-v0"
@@ -27,6 +28,9 @@ def test_harness_episodes_per_second(benchmark, tmp_path, agent):
     rounds = itertools.count()
 
     def fresh_config():
+        # Every round starts cold: the Sokoban level cache would otherwise serve all
+        # levels of later rounds (within a round, sample 2 of a seed still hits it).
+        sokoban._level_and_plan.cache_clear()
         out = tmp_path / f"round{next(rounds)}"
         config = compose_config("eval", [f"env={ENV}", f"agent={agent}", f"samples={SAMPLES}",
                                          "progress=false", f"out={out}"])

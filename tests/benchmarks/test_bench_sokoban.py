@@ -92,3 +92,11 @@ def test_textarena_step(benchmark, textarena_sokoban):
         return textarena_sokoban.get_observation()
 
     benchmark.pedantic(step, rounds=50, warmup_rounds=2)
+
+
+@pytest.mark.parametrize("env_id", SOKOBAN_IDS)
+def test_reset_repeated_seed(benchmark, env_id):
+    # pass@k samples and GRPO groups reset the same seed again: served from the level cache.
+    benchmark.group = "sokoban reset (repeated seed, cached level)"
+    env = gymnasium.make(env_id).unwrapped
+    benchmark(lambda: env.reset(seed=123))
