@@ -129,3 +129,31 @@ def test_every_factory_in_the_table_exists(name):
     if importlib.util.find_spec(module_name) is None:
         pytest.skip(f"{module_name} is not in this checkout")
     assert callable(getattr(importlib.import_module(module_name), factory_name))
+
+
+def test_optimal_agent_on_slippery_ice_plans_for_the_chat_budget_not_the_env_cap():
+    # Within the default 10-action budget the best achievable success on the test panel is
+    # the mean of the 10-step optimal success probabilities; planning for the env's
+    # 100-step cap instead (safe but slow routes) falls clearly short of it.
+    budget = ChatConfig().max_actions_per_episode
+    seeds = panels.load(FROZEN_LAKE, "test").seeds
+    env = gymnasium.make(FROZEN_LAKE).unwrapped
+    expected, patient = 0.0, 0.0
+    for seed in seeds:
+        env.reset(seed=seed)
+        expected += env._solution.success_probability(env.player_state, budget) / len(seeds)
+        patient += env._solution.success_probability(env.player_state, env.max_steps) / len(seeds)
+    successes = sum(t.success for t in run_lockstep(_episodes(FROZEN_LAKE, seeds), make_agent("optimal")))
+    rate = successes / len(seeds)
+    standard_error = (expected * (1 - expected) / len(seeds)) ** 0.5
+    assert abs(rate - expected) < 3 * standard_error
+    assert patient > expected + 0.2  # the two horizons really differ on these lakes
+
+
+def test_optimal_action_horizon_changes_the_choice_somewhere():
+    env = gymnasium.make(FROZEN_LAKE).unwrapped
+    differing = 0
+    for seed in panels.load(FROZEN_LAKE, "test").seeds[:64]:
+        env.reset(seed=seed)
+        differing += env.optimal_action(steps_left=3) != env.optimal_action()
+    assert differing > 0

@@ -29,6 +29,9 @@ class AgentRequest:
     env: gymnasium.Env[Any, Any] | None
     episode_key: str
     turn: int
+    # The episode's remaining action budget (the prompt states it too); scripted planners
+    # use it so that "optimal" means optimal within the budget, e.g. on slippery ice.
+    actions_left: int | None = None
 
 
 @dataclass(frozen=True)

@@ -127,23 +127,28 @@ class OptimalAgent(_ScriptedAgent):
 
     def _reply(self, request: AgentRequest) -> str:
         unwrapped = _live_env(request)
-        plan = [_action_text(unwrapped, action) for action in self.plan(unwrapped)]
+        plan = [_action_text(unwrapped, action) for action in self.plan(unwrapped, request.actions_left)]
         thought = "I follow a shortest plan from this state." if plan else "I know no plan from this state."
         return format_reply(plan, thought=thought, think=self.think, separator=self.separator)
 
-    def plan(self, unwrapped: Any) -> list[Any]:
+    def plan(self, unwrapped: Any, actions_left: int | None = None) -> list[Any]:
         """Up to ``max_actions_per_turn`` optimal actions from the live env's state.
 
-        An env may offer ``optimal_plan(max_actions)`` (the same sequence, from a plan
-        it already holds); it is used when present because it spares the copy.
+        ``actions_left`` (the episode's remaining budget) is passed on as each action's
+        horizon, so the plan is optimal within the budget.  An env may offer
+        ``optimal_plan(max_actions)`` (the same sequence, from a plan it already holds);
+        it is used when present because it spares the copy.
         """
+        def horizon(planned: int) -> int | None:
+            return None if actions_left is None else actions_left - planned
+
         if unwrapped.action_names is None or self.max_actions_per_turn == 1:
-            first = unwrapped.optimal_action()
+            first = unwrapped.optimal_action(steps_left=horizon(0))
             return [] if first is None else [first]
         known_plan = getattr(unwrapped, "optimal_plan", None)
         if known_plan is not None:
             return list(known_plan(self.max_actions_per_turn))
-        first = unwrapped.optimal_action()
+        first = unwrapped.optimal_action(steps_left=horizon(0))
         if first is None:
             return []
         plan = [first]
@@ -152,7 +157,7 @@ class OptimalAgent(_ScriptedAgent):
             _, _, terminated, truncated, _ = shadow.step(plan[-1])
             if terminated or truncated:
                 break
-            action = shadow.optimal_action()
+            action = shadow.optimal_action(steps_left=horizon(len(plan)))
             if action is None:
                 break
             plan.append(action)

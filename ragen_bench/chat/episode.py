@@ -115,7 +115,13 @@ class ChatEpisode:
 
     def request(self) -> AgentRequest:
         self._require_live()
-        return AgentRequest(messages=self.messages, env=self.env, episode_key=self.key, turn=self.turn)
+        return AgentRequest(
+            messages=self.messages,
+            env=self.env,
+            episode_key=self.key,
+            turn=self.turn,
+            actions_left=self.config.max_actions_per_episode - self._actions_taken,
+        )
 
     # -- one turn -------------------------------------------------------------------
 

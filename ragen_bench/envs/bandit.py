@@ -159,7 +159,7 @@ class BanditEnv(TextEnv):
     def render(self) -> str | None:
         return self._text if self.render_mode == "ansi" else None
 
-    def optimal_action(self) -> int | None:
+    def optimal_action(self, steps_left: int | None = None) -> int | None:
         """The high-risk arm (expected 0.25 beats the low-risk arm's 0.1)."""
         if not self._text or self._pulled is not None:
             return None

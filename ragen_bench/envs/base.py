@@ -12,10 +12,11 @@ change anywhere else:
     for envs whose observation is prose.
 ``instruction``
     One paragraph in the project's own words: the goal and the rules.
-``optimal_action()``
+``optimal_action(steps_left=None)``
     The next action of an optimal policy from the current state (``int`` for
     discrete envs, ``str`` for text envs), or ``None`` when no optimal action is
-    known.  Powers the ``optimal`` agent.
+    known.  ``steps_left`` caps the remaining horizon (the chat layer's action budget)
+    where the optimal choice depends on it.  Powers the ``optimal`` agent.
 ``optimal_plan(max_actions)`` (optional, deterministic envs only)
     The next ``max_actions`` actions of an optimal plan, so the ``optimal`` agent
     can fill a multi-action turn without copying the env.
@@ -39,7 +40,7 @@ class TextEnv(gymnasium.Env):
     symbol_meanings: Mapping[str, str] = {}
     instruction: str = ""
 
-    def optimal_action(self) -> Any:
+    def optimal_action(self, steps_left: int | None = None) -> Any:
         """Next action of an optimal policy, or ``None`` if unknown."""
         return None
 

@@ -204,7 +204,7 @@ class CountdownEnv(TextEnv):
     def render(self) -> str | None:
         return self._text if self.render_mode == "ansi" else None
 
-    def optimal_action(self) -> str | None:
+    def optimal_action(self, steps_left: int | None = None) -> str | None:
         """The reference equation found by exhaustive search."""
         return None if self._answered else self._reference
 

@@ -194,11 +194,17 @@ class FrozenLakeEnv(TextEnv):
 
     # -- solver hooks ---------------------------------------------------------------
 
-    def optimal_action(self) -> int | None:
-        """An action maximising the chance of reaching the goal in the steps left."""
+    def optimal_action(self, steps_left: int | None = None) -> int | None:
+        """An action maximising the chance of reaching the goal in the steps left.
+
+        The horizon is the env's own remaining steps, or ``steps_left`` if that is
+        smaller (an agent's action budget): with few steps left, the safest route is
+        not always the best one.
+        """
         if not self.lake or solver.cell(self.lake, self._state) in solver.TERMINAL_LETTERS:
             return None
-        steps_left = self.max_steps - self._steps
+        env_steps_left = self.max_steps - self._steps
+        steps_left = env_steps_left if steps_left is None else min(steps_left, env_steps_left)
         if steps_left < 1:
             return None
         return self._solution.best_action(self._state, steps_left)

@@ -189,7 +189,7 @@ class MathQAEnv(TextEnv):
     def render(self) -> str | None:
         return self._text if self.render_mode == "ansi" else None
 
-    def optimal_action(self) -> str | None:
+    def optimal_action(self, steps_left: int | None = None) -> str | None:
         """The reference answer."""
         return None if self._solved or not self._text else self.answer
 

@@ -271,11 +271,12 @@ class SokobanEnv(TextEnv):
             return []
         return self._plan[:max_actions]
 
-    def optimal_action(self) -> int | None:
+    def optimal_action(self, steps_left: int | None = None) -> int | None:
         """First action of a shortest solution from the current state.
 
         The plan is computed once and followed; it is recomputed only when the agent
-        deviates from it.
+        deviates from it.  ``steps_left`` changes nothing: a shortest plan is optimal
+        under any budget (and none succeeds if it does not fit).
         """
         if self._boxes_on_target == self.num_boxes:
             return None
