@@ -55,6 +55,9 @@ DEFAULT_TEMPLATE = ChatTemplate(
         "Actions you can take: {names}.\n"
         'Each turn you may take up to {per_turn} actions, separated by "{separator}"; '
         "the whole episode allows {per_episode} actions. Action names are not case-sensitive.\n"
+        # A concrete answer, as RAGEN's instructions give one: small models copy the
+        # bracketed placeholders of the format line otherwise.
+        "For example: <answer>{example}</answer>\n"
     ),
     text_actions=(
         "Each turn, your answer is a single action written as free text.\n"

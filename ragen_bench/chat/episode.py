@@ -295,6 +295,7 @@ def first_prompt_intro(
             per_turn=config.max_actions_per_turn,
             separator=config.action_separator,
             per_episode=config.max_actions_per_episode,
+            example=f" {config.action_separator} ".join(action_names[: min(2, config.max_actions_per_turn)]),
         )
     return template.intro.format(instruction=instruction, symbols=symbols, actions=actions)
 
