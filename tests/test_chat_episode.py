@@ -51,7 +51,7 @@ class Corridor(TextEnv):
         info = {"success": arrived, "action_is_effective": self.position != before, "extra": [1, 2], "cell": np.int64(self.position)}
         return self._render(), 1.0 if arrived else 0.0, arrived, self.steps >= self.max_steps, info
 
-    def optimal_action(self):
+    def optimal_action(self, steps_left=None):
         return 1 if self.position < self.length else None
 
     def _render(self) -> str:
