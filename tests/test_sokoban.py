@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import json
 import random
-import warnings
 
 import gymnasium
 import numpy as np
 import pytest
-from gymnasium.utils.env_checker import check_env
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +18,7 @@ from ragen_bench.envs import sokoban_levels as levels
 from ragen_bench.envs.sokoban import SokobanEnv
 from ragen_bench.registry import entry
 from ragen_bench.solvers.sokoban import solve
+from tests import env_contract
 from tests.conftest import reference_records, run_python
 
 SOKOBAN_IDS = [i for i in ragen_bench.ENV_IDS if i.startswith("RAGEN/Sokoban-")]
@@ -62,10 +61,12 @@ def test_make_vec_sync_steps_all_copies():
 
 @pytest.mark.parametrize("env_id", SOKOBAN_IDS)
 def test_check_env_passes_without_warnings(env_id):
-    env = gymnasium.make(env_id)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        check_env(env.unwrapped, skip_render_check=False)
+    env_contract.assert_check_env_clean(env_id)
+
+
+@pytest.mark.parametrize("env_id", SOKOBAN_IDS)
+def test_chat_facing_attributes(env_id):
+    env_contract.assert_chat_attributes(env_id)
 
 
 def test_render_returns_the_observation_text_and_spaces_contain_it():
