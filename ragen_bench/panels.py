@@ -26,15 +26,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 from collections.abc import Iterator
+from importlib.resources.abc import Traversable
 from typing import Any
 
 import gymnasium
 
+from ragen_bench import data
 from ragen_bench.registry import ENV_IDS, entry
 
 PANEL_FORMAT = "ragen-bench/panel/v1"
@@ -52,10 +53,9 @@ class PanelError(RuntimeError):
     """A panel file is missing, malformed, or no longer matches its env."""
 
 
-def envs_dir() -> Path:
-    """The frozen-data folder (``envs/`` at the repo root; ``$RAGEN_BENCH_ENVS_DIR`` overrides)."""
-    override = os.environ.get("RAGEN_BENCH_ENVS_DIR")
-    return Path(override) if override else Path(__file__).resolve().parent.parent / "envs"
+def envs_dir() -> Traversable:
+    """The frozen-data folder: ``envs/`` of the checkout, or its copy inside the wheel."""
+    return data.envs_root()
 
 
 def family(env_id: str) -> str:
@@ -64,7 +64,7 @@ def family(env_id: str) -> str:
     return module.rsplit(".", 1)[-1]
 
 
-def panel_path(env_id: str, split: str) -> Path:
+def panel_path(env_id: str, split: str) -> Traversable:
     name = env_id.split("/", 1)[-1]
     return envs_dir() / family(env_id) / "panels" / name / f"{split}.json"
 
@@ -156,7 +156,8 @@ def build(env_id: str, split: str) -> Panel:
 
 
 def write(panel: Panel) -> Path:
-    path = panel_path(panel.env_id, panel.split)
+    """Write a panel file into the checkout's ``envs/`` (maintainers only, never at run time)."""
+    path = Path(str(panel_path(panel.env_id, panel.split)))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(panel.to_json(), indent=1) + "\n", encoding="utf-8")
@@ -167,7 +168,7 @@ def write(panel: Panel) -> Path:
 def load(env_id: str, split: str) -> Panel:
     """Read a frozen panel; checks the file's own checksum (not the live env: see verify)."""
     path = panel_path(env_id, split)
-    if not path.exists():
+    if not path.is_file():
         raise PanelError(f"no {split!r} panel for {env_id} (expected {path}); splits: {available(env_id)}")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -212,7 +213,7 @@ def decontaminated_train_seeds(env_id: str, exclude: tuple[str, ...] = ("val", "
 
 def available(env_id: str) -> list[str]:
     """Splits that have a panel file for ``env_id``."""
-    return [split for split in SPLITS if panel_path(env_id, split).exists()]
+    return [split for split in SPLITS if panel_path(env_id, split).is_file()]
 
 
 def _main(argv: list[str]) -> int:

@@ -21,6 +21,7 @@ import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from importlib.resources.abc import Traversable
 from typing import Any
 
 from ragen_bench import panels
@@ -116,17 +117,17 @@ DEFINITIONS: dict[str, tuple[str, tuple[Any, ...]]] = {
 # -- files ---------------------------------------------------------------------------
 
 
-def suites_dir() -> Path:
+def suites_dir() -> Traversable:
     return panels.envs_dir() / "suites"
 
 
-def suite_path(name: str) -> Path:
+def suite_path(name: str) -> Traversable:
     return suites_dir() / f"{name}.json"
 
 
 def names() -> list[str]:
     """Suites with a frozen file in ``envs/suites/``, sorted."""
-    return sorted(path.stem for path in suites_dir().glob("*.json"))
+    return sorted(path.name.removesuffix(".json") for path in suites_dir().iterdir() if path.name.endswith(".json"))
 
 
 def _panel_json(panel: SuitePanel) -> dict[str, str]:
@@ -166,7 +167,8 @@ def build(name: str) -> Suite:
 
 
 def write(suite: Suite) -> Path:
-    path = suite_path(suite.name)
+    """Write a suite file into the checkout's ``envs/suites/`` (maintainers only)."""
+    path = Path(str(suite_path(suite.name)))
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {
         "format": SUITE_FORMAT,
@@ -193,7 +195,7 @@ def get(name: str, *, check_panels: bool = True) -> Suite:
     rebuilt panel cannot silently change what a suite means.
     """
     path = suite_path(name)
-    if not path.exists():
+    if not path.is_file():
         raise SuiteError(f"unknown suite {name!r}; available: {', '.join(names()) or 'none'}")
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
