@@ -26,10 +26,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from importlib.resources.abc import Traversable
 from typing import Any
 
@@ -38,7 +39,9 @@ import gymnasium
 from ragen_bench import data
 from ragen_bench.registry import ENV_IDS, entry
 
-PANEL_FORMAT = "ragen-bench/panel/v1"
+# v2: the checksum covers every field of the file (v1 covered id, split, seeds and hashes).
+PANEL_FORMAT = "ragen-bench/panel/v2"
+_SHA256 = re.compile(r"[0-9a-f]{64}")
 TRAIN_SEED_START = 10_000
 TRAIN_PREFIX = 256
 DEFAULT_SPLIT_SEEDS: dict[str, range] = {
@@ -59,9 +62,8 @@ def envs_dir() -> Traversable:
 
 
 def family(env_id: str) -> str:
-    """Folder name of an id's family: the module of its entry point (``sokoban``)."""
-    module = entry(env_id).entry_point.split(":")[0]
-    return module.rsplit(".", 1)[-1]
+    """Folder name of an id's family under ``envs/`` (``sokoban``), from the id table."""
+    return entry(env_id).family
 
 
 def panel_path(env_id: str, split: str) -> Traversable:
@@ -73,42 +75,34 @@ def observation_sha256(observation: str) -> str:
     return hashlib.sha256(observation.encode("utf-8")).hexdigest()
 
 
-def _checksum(env_id: str, split: str, seeds: tuple[int, ...], hashes: tuple[str, ...]) -> str:
-    canonical = json.dumps(
-        {"env_id": env_id, "split": split, "seeds": list(seeds), "obs_sha256": list(hashes)},
-        sort_keys=True,
-        separators=(",", ":"),
-    )
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+def _canonical_checksum(fields: Mapping[str, Any]) -> str:
+    """SHA-256 of a panel file's fields (all but ``checksum``) in canonical JSON."""
+    canonical = json.dumps(dict(fields), sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()
 
 
 @dataclass(frozen=True)
 class Panel:
+    """One split of one env id: its seeds and the SHA-256 of what each seed produces.
+
+    ``checksum`` covers every field of the file (format, id, split, count, seeds,
+    hashes, ``seed_start`` and ``optimal_length``), so no edit of a panel file passes
+    :func:`load`; :meth:`verify` additionally regenerates every level.
+    """
+
     env_id: str
     split: str
     seeds: tuple[int, ...]
     obs_sha256: tuple[str, ...]
-    checksum: str
     seed_start: int | None = None  # train only: the open range starts here
     optimal_length: tuple[int | None, ...] | None = None  # difficulty metadata, where known
 
-    def verify(self) -> None:
-        """Regenerate every seed and raise :class:`PanelError` on the first mismatch."""
-        for seed, expected in zip(self.seeds, self.obs_sha256, strict=True):
-            actual = observation_sha256(initial_observation(self.env_id, seed))
-            if actual != expected:
-                raise PanelError(
-                    f"{self.env_id} {self.split}: seed {seed} now produces a different initial "
-                    f"observation (sha256 {actual[:12]}..., panel says {expected[:12]}...). "
-                    "A generator change needs a new env version."
-                )
-
-    def to_json(self) -> dict[str, Any]:
+    def fields(self) -> dict[str, Any]:
+        """What the file holds besides its checksum, in file order."""
         data: dict[str, Any] = {
             "format": PANEL_FORMAT,
             "env_id": self.env_id,
             "split": self.split,
-            "checksum": self.checksum,
             "num_seeds": len(self.seeds),
         }
         if self.seed_start is not None:
@@ -117,6 +111,33 @@ class Panel:
         data["obs_sha256"] = list(self.obs_sha256)
         if self.optimal_length is not None:
             data["optimal_length"] = list(self.optimal_length)
+        return data
+
+    @property
+    def checksum(self) -> str:
+        return _canonical_checksum(self.fields())
+
+    def verify(self) -> None:
+        """Regenerate every seed and raise :class:`PanelError` on the first mismatch."""
+        lengths = self.optimal_length or (None,) * len(self.seeds)
+        for seed, expected, expected_length in zip(self.seeds, self.obs_sha256, lengths, strict=True):
+            observation, info = _reset(self.env_id, seed)
+            actual = observation_sha256(observation)
+            if actual != expected:
+                raise PanelError(
+                    f"{self.env_id} {self.split}: seed {seed} now produces a different initial "
+                    f"observation (sha256 {actual[:12]}..., panel says {expected[:12]}...). "
+                    "A generator change needs a new env version."
+                )
+            if self.optimal_length is not None and info.get("optimal_length") != expected_length:
+                raise PanelError(
+                    f"{self.env_id} {self.split}: seed {seed} now has optimal_length "
+                    f"{info.get('optimal_length')}, the panel says {expected_length}"
+                )
+
+    def to_json(self) -> dict[str, Any]:
+        data = self.fields()
+        data["checksum"] = self.checksum
         return data
 
 
@@ -149,7 +170,6 @@ def build(env_id: str, split: str) -> Panel:
         split=split,
         seeds=seeds,
         obs_sha256=tuple(hashes),
-        checksum=_checksum(env_id, split, seeds, tuple(hashes)),
         seed_start=seeds[0] if split == "train" else None,
         optimal_length=tuple(lengths) if has_lengths else None,
     )
@@ -166,34 +186,70 @@ def write(panel: Panel) -> Path:
 
 
 def load(env_id: str, split: str) -> Panel:
-    """Read a frozen panel; checks the file's own checksum (not the live env: see verify)."""
+    """Read a frozen panel and check the file against its own checksum (not the live env: see verify)."""
     path = panel_path(env_id, split)
     if not path.is_file():
-        raise PanelError(f"no {split!r} panel for {env_id} (expected {path}); splits: {available(env_id)}")
+        raise PanelError(f"no {split!r} panel for {env_id} (expected a file at {path}); splits: {available(env_id)}")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        seeds = tuple(int(s) for s in data["seeds"])
-        hashes = tuple(str(h) for h in data["obs_sha256"])
-        lengths = data.get("optimal_length")
-        panel = Panel(
-            env_id=data["env_id"],
-            split=data["split"],
-            seeds=seeds,
-            obs_sha256=hashes,
-            checksum=data["checksum"],
-            seed_start=data.get("seed_start"),
-            optimal_length=tuple(lengths) if lengths is not None else None,
-        )
-    except (KeyError, TypeError, ValueError) as error:
-        raise PanelError(f"{path}: malformed panel file ({error!r})") from None
+        raw = json.loads(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise PanelError(f"{path}: not a UTF-8 JSON file ({error})") from None
+    panel = _parse(path, raw)
     if (panel.env_id, panel.split) != (env_id, split):
         raise PanelError(f"{path}: file is for {panel.env_id}/{panel.split}, not {env_id}/{split}")
-    if len(seeds) != len(hashes):
-        raise PanelError(f"{path}: {len(seeds)} seeds but {len(hashes)} hashes")
-    expected = _checksum(env_id, split, seeds, hashes)
-    if panel.checksum != expected:
-        raise PanelError(f"{path}: checksum {panel.checksum[:12]}... does not match contents ({expected[:12]}...)")
     return panel
+
+
+_FIELDS = ("format", "env_id", "split", "num_seeds", "seed_start", "seeds", "obs_sha256", "optimal_length", "checksum")
+_REQUIRED = ("format", "env_id", "split", "num_seeds", "seeds", "obs_sha256", "checksum")
+
+
+def _parse(path: Traversable, raw: Any) -> Panel:
+    """A :class:`Panel` from a file's JSON, or :class:`PanelError` naming the field at fault."""
+
+    def fail(reason: str) -> PanelError:
+        return PanelError(f"{path}: {reason}")
+
+    if not isinstance(raw, dict):
+        raise fail(f"expected a JSON object, got {type(raw).__name__}")
+    if unknown := sorted(set(raw) - set(_FIELDS)):
+        raise fail(f"unknown field(s) {unknown}")
+    if missing := [name for name in _REQUIRED if name not in raw]:
+        raise fail(f"missing field(s) {missing}")
+    if raw["format"] != PANEL_FORMAT:
+        raise fail(f"format is {raw['format']!r}; this version reads {PANEL_FORMAT!r}")
+    seeds, hashes, lengths = raw["seeds"], raw["obs_sha256"], raw.get("optimal_length")
+    if not isinstance(seeds, list) or not all(_is_int(seed) and seed >= 0 for seed in seeds):
+        raise fail("seeds must be a list of non-negative integers")
+    if not isinstance(hashes, list) or not all(isinstance(h, str) and _SHA256.fullmatch(h) for h in hashes):
+        raise fail("obs_sha256 must be a list of 64-digit lower-case hex digests")
+    if lengths is not None and (
+        not isinstance(lengths, list) or not all(n is None or (_is_int(n) and n >= 0) for n in lengths)
+    ):
+        raise fail("optimal_length must be a list of non-negative integers or nulls")
+    counts = {"seeds": len(seeds), "obs_sha256": len(hashes)}
+    if lengths is not None:
+        counts["optimal_length"] = len(lengths)
+    if not _is_int(raw["num_seeds"]) or set(counts.values()) != {raw["num_seeds"]}:
+        raise fail(f"num_seeds is {raw['num_seeds']!r} but the lists hold {counts}")
+    seed_start = raw.get("seed_start")
+    if seed_start is not None and (not seeds or seed_start != seeds[0]):
+        raise fail(f"seed_start {seed_start!r} is not the first seed")
+    panel = Panel(
+        env_id=str(raw["env_id"]),
+        split=str(raw["split"]),
+        seeds=tuple(seeds),
+        obs_sha256=tuple(hashes),
+        seed_start=seed_start,
+        optimal_length=None if lengths is None else tuple(lengths),
+    )
+    if raw["checksum"] != panel.checksum:
+        raise fail(f"checksum {str(raw['checksum'])[:12]}... does not match the contents ({panel.checksum[:12]}...)")
+    return panel
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def decontaminated_train_seeds(env_id: str, exclude: tuple[str, ...] = ("val", "test")) -> Iterator[int]:

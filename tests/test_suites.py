@@ -59,14 +59,27 @@ def test_suite_files_match_definitions_and_current_panels(name):
         suite.name = "other"  # type: ignore[misc]
 
 
-def test_suite_checksum_covers_every_panel():
+@pytest.mark.parametrize(
+    "edit",
+    [
+        {"panel_checksum": "0" * 64},
+        {"axis": "size"},
+        {"split": "val"},
+        {"env_id": "RAGEN/Bandit-v0"},
+    ],
+    ids=lambda edit: next(iter(edit)),
+)
+def test_suite_checksum_changes_with_any_panel_field(edit):
     suite = suites.get("ragen-bandit-generalization-v0")
     track = suite.tracks[0]
-    altered = dataclasses.replace(
-        track, evaluate=track.evaluate[:-1] + (dataclasses.replace(track.evaluate[-1], panel_checksum="0" * 64),)
-    )
+    altered = dataclasses.replace(track, evaluate=(dataclasses.replace(track.evaluate[-1], **edit), *track.evaluate[1:]))
     assert suites.suite_checksum(suite.name, (altered,)) != suite.checksum
-    assert suites.suite_checksum(suite.name, suite.tracks) == suite.checksum
+
+
+def test_suite_checksum_ignores_the_prose_description():
+    suite = suites.get("ragen-bandit-generalization-v0")
+    reworded = dataclasses.replace(suite, description="Reworded.")
+    assert suites.suite_checksum(reworded.name, reworded.tracks) == suite.checksum
 
 
 @pytest.fixture
@@ -88,10 +101,8 @@ def test_edited_suite_file_is_rejected(envs_copy):
 
 def test_rebuilt_panel_invalidates_the_suite(envs_copy):
     old = panels.load("RAGEN/Bandit-Rev-v0", "test")
-    seeds = old.seeds[:-1]
-    hashes = old.obs_sha256[:-1]
     new = dataclasses.replace(
-        old, seeds=seeds, obs_sha256=hashes, checksum=panels._checksum(old.env_id, old.split, seeds, hashes)
+        old, seeds=old.seeds[:-1], obs_sha256=old.obs_sha256[:-1], optimal_length=old.optimal_length[:-1]
     )
     panels.write(new)
     with pytest.raises(suites.SuiteError, match="Bandit-Rev-v0/test"):
