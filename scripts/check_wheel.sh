@@ -13,6 +13,8 @@ dist="$(mktemp -d)"
 outside="$(mktemp -d)"
 trap 'rm -rf "$dist" "$outside"' EXIT
 
+# In-tree builds reuse build/; a stale one could ship files the checkout no longer has.
+rm -rf "$repo_root/build"
 "$build_python" -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir "$dist" "$repo_root"
 wheel="$(ls "$dist"/ragen_bench-*.whl)"
 

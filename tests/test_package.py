@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -58,18 +59,24 @@ def test_data_is_read_as_package_resources():
     assert Path(str(data.configs_root())).resolve() == (REPO_ROOT / "configs").resolve()
 
 
+_NOT_SOURCE = (".git", ".venv*", "build", "dist", "runs", "*.egg-info", "__pycache__", ".pytest_cache", ".hypothesis")
+
+
 def _tree_digest(root: Path, suffixes: tuple[str, ...]) -> dict[str, str]:
     return {
         path.relative_to(root).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
         for path in sorted(root.rglob("*"))
-        if path.is_file() and path.suffix in suffixes
+        if path.is_file() and path.suffix in suffixes and "__pycache__" not in path.parts
     }
 
 
 @pytest.mark.slow
 def test_wheel_carries_exactly_the_frozen_data_and_configs(tmp_path):
+    # Built from a copy: an in-tree build/ left from an earlier build could leak stale files.
+    source = tmp_path / "src"
+    shutil.copytree(REPO_ROOT, source, ignore=shutil.ignore_patterns(*_NOT_SOURCE))
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", tmp_path, REPO_ROOT],
+        [sys.executable, "-m", "pip", "wheel", "--quiet", "--no-deps", "--no-build-isolation", "-w", tmp_path, source],
         check=True,
         capture_output=True,
     )
