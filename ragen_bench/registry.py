@@ -17,111 +17,115 @@ import gymnasium
 class EnvEntry:
     """One registered id.
 
-    ``ragen_name`` is the config name in RAGEN's ``config/envs.yaml`` whose episodes
-    this id reproduces exactly (``None`` for ids beyond RAGEN's set).
+    ``family`` is the id's folder under ``envs/`` (panels, env card) and its package
+    under ``ragen_bench/envs/``.  ``ragen_name`` is the config name in RAGEN's
+    ``config/envs.yaml`` whose episodes this id reproduces exactly (``None`` for ids
+    beyond RAGEN's set).
     """
 
     id: str
+    family: str
     entry_point: str
     kwargs: dict[str, Any] = field(default_factory=dict)
     ragen_name: str | None = None
     description: str = ""
 
 
-_SOKOBAN = "ragen_bench.envs.sokoban:SokobanEnv"
-_FROZEN_LAKE = "ragen_bench.envs.frozen_lake:FrozenLakeEnv"
-_BANDIT = "ragen_bench.envs.bandit:BanditEnv"
-_COUNTDOWN = "ragen_bench.envs.countdown:CountdownEnv"
-_MATH_QA = "ragen_bench.envs.math_qa:MathQAEnv"
+# (family, entry point) of each family's env class.
+_SOKOBAN = ("sokoban", "ragen_bench.envs.sokoban:SokobanEnv")
+_FROZEN_LAKE = ("frozen_lake", "ragen_bench.envs.frozen_lake:FrozenLakeEnv")
+_BANDIT = ("bandit", "ragen_bench.envs.bandit:BanditEnv")
+_COUNTDOWN = ("countdown", "ragen_bench.envs.countdown:CountdownEnv")
+_MATH_QA = ("math_qa", "ragen_bench.envs.math_qa:MathQAEnv")
 
 ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry(
         "RAGEN/Sokoban-6x6-v0",
-        _SOKOBAN,
+        *_SOKOBAN,
         dict(dim_room=(6, 6), num_boxes=1, search_depth=300),
         ragen_name="SimpleSokoban",
         description="6x6 room, 1 box, reverse-play search depth 300.",
     ),
     EnvEntry(
         "RAGEN/Sokoban-8x8-v0",
-        _SOKOBAN,
+        *_SOKOBAN,
         dict(dim_room=(8, 8), num_boxes=2, search_depth=10),
         ragen_name="LargerSokoban",
         description="8x8 room, 2 boxes, reverse-play search depth 10.",
     ),
     EnvEntry(
         "RAGEN/Sokoban-6x6-AltVocab-v0",
-        _SOKOBAN,
+        *_SOKOBAN,
         dict(dim_room=(6, 6), num_boxes=1, search_depth=30, vocabulary="alt"),
         ragen_name="SokobanDifferentGridVocab",
         description="6x6 room, 1 box, depth 30, symbols W . G C B A @.",
     ),
     EnvEntry(
         "RAGEN/Sokoban-10x10-v0",
-        _SOKOBAN,
+        *_SOKOBAN,
         dict(dim_room=(10, 10), num_boxes=3, search_depth=100),
         ragen_name=None,
         description="10x10 room, 3 boxes, reverse-play search depth 100 (beyond RAGEN's set).",
     ),
     EnvEntry(
         "RAGEN/FrozenLake-4x4-v0",
-        _FROZEN_LAKE,
+        *_FROZEN_LAKE,
         dict(size=4, frozen_prob=0.8, is_slippery=True),
         ragen_name="FrozenLake",
         description="Random 4x4 lake, 80% ice, slippery (1/3 intended, 1/3 each side).",
     ),
     EnvEntry(
         "RAGEN/FrozenLake-8x8-v0",
-        _FROZEN_LAKE,
+        *_FROZEN_LAKE,
         dict(size=8, frozen_prob=0.8, is_slippery=True),
         ragen_name=None,
         description="Random 8x8 lake, 80% ice, slippery (beyond RAGEN's set).",
     ),
     EnvEntry(
         "RAGEN/FrozenLake-4x4-NoSlip-v0",
-        _FROZEN_LAKE,
+        *_FROZEN_LAKE,
         dict(size=4, frozen_prob=0.8, is_slippery=False),
         ragen_name=None,
         description="RAGEN's 4x4 lakes without slipping: every move goes where chosen.",
     ),
     EnvEntry(
         "RAGEN/Bandit-v0",
-        _BANDIT,
+        *_BANDIT,
         dict(low_risk_name="Phoenix", high_risk_name="Dragon"),
         ragen_name="Bandit",
         description="Two arms: Phoenix (low risk, 0.1) and Dragon (high risk, 1.0 w.p. 0.25).",
     ),
     EnvEntry(
         "RAGEN/BanditTest-v0",
-        _BANDIT,
+        *_BANDIT,
         dict(low_risk_name="Trader", high_risk_name="Librarian"),
         ragen_name="BanditTest",
         description="Two arms: Trader (low risk) and Librarian (high risk); RAGEN's held-out names.",
     ),
     EnvEntry(
         "RAGEN/Bandit-HeldOut-v0",
-        _BANDIT,
+        *_BANDIT,
         dict(name_pool="test"),
         ragen_name=None,
         description="Held-out name pairs (seed picks the pair); names hint at the payoffs.",
     ),
     EnvEntry(
         "RAGEN/Bandit-Rev-v0",
-        _BANDIT,
+        *_BANDIT,
         dict(low_risk_name="Dragon", high_risk_name="Phoenix"),
         ragen_name=None,
         description="Bandit with the payoffs behind RAGEN's names swapped (the paper's Bandit-Rev).",
     ),
     EnvEntry(
         "RAGEN/Countdown-v0",
-        _COUNTDOWN,
+        *_COUNTDOWN,
         dict(min_count=3, max_count=4, max_number=99, max_target=100),
         ragen_name=None,
         description="3-4 numbers in 1..99, reachable target in 1..100; RAGEN's scoring (generated, not RAGEN's data).",
     ),
     EnvEntry(
         "RAGEN/MathQA-v0",
-        _MATH_QA,
+        *_MATH_QA,
         dict(max_attempts=5),
         ragen_name=None,
         description="Generated arithmetic word problems with RAGEN's MetaMathQA rules (pass data_path= for a local file).",

@@ -6,7 +6,8 @@ import gymnasium
 import pytest
 
 import ragen_bench
-from ragen_bench.envs.bandit import HIGH_RISK_JACKPOT_PROB, NAME_POOLS, BanditEnv
+from ragen_bench.envs.bandit import BanditEnv
+from ragen_bench.envs.bandit.env import HIGH_RISK_JACKPOT_PROB, NAME_POOLS
 from ragen_bench.registry import entry
 from tests import env_contract
 from tests.conftest import reference_records

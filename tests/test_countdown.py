@@ -15,11 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragen_bench
-from ragen_bench import arith
-from ragen_bench.envs import countdown
-from ragen_bench.envs.countdown import CountdownEnv, generate_instance, score
+from ragen_bench.envs.countdown import CountdownEnv, arith, solver
+from ragen_bench.envs.countdown import env as countdown
+from ragen_bench.envs.countdown.env import generate_instance, score
 from ragen_bench.envs.datafiles import InstanceFileError
-from ragen_bench.solvers import countdown as solver
 from tests import env_contract
 
 ENV_ID = "RAGEN/Countdown-v0"

@@ -8,9 +8,9 @@ import pytest
 from gymnasium.utils import seeding
 
 import ragen_bench
-from ragen_bench.envs.frozen_lake import FrozenLakeEnv, generate_lake
+from ragen_bench.envs.frozen_lake import FrozenLakeEnv, levels, solver
+from ragen_bench.envs.frozen_lake.levels import generate_lake
 from ragen_bench.registry import entry
-from ragen_bench.solvers import frozen_lake as solver
 from tests import env_contract
 from tests.conftest import reference_records
 
@@ -76,7 +76,7 @@ def test_symbols_for_player_in_hole_and_on_goal():
     for seed in range(200):
         env.reset(seed=seed)
         start = env.player_state
-        hole_moves = [a for a in range(4) if solver.cell(env.lake, solver.neighbour(env.lake, start, a)) == "H"]
+        hole_moves = [a for a in range(4) if levels.cell(env.lake, levels.neighbour(env.lake, start, a)) == "H"]
         if hole_moves:
             obs, reward, terminated, _, info = env.step(hole_moves[0])
             assert "X" in obs and "P" not in obs and reward == 0.0 and terminated and not info["success"]
@@ -136,7 +136,7 @@ def test_generated_lakes_are_solvable_with_one_start_and_goal(size):
         flat = "".join(lake)
         assert len(lake) == size and {len(row) for row in lake} == {size}
         assert flat.count("S") == 1 and flat.count("G") == 1 and set(flat) <= set("SFHG")
-        assert solver.shortest_path_length(lake, flat.index("S")) is not None
+        assert levels.shortest_path_length(lake, flat.index("S")) is not None
         holes += flat.count("H")
         cells += len(flat) - 2
     # Holes are drawn with probability 0.2; keeping only solvable lakes lowers that a little.
@@ -173,9 +173,9 @@ def test_value_iteration_is_zero_when_the_goal_is_out_of_reach_in_time():
 
 
 def test_shortest_path_goes_around_holes():
-    assert solver.shortest_path_length(("SFF", "HHF", "GFF"), 0) == 6
-    assert solver.shortest_path_length(("SHG",), 0) is None
-    assert solver.shortest_path_length(("GS",), 1) == 1
+    assert levels.shortest_path_length(("SFF", "HHF", "GFF"), 0) == 6
+    assert levels.shortest_path_length(("SHG",), 0) is None
+    assert levels.shortest_path_length(("GS",), 1) == 1
 
 
 def test_slippery_transitions_follow_gymnasiums_order_and_probabilities():

@@ -14,7 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ragen_bench.envs.datafiles import InstanceFileError
-from ragen_bench.envs.math_qa import CORRECT, INCORRECT, MathQAEnv, generate_question, normalize_answer
+from ragen_bench.envs.math_qa import MathQAEnv
+from ragen_bench.envs.math_qa.env import CORRECT, INCORRECT, normalize_answer
+from ragen_bench.envs.math_qa.questions import generate_question
 from tests import env_contract
 
 ENV_ID = "RAGEN/MathQA-v0"

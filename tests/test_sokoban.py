@@ -13,11 +13,10 @@ from hypothesis import strategies as st
 
 import ragen_bench
 from ragen_bench import panels
-from ragen_bench.envs import sokoban as sokoban_env
-from ragen_bench.envs import sokoban_levels as levels
-from ragen_bench.envs.sokoban import SokobanEnv
+from ragen_bench.envs.sokoban import SokobanEnv, levels
+from ragen_bench.envs.sokoban import env as sokoban_env
+from ragen_bench.envs.sokoban.solver import solve
 from ragen_bench.registry import entry
-from ragen_bench.solvers.sokoban import solve
 from tests import env_contract
 from tests.conftest import reference_records, run_python
 

@@ -1,8 +1,40 @@
-"""What every ragen-bench text environment declares, beyond the Gymnasium API.
+"""The contract every ragen-bench text environment keeps, written once.
+
+:class:`TextEnv` implements Gymnasium's ``reset``/``step`` as template methods.  A
+family states only what is its own:
+
+``_reset_level(seed) -> (observation, info)``
+    Build the episode of ``seed`` (a validated Python ``int``).
+``_step_action(action) -> (observation, reward, terminated, truncated, info)``
+    Apply one action that is already known to lie in ``action_space``.
+``render_text() -> str``
+    The current observation text (what ``render()`` returns in ``"ansi"`` mode).
+
+Everything else is shared:
+
+* **Seeds.**  ``reset(seed=s)`` accepts a non-negative Python or numpy integer below
+  the family's ``seed_limit`` (``bool``, floats and strings are refused).  Without a
+  seed, one is drawn from ``self.np_random`` (itself seeded by the first seeded
+  reset): this is the reproducibility promise -- ``reset(seed=s)`` followed by any
+  number of unseeded resets gives the same episodes on every machine.  The seed that
+  built the episode is ``info["level_seed"]`` and ``self.level_seed``.
+* **Options.**  ``reset(options=...)`` takes a mapping whose keys are all in the
+  family's ``reset_options`` (none so far); any other key is refused by name.
+* **Actions.**  Discrete families take exactly a Python ``int`` or numpy integer in
+  range (``bool`` is refused: ``step(True)`` is a bug, not "action 1"); free-text
+  families take any ``str`` up to the space's length bound.  Anything else raises
+  :class:`InvalidActionError` naming the env, the action and the valid range.
+* **Episode boundaries.**  ``step`` before the first ``reset`` raises
+  :class:`ResetNeededError`; ``step`` after the episode terminated or was truncated
+  raises :class:`EpisodeFinishedError` (Gymnasium's convention: a finished episode
+  has no next state).
+* **Constructor arguments.**  The ``_int_arg``/``_real_arg``/``_bool_arg``/
+  ``_choice_arg``/``_text_arg`` validators refuse wrong types and out-of-range values
+  up front with one message naming the env and the argument, so no setting is
+  silently coerced (``size=2.5``) or discovered deep inside a reset.
 
 The chat layer (``ragen_bench.chat``) knows environments only through Gymnasium's
-``reset``/``step`` plus these class/instance attributes, so a new family needs no
-change anywhere else:
+``reset``/``step`` plus these attributes, so a new family needs no change elsewhere:
 
 ``action_names``
     Tuple of action names; index ``i`` is the id of ``Discrete`` action ``i``.
@@ -26,23 +58,43 @@ Observations are ``str``; ``render_mode="ansi"`` returns the same text.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+import numbers
+import string
+from collections.abc import Collection, Mapping
 from typing import Any, ClassVar
 
 import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.error import InvalidAction, ResetNeeded
 
 
-class TextEnv(gymnasium.Env):
-    """Base for single-agent text envs: declares the chat-facing attributes."""
+class InvalidActionError(InvalidAction, ValueError):
+    """An action outside the env's action space (wrong type or out of range)."""
 
-    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
-    action_names: tuple[str, ...] | None = None
-    symbol_meanings: Mapping[str, str] = {}
-    instruction: str = ""
 
-    def optimal_action(self, steps_left: int | None = None) -> Any:
-        """Next action of an optimal policy, or ``None`` if unknown."""
-        return None
+class ResetNeededError(ResetNeeded, RuntimeError):
+    """``step``/``render`` called before the first ``reset``."""
+
+
+class EpisodeFinishedError(RuntimeError):
+    """``step`` called after the episode terminated or was truncated; call ``reset()``."""
+
+
+class AnyText(spaces.Text):
+    """A ``Text`` space that contains every ``str`` within its length bounds.
+
+    ``spaces.Text`` also requires every character to come from its charset, which
+    would refuse correct free-text answers (``Paris``, ``\\frac{1}{2}``, ``6 − 3``).  The
+    charset here only shapes ``sample()`` (so Gymnasium's checker can draw actions).
+    """
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and self.min_length <= len(x) <= self.max_length
+
+    def __repr__(self) -> str:
+        return f"AnyText({self.min_length}, {self.max_length})"
 
 
 def text_charset(*texts: str) -> frozenset[str]:
@@ -51,3 +103,189 @@ def text_charset(*texts: str) -> frozenset[str]:
     for text in texts:
         chars.update(text)
     return frozenset(chars)
+
+
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+
+
+def ascii_casefold(text: str) -> str:
+    """Lower-case ASCII letters only.
+
+    Action names are matched case-insensitively, but only over ASCII: ``str.lower``
+    also maps look-alikes such as the Kelvin sign (U+212A) to ``k``, which would let
+    ``"OAK"`` written with it pick the arm ``Oak``.
+    """
+    return text.translate(_ASCII_LOWER)
+
+
+# Episode phases (module constants so the hot path compares identities).
+_NOT_RESET, _LIVE, _FINISHED = "not reset", "live", "finished"
+
+
+class TextEnv(gymnasium.Env):
+    """Base for single-agent text envs: the shared reset/step contract (see module doc)."""
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
+    action_names: tuple[str, ...] | None = None
+    symbol_meanings: Mapping[str, str] = {}
+    instruction: str = ""
+    # Seeds are refused from here up (Sokoban's generator takes 32-bit seeds).
+    seed_limit: ClassVar[int] = 2**64
+    # Keys ``reset(options=...)`` understands.
+    reset_options: ClassVar[frozenset[str]] = frozenset()
+
+    _phase = _NOT_RESET
+    level_seed: int | None = None
+    # Number of Discrete actions; 0 for free-text envs (every int then takes the slow path).
+    _num_actions = 0
+
+    def __init__(self, render_mode: str | None = "ansi") -> None:
+        modes = self.metadata["render_modes"]
+        if render_mode is not None and render_mode not in modes:
+            raise ValueError(f"{type(self).__name__}: render_mode must be one of {modes} or None, got {render_mode!r}")
+        self.render_mode = render_mode
+
+    def _set_action_space(self, space: spaces.Space) -> None:
+        self.action_space = space
+        self._num_actions = int(space.n) if isinstance(space, spaces.Discrete) else 0
+
+    # -- Gymnasium API -------------------------------------------------------------
+
+    def reset(self, *, seed: Any = None, options: Mapping[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
+        """Start the episode of ``seed``, or of a seed drawn from ``np_random`` (see module doc)."""
+        seed = self._check_seed(seed)
+        self._check_options(options)
+        super().reset(seed=seed)
+        if seed is None:
+            seed = int(self.np_random.integers(2**32))
+        self.level_seed = seed
+        self._phase = _NOT_RESET  # stays so if the family's reset raises
+        observation, info = self._reset_level(seed)
+        self._phase = _LIVE
+        return observation, info
+
+    def step(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        """Apply one action; raises on a finished or never-started episode and on bad actions."""
+        if self._phase is not _LIVE:
+            self._raise_not_live()
+        # Fast path: a plain int in range (the common case for discrete envs).
+        if action.__class__ is not int or not 0 <= action < self._num_actions:
+            action = self._check_action(action)
+        result = self._step_action(action)
+        if result[2] or result[3]:
+            self._phase = _FINISHED
+        return result
+
+    def render(self) -> str | None:
+        """The observation text in ``"ansi"`` mode (after a reset), ``None`` without a render mode."""
+        if self.render_mode is None:
+            return None
+        if self._phase is _NOT_RESET:
+            raise ResetNeededError(f"{type(self).__name__}: call reset() before render()")
+        return self.render_text()
+
+    def optimal_action(self, steps_left: int | None = None) -> Any:
+        """Next action of an optimal policy, or ``None`` if unknown."""
+        return None
+
+    # -- what a family implements ---------------------------------------------------
+
+    def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
+        raise NotImplementedError
+
+    def _step_action(self, action: Any) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        raise NotImplementedError
+
+    def render_text(self) -> str:
+        """The current observation text."""
+        raise NotImplementedError
+
+    # -- checks ---------------------------------------------------------------------
+
+    @property
+    def episode_finished(self) -> bool:
+        """Whether the current episode terminated or was truncated."""
+        return self._phase is _FINISHED
+
+    def _raise_not_live(self) -> None:
+        name = type(self).__name__
+        if self._phase is _NOT_RESET:
+            raise ResetNeededError(f"{name}: call reset() before step()")
+        raise EpisodeFinishedError(f"{name}: the episode has ended (terminated or truncated); call reset() first")
+
+    def _check_seed(self, seed: Any) -> int | None:
+        if seed is None:
+            return None
+        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+            raise TypeError(f"{type(self).__name__}: seed must be an int or None, got {seed!r} ({type(seed).__name__})")
+        if not 0 <= seed < self.seed_limit:
+            raise ValueError(f"{type(self).__name__}: seed must be in 0..{self.seed_limit - 1}, got {seed}")
+        return int(seed)
+
+    def _check_options(self, options: Any) -> None:
+        if options is None:
+            return
+        if not isinstance(options, Mapping):
+            raise TypeError(f"{type(self).__name__}: options must be a mapping or None, got {type(options).__name__}")
+        unknown = sorted(map(str, set(options) - self.reset_options))
+        if unknown:
+            known = ", ".join(sorted(self.reset_options)) or "none"
+            raise ValueError(f"{type(self).__name__}.reset: unknown options {unknown} (known: {known})")
+
+    def _check_action(self, action: Any) -> Any:
+        """``action`` as the family expects it, or :class:`InvalidActionError`."""
+        space = self.action_space
+        name = type(self).__name__
+        if isinstance(space, spaces.Discrete):
+            valid = f"an int in 0..{self._num_actions - 1}"
+            if isinstance(action, (int, np.integer)) and not isinstance(action, (bool, np.bool_)):
+                if 0 <= action < self._num_actions:
+                    return int(action)
+        else:
+            valid = f"a str of {space.min_length} to {space.max_length} characters"
+            if space.contains(action):
+                return action
+        shown = repr(action) if len(repr(action)) <= 80 else repr(action)[:77] + "..."
+        raise InvalidActionError(f"{name}: invalid action {shown} ({type(action).__name__}); expected {valid}")
+
+    # -- constructor argument validators --------------------------------------------
+
+    def _arg_error(self, name: str, expected: str, value: Any) -> ValueError | TypeError:
+        message = f"{type(self).__name__}: {name} must be {expected}, got {value!r}"
+        return ValueError(message)
+
+    def _int_arg(self, name: str, value: Any, low: int, high: int | None = None) -> int:
+        expected = f"an int >= {low}" if high is None else f"an int in {low}..{high}"
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"{type(self).__name__}: {name} must be {expected}, got {value!r}")
+        if value < low or (high is not None and value > high):
+            raise self._arg_error(name, expected, value)
+        return int(value)
+
+    def _real_arg(self, name: str, value: Any, low: float, high: float, low_open: bool = False) -> float:
+        expected = f"a number in {'(' if low_open else '['}{low}, {high}]"
+        if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+            raise TypeError(f"{type(self).__name__}: {name} must be {expected}, got {value!r}")
+        value = float(value)
+        if not math.isfinite(value) or value > high or value < low or (low_open and value == low):
+            raise self._arg_error(name, expected, value)
+        return value
+
+    def _bool_arg(self, name: str, value: Any) -> bool:
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"{type(self).__name__}: {name} must be True or False, got {value!r}")
+        return bool(value)
+
+    def _choice_arg(self, name: str, value: Any, choices: Collection[Any]) -> Any:
+        # Compared by type and value, so unhashable values are refused rather than crash.
+        if not any(type(value) is type(choice) and value == choice for choice in choices):
+            raise self._arg_error(name, f"one of {sorted(choices, key=repr)}", value)
+        return value
+
+    def _text_arg(self, name: str, value: Any, max_chars: int) -> str:
+        expected = f"a non-empty printable ASCII str of at most {max_chars} characters"
+        if not isinstance(value, str):
+            raise TypeError(f"{type(self).__name__}: {name} must be {expected}, got {value!r}")
+        if not value.strip() or len(value) > max_chars or not (value.isascii() and value.isprintable()):
+            raise self._arg_error(name, expected, value)
+        return value

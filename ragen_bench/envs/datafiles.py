@@ -34,15 +34,33 @@ def _rows(path: Path) -> list[tuple[str, Any]]:
             raise InstanceFileError(f"{path}: cannot read as Parquet ({error})") from error
         return [(f"row {index + 1}", record) for index, record in enumerate(frame.to_dict(orient="records"))]
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
+    try:
+        handle = path.open("rb")
+    except OSError as error:
+        raise InstanceFileError(f"{path}: cannot open ({error.strerror})") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise InstanceFileError(
+                    f"{path}: line {number}: not UTF-8 (byte {raw[error.start]:#04x} at column {error.start + 1}); "
+                    "save the file as UTF-8"
+                ) from None
             if not line.strip():
                 continue
             try:
-                rows.append((f"line {number}", json.loads(line)))
+                rows.append((f"line {number}", json.loads(line, parse_constant=_refuse_constant)))
             except json.JSONDecodeError as error:
                 raise InstanceFileError(f"{path}: line {number}: not valid JSON ({error.msg})") from None
+            except ValueError as error:  # NaN/Infinity, or an integer too long to convert
+                raise InstanceFileError(f"{path}: line {number}: {error}") from None
     return rows
+
+
+def _refuse_constant(name: str) -> Any:
+    """JSON has no NaN/Infinity; Python's reader accepts them unless told otherwise."""
+    raise ValueError(f"{name} is not a number an instance may hold")
 
 
 def read_records(path: str | Path) -> list[tuple[str, dict[str, Any]]]:

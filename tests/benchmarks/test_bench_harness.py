@@ -15,7 +15,7 @@ import itertools
 import pytest
 
 from ragen_bench.cli import compose_config
-from ragen_bench.envs import sokoban
+from ragen_bench.envs.sokoban import env as sokoban
 from ragen_bench.eval import harness, rundir
 
 ENV = "RAGEN/Sokoban-6x6-v0"

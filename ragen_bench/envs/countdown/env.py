@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -10,16 +12,28 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 
-from ragen_bench import arith
-from ragen_bench.envs.base import TextEnv, text_charset
+from ragen_bench.envs.base import AnyText, TextEnv, text_charset
+from ragen_bench.envs.countdown import arith, solver
 from ragen_bench.envs.datafiles import load_instances
-from ragen_bench.solvers import countdown as solver
 
 CORRECT_REWARD = 1.0
 WELL_FORMED_REWARD = 0.1  # uses exactly the given numbers but misses the target
 MALFORMED_REWARD = 0.0
 
-_ACTION_CHARSET = text_charset("0123456789 +-*/x×÷()")
+# Only shapes action_space.sample(); any str within the length bound is an action.
+_SAMPLE_CHARSET = text_charset("0123456789 +-*/()")
+
+# Generation redraws until some target in range is reachable.  With the default
+# settings a redraw is rare (the worst of the first 20,000 seeds needs a few draws);
+# this bound turns a setting whose targets are almost never reachable into an error
+# instead of a reset that never returns.
+MAX_INSTANCE_DRAWS = 200
+MAX_GENERATED_NUMBER = 10_000
+MAX_GENERATED_TARGET = 1_000_000
+
+
+class InstanceGenerationError(RuntimeError):
+    """No reachable target within ``MAX_INSTANCE_DRAWS`` draws of the numbers."""
 
 
 def generate_instance(
@@ -29,9 +43,9 @@ def generate_instance(
 
     Draws the count, then the numbers (1..``max_number``), then a target uniformly among
     the integers in 1..``max_target`` that the numbers can make; redraws all of it if
-    there are none.
+    there are none, at most ``MAX_INSTANCE_DRAWS`` times.
     """
-    while True:
+    for _ in range(MAX_INSTANCE_DRAWS):
         count = int(rng.integers(min_count, max_count + 1))
         numbers = tuple(int(n) for n in rng.integers(1, max_number + 1, size=count))
         targets = sorted(
@@ -39,21 +53,34 @@ def generate_instance(
         )
         if targets:
             return numbers, targets[int(rng.integers(len(targets)))]
+    raise InstanceGenerationError(
+        f"no reachable target in 1..{max_target} after {MAX_INSTANCE_DRAWS} draws of {min_count}-{max_count} "
+        f"numbers in 1..{max_number}; raise max_target or lower max_number"
+    )
 
 
 _MAX_FILE_VALUE = 10**9  # keeps prompts short and literals within the parser's bounds
 
 
 def _int_field(value: Any) -> int:
-    if isinstance(value, bool) or int(value) != value or not 0 <= int(value) <= _MAX_FILE_VALUE:
-        raise ValueError(f"expected an integer in 0..{_MAX_FILE_VALUE}, got {value!r}")
+    expected = f"an integer in 0..{_MAX_FILE_VALUE}"
+    if isinstance(value, (float, np.floating)) and math.isfinite(value) and float(value).is_integer():
+        value = int(value)  # Parquet integer columns with gaps arrive as floats
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
+        raise ValueError(f"expected {expected}, got {value!r}")
+    if not 0 <= value <= _MAX_FILE_VALUE:
+        raise ValueError(f"expected {expected}, got {value!r}")
     return int(value)
 
 
 def _numbers_field(value: Any) -> tuple[int, ...]:
+    if isinstance(value, (str, bytes, dict)) or not hasattr(value, "__iter__"):
+        raise ValueError(f"expected a list of numbers, got {value!r}")
     numbers = tuple(_int_field(n) for n in value)
-    if not 2 <= len(numbers) <= 6:
-        raise ValueError(f"expected 2 to 6 numbers, got {len(numbers)}")
+    if not 2 <= len(numbers) <= solver.MAX_NUMBERS:
+        # The exhaustive search behind the solvability check grows ~30x per extra number:
+        # 5 numbers take well under a second, 6 would take ~15 s per unsolvable row.
+        raise ValueError(f"expected 2 to {solver.MAX_NUMBERS} numbers, got {len(numbers)}")
     return numbers
 
 
@@ -82,9 +109,11 @@ class CountdownEnv(TextEnv):
     RAGEN.
 
     ## Action Space
-    ``Text``: the equation, e.g. ``"(2 + 5) - 3"``.  ``x``, ``×`` and ``÷`` are accepted for
-    ``*`` and ``/``; unary minus is allowed.  Any string is accepted by ``step``; it is
-    parsed by this project's bounded parser, never evaluated as code.
+    ``AnyText(0, 256)``: any ``str`` of at most 256 characters (longer text or a
+    non-``str`` raises ``InvalidActionError``).  The answer is an equation, e.g.
+    ``"(2 + 5) - 3"``; ``x``, ``X``, ``×`` and ``·`` are read as ``*``, ``÷`` as ``/``,
+    ``−`` (U+2212) as ``-``, and any Unicode space as a space; unary minus is allowed.
+    It is parsed by this project's bounded parser, never evaluated as code.
 
     ## Observation Space
     ``Text``: the numbers and the target (reset), then the score (step).
@@ -96,11 +125,17 @@ class CountdownEnv(TextEnv):
     over-long).  RAGEN's scheme, with exact instead of floating-point comparison.
 
     ## Episode End
-    Terminated after the single answer.
+    Terminated after the single answer.  Answering again raises
+    ``EpisodeFinishedError`` (``reset()`` starts the next episode).
 
     ## Arguments
-    ``min_count=3``, ``max_count=4``, ``max_number=99``, ``max_target=100``,
-    ``data_path=None``, ``render_mode="ansi"`` or ``None``.
+    ``min_count=3``, ``max_count=4`` (2 <= min_count <= max_count <= 5),
+    ``max_number=99`` (1..10000), ``max_target=100`` (1..1000000), ``data_path=None``,
+    ``render_mode="ansi"`` or ``None``.  Wrong types or ranges raise at construction; a
+    setting whose targets are almost never reachable raises
+    ``InstanceGenerationError`` at reset after ``MAX_INSTANCE_DRAWS`` redraws.  File
+    rows hold 2 to 5 numbers (the solvability check is exhaustive); a malformed row
+    raises ``InstanceFileError`` naming the file and line.
 
     ## Info
     Every call: ``success``, ``level_seed``, ``numbers``, ``target``.  Step adds
@@ -109,6 +144,9 @@ class CountdownEnv(TextEnv):
 
     ## Version History
     * v0: procedural instances (3-4 numbers in 1..99, target in 1..100), RAGEN's rewards.
+      Later hardening (a second answer raises instead of scoring again; answers with
+      ``X``, ``·``, ``−`` or Unicode spaces are in the action space) changed no seed's
+      episode, so the id stays v0.
     """
 
     action_names = None
@@ -128,13 +166,13 @@ class CountdownEnv(TextEnv):
         data_path: str | Path | None = None,
         render_mode: str | None = "ansi",
     ) -> None:
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be 'ansi' or None, got {render_mode!r}")
-        if not 2 <= min_count <= max_count <= 5:
-            raise ValueError(f"need 2 <= min_count <= max_count <= 5, got {min_count}, {max_count}")
-        self.min_count, self.max_count = int(min_count), int(max_count)
-        self.max_number, self.max_target = int(max_number), int(max_target)
-        self.render_mode = render_mode
+        super().__init__(render_mode)
+        self.min_count = self._int_arg("min_count", min_count, 2, solver.MAX_NUMBERS)
+        self.max_count = self._int_arg("max_count", max_count, self.min_count, solver.MAX_NUMBERS)
+        self.max_number = self._int_arg("max_number", max_number, 1, MAX_GENERATED_NUMBER)
+        self.max_target = self._int_arg("max_target", max_target, 1, MAX_GENERATED_TARGET)
+        if data_path is not None and not isinstance(data_path, (str, os.PathLike)):
+            raise TypeError(f"CountdownEnv: data_path must be a path or None, got {data_path!r}")
         self.instances: list[tuple[tuple[int, ...], int]] | None = None
         if data_path is not None:
             rows = load_instances(data_path, {"nums": _numbers_field, "target": _int_field})
@@ -143,19 +181,18 @@ class CountdownEnv(TextEnv):
             if not self.instances:
                 raise ValueError(f"{data_path}: none of the {len(rows)} instances is solvable")
 
-        # At most 6 numbers of at most 10 digits: every prompt fits in 512 characters.
+        # At most 5 numbers of at most 10 digits: every prompt fits in 512 characters.
         self.observation_space = spaces.Text(
             max_length=512,
             charset=text_charset(self._prompt((0,), 0), self._feedback(WELL_FORMED_REWARD), "0123456789,"),
         )
-        self.action_space = spaces.Text(max_length=arith.MAX_CHARS, charset=_ACTION_CHARSET)
+        self._set_action_space(AnyText(max_length=arith.MAX_CHARS, charset=_SAMPLE_CHARSET))
 
         self.numbers: tuple[int, ...] = ()
         self.target = 0
         self._reference: str | None = None
         self._answered = False
         self._text = ""
-        self._level_seed: int | None = None
 
     @staticmethod
     def _prompt(numbers: tuple[int, ...], target: int) -> str:
@@ -166,14 +203,8 @@ class CountdownEnv(TextEnv):
     def _feedback(reward: float) -> str:
         return f"Your equation scored {reward} points."
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        """The instance of ``seed`` (generated, or row ``seed % n`` of the file)."""
-        super().reset(seed=seed)
-        if options:
-            raise ValueError(f"CountdownEnv.reset takes no options, got {sorted(options)}")
-        if seed is None:
-            seed = int(self.np_random.integers(2**32))
-        self._level_seed = seed
+    def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
+        """The instance of ``seed`` (generated, or row ``seed % n`` of the file's solvable rows)."""
         if self.instances is not None:
             self.numbers, self.target = self.instances[seed % len(self.instances)]
         else:
@@ -189,9 +220,7 @@ class CountdownEnv(TextEnv):
         info["reference_solution"] = self._reference
         return self._text, info
 
-    def step(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if not self._text:
-            raise RuntimeError("call reset() before step()")
+    def _step_action(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         evaluation = arith.evaluate(action)
         reward = _score_parsed(evaluation, self.numbers, self.target)
         self._answered = True
@@ -201,12 +230,12 @@ class CountdownEnv(TextEnv):
         info["action_is_valid"] = evaluation is not None
         return self._text, reward, True, False, info
 
-    def render(self) -> str | None:
-        return self._text if self.render_mode == "ansi" else None
+    def render_text(self) -> str:
+        return self._text
 
     def optimal_action(self, steps_left: int | None = None) -> str | None:
         """The reference equation found by exhaustive search."""
         return None if self._answered else self._reference
 
     def _info(self, success: bool) -> dict[str, Any]:
-        return {"success": success, "level_seed": self._level_seed, "numbers": self.numbers, "target": self.target}
+        return {"success": success, "level_seed": self.level_seed, "numbers": self.numbers, "target": self.target}

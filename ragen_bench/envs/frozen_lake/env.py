@@ -9,7 +9,8 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 
 from ragen_bench.envs.base import TextEnv, text_charset
-from ragen_bench.solvers import frozen_lake as solver
+from ragen_bench.envs.frozen_lake import solver
+from ragen_bench.envs.frozen_lake.levels import TERMINAL_LETTERS, cell, generate_lake, shortest_path_length
 
 # What the text grid shows for each cell, and for the player depending on where they stand.
 CELL_SYMBOLS = {"S": "_", "F": "_", "H": "O", "G": "G"}
@@ -22,27 +23,6 @@ SYMBOL_MEANINGS = {
     "X": "player fallen into a hole",
     "√": "player on the goal",
 }
-
-
-def generate_lake(size: int, frozen_prob: float, rng: np.random.Generator) -> tuple[str, ...]:
-    """A random ``size`` x ``size`` lake with a start and a goal joined by a hole-free path.
-
-    Draw for draw as RAGEN's generator: each attempt samples the whole board
-    (frozen with ``frozen_prob``, else hole), then the start cell, then the goal cell;
-    an attempt is kept when start != goal and the goal is reachable.  Start and goal
-    may overwrite holes.
-    """
-    while True:
-        board = rng.choice(["F", "H"], (size, size), p=[frozen_prob, 1 - frozen_prob])
-        start = tuple(int(v) for v in rng.integers(size, size=2))
-        goal = tuple(int(v) for v in rng.integers(size, size=2))
-        if start == goal:
-            continue
-        board[start], board[goal] = "S", "G"
-        lake = tuple("".join(row) for row in board)
-        start_state = start[0] * size + start[1]
-        if solver.shortest_path_length(lake, start_state) is not None:
-            return lake
 
 
 class FrozenLakeEnv(TextEnv):
@@ -59,6 +39,7 @@ class FrozenLakeEnv(TextEnv):
     ## Action Space
     ``Discrete(4)``: 0 = Left, 1 = Down, 2 = Right, 3 = Up (names in ``action_names``).
     Moving into the edge leaves the player in place (``action_is_effective = False``).
+    Anything but an int (or numpy integer) in 0..3 raises ``InvalidActionError``.
 
     ## Observation Space
     ``Text``: the grid, one line per row joined by ``"\\n"``.  ``P`` player, ``_`` frozen
@@ -71,11 +52,14 @@ class FrozenLakeEnv(TextEnv):
     ## Episode End
     Terminated on reaching the goal or falling into a hole.  Truncated after
     ``max_steps`` steps (100; RAGEN's FrozenLake has no cap of its own).  Stepping a
-    terminated episode leaves it unchanged (reward 0), as Gymnasium's FrozenLake does.
+    finished episode raises ``EpisodeFinishedError`` (``reset()`` starts the next one).
 
     ## Arguments
-    ``size=4``, ``frozen_prob=0.8``, ``is_slippery=True``, ``max_steps=100``,
-    ``render_mode="ansi"`` or ``None``.
+    ``size=4`` (2..32), ``frozen_prob=0.8`` (in (0, 1]), ``is_slippery=True`` (a bool),
+    ``max_steps=100`` (1..10000: value iteration runs over the whole horizon),
+    ``render_mode="ansi"`` or ``None``.  Wrong types or ranges raise at construction.
+    A lake is redrawn until its goal is reachable, at most ``MAX_LAKE_DRAWS`` times
+    (then ``LakeGenerationError``; no valid setting gets near it in practice).
 
     ## Info
     Every call: ``success`` (player on the goal), ``level_seed``.  Step adds
@@ -87,6 +71,9 @@ class FrozenLakeEnv(TextEnv):
 
     ## Version History
     * v0: RAGEN-exact lakes and slips (RAGEN commit 5eb79b8, Gymnasium 1.x FrozenLake).
+      Later hardening (stepping a finished episode raises instead of being a no-op;
+      ``1.5``/``"1"`` actions and ``size=2.5``-style arguments raise instead of being
+      coerced) changed no seed's episode, so the id stays v0.
     """
 
     action_names = ("Left", "Down", "Right", "Up")
@@ -100,19 +87,11 @@ class FrozenLakeEnv(TextEnv):
         max_steps: int = 100,
         render_mode: str | None = "ansi",
     ) -> None:
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be 'ansi' or None, got {render_mode!r}")
-        if size < 2:
-            raise ValueError(f"size must be >= 2, got {size}")
-        if not 0.0 < frozen_prob <= 1.0:
-            raise ValueError(f"frozen_prob must be in (0, 1], got {frozen_prob}")
-        if max_steps < 1:
-            raise ValueError(f"max_steps must be >= 1, got {max_steps}")
-        self.size = int(size)
-        self.frozen_prob = float(frozen_prob)
-        self.is_slippery = bool(is_slippery)
-        self.max_steps = int(max_steps)
-        self.render_mode = render_mode
+        super().__init__(render_mode)
+        self.size = self._int_arg("size", size, 2, 32)
+        self.frozen_prob = self._real_arg("frozen_prob", frozen_prob, 0.0, 1.0, low_open=True)
+        self.is_slippery = self._bool_arg("is_slippery", is_slippery)
+        self.max_steps = self._int_arg("max_steps", max_steps, 1, 10_000)
         self.instruction = "You are on a frozen lake. Reach the goal G without falling into a hole O. " + (
             "The ice is slippery: each move goes in the chosen direction only one time in "
             "three, otherwise to one side of it (90 degrees left or right)."
@@ -124,7 +103,7 @@ class FrozenLakeEnv(TextEnv):
         self.observation_space = spaces.Text(
             min_length=grid_chars, max_length=grid_chars, charset=text_charset("".join(SYMBOL_MEANINGS), "\n")
         )
-        self.action_space = spaces.Discrete(4)
+        self._set_action_space(spaces.Discrete(4))
 
         self._dynamics_rng = np.random.default_rng(0)  # replaced on every reset
         self.lake: tuple[str, ...] = ()
@@ -132,18 +111,11 @@ class FrozenLakeEnv(TextEnv):
         self._solution: solver.LakeSolution | None = None
         self._state = 0
         self._steps = 0
-        self._level_seed: int | None = None
 
     # -- Gymnasium API -------------------------------------------------------------
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        """Build the lake of ``seed`` (RAGEN's), or of a seed drawn from ``np_random``."""
-        super().reset(seed=seed)
-        if options:
-            raise ValueError(f"FrozenLakeEnv.reset takes no options, got {sorted(options)}")
-        if seed is None:
-            seed = int(self.np_random.integers(2**32))
-        self._level_seed = seed
+    def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
+        """Build RAGEN's lake for ``seed``."""
         # RAGEN draws the lake from one generator seeded with ``seed`` and then resets
         # Gymnasium's FrozenLake with the same seed, whose fresh generator spends one draw
         # picking the (only) start cell and one per step deciding the slip.
@@ -159,31 +131,19 @@ class FrozenLakeEnv(TextEnv):
 
         info = self._info()
         info["optimal_success_prob"] = self._solution.success_probability(self._state)
-        info["optimal_length"] = solver.shortest_path_length(self.lake, self._state)
+        info["optimal_length"] = shortest_path_length(self.lake, self._state)
         return self.render_text(), info
 
-    def step(self, action: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if not self.lake:
-            raise RuntimeError("call reset() before step()")
-        action = int(action)
-        if not 0 <= action < 4:
-            raise ValueError(f"action must be in 0..3, got {action}")
-        was_terminal = solver.cell(self.lake, self._state) in solver.TERMINAL_LETTERS
+    def _step_action(self, action: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
         previous = self._state
         self._state = solver.sample_outcome(self._solution.table[previous][action], self._dynamics_rng.random())
         self._steps += 1
-        letter = solver.cell(self.lake, self._state)
-        reward = 1.0 if letter == "G" and not was_terminal else 0.0
+        letter = cell(self.lake, self._state)
         info = self._info()
         info["action_is_effective"] = self._state != previous
         info["action_is_valid"] = True
-        terminated = letter in solver.TERMINAL_LETTERS
-        return self.render_text(), reward, terminated, self._steps >= self.max_steps, info
-
-    def render(self) -> str | None:
-        if self.render_mode == "ansi":
-            return self.render_text()
-        return None
+        reward = 1.0 if letter == "G" else 0.0  # only a live episode steps, so this is the arrival
+        return self.render_text(), reward, letter in TERMINAL_LETTERS, self._steps >= self.max_steps, info
 
     def render_text(self) -> str:
         """The grid as text (what observations carry)."""
@@ -201,7 +161,7 @@ class FrozenLakeEnv(TextEnv):
         smaller (an agent's action budget): with few steps left, the safest route is
         not always the best one.
         """
-        if not self.lake or solver.cell(self.lake, self._state) in solver.TERMINAL_LETTERS:
+        if not self.lake or cell(self.lake, self._state) in TERMINAL_LETTERS:
             return None
         env_steps_left = self.max_steps - self._steps
         steps_left = env_steps_left if steps_left is None else min(steps_left, env_steps_left)
@@ -217,4 +177,4 @@ class FrozenLakeEnv(TextEnv):
     # -- internals ------------------------------------------------------------------
 
     def _info(self) -> dict[str, Any]:
-        return {"success": solver.cell(self.lake, self._state) == "G", "level_seed": self._level_seed}
+        return {"success": cell(self.lake, self._state) == "G", "level_seed": self.level_seed}

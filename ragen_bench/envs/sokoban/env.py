@@ -10,9 +10,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ragen_bench.envs import sokoban_levels as levels
 from ragen_bench.envs.base import TextEnv, text_charset
-from ragen_bench.solvers.sokoban import solve
+from ragen_bench.envs.sokoban import levels
+from ragen_bench.envs.sokoban.solver import solve
 
 # Internal cell codes: the generator's, plus a row separator so that the whole
 # board renders with one ``str.translate`` (the separator column is never reachable:
@@ -97,6 +97,7 @@ class SokobanEnv(TextEnv):
     ``Discrete(4)``: 0 = Up, 1 = Down, 2 = Left, 3 = Right (names in ``action_names``).
     A move into a wall, or a push against a wall or another box, leaves the board
     unchanged (``info["action_is_effective"] = False``) but still costs a step.
+    Anything but an int (or numpy integer) in 0..3 raises ``InvalidActionError``.
 
     ## Observation Space
     ``Text``: the board, one line per row joined by ``"\\n"``.  Default symbols:
@@ -110,13 +111,16 @@ class SokobanEnv(TextEnv):
 
     ## Episode End
     Terminated when every box is on a target.  Truncated after ``max_steps`` steps
-    (100, RAGEN's limit).
+    (100, RAGEN's limit).  Stepping a finished episode raises
+    ``EpisodeFinishedError`` (``reset()`` starts the next one).
 
     ## Arguments
-    ``dim_room=(6, 6)``, ``num_boxes=1``, ``search_depth=300`` (reverse-play depth),
-    ``max_steps=100``, ``vocabulary="default"`` or ``"alt"``, ``render_mode="ansi"`` or
-    ``None``, ``solve_on_reset=True`` (put the optimal solution length in the reset
-    ``info``; turn off for raw generation speed).
+    ``dim_room=(6, 6)`` (each side 4..32), ``num_boxes=1`` (1..10),
+    ``search_depth=300`` (reverse-play depth, 1..500), ``max_steps=100``,
+    ``vocabulary="default"`` or ``"alt"``, ``render_mode="ansi"`` or ``None``,
+    ``solve_on_reset=True`` (put the optimal solution length in the reset ``info``;
+    turn off for raw generation speed), ``solver_max_states=2_000_000`` (0 skips the
+    solver).  Wrong types or ranges raise at construction.  Seeds are 32-bit (0..2**32-1).
 
     ## Info
     Every call: ``success``, ``boxes_on_target``, ``level_seed``.  Step adds
@@ -126,7 +130,9 @@ class SokobanEnv(TextEnv):
 
     ## Version History
     * v0: RAGEN-exact levels and dynamics (RAGEN commit 5eb79b8 / gym-sokoban rules);
-      deterministic fallback seeds where RAGEN's are salted.
+      deterministic fallback seeds where RAGEN's are salted.  Later hardening (stepping
+      a finished episode raises instead of paying +9.9 per step; out-of-range actions
+      such as -1 raise instead of wrapping) changed no seed's episode, so the id stays v0.
     """
 
     action_names = ("Up", "Down", "Left", "Right")
@@ -136,6 +142,7 @@ class SokobanEnv(TextEnv):
         "cell beyond it is empty; boxes cannot be pulled and cannot be pushed through "
         "walls or other boxes."
     )
+    seed_limit = 2**32  # the generator seeds numpy's legacy RandomState
 
     def __init__(
         self,
@@ -148,18 +155,14 @@ class SokobanEnv(TextEnv):
         solve_on_reset: bool = True,
         solver_max_states: int = 2_000_000,
     ) -> None:
-        if vocabulary not in VOCABULARIES:
-            raise ValueError(f"vocabulary must be one of {sorted(VOCABULARIES)}, got {vocabulary!r}")
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be 'ansi' or None, got {render_mode!r}")
-        self.height, self.width = (int(d) for d in dim_room)
-        self.num_boxes = int(num_boxes)
-        self.search_depth = int(search_depth)
-        self.max_steps = int(max_steps)
-        self.vocabulary = vocabulary
-        self.render_mode = render_mode
-        self.solve_on_reset = solve_on_reset
-        self.solver_max_states = solver_max_states
+        super().__init__(render_mode)
+        self.height, self.width = self._dim_room_arg(dim_room)
+        self.num_boxes = self._int_arg("num_boxes", num_boxes, 1, 10)
+        self.search_depth = self._int_arg("search_depth", search_depth, 1, 500)  # the reverse play recurses
+        self.max_steps = self._int_arg("max_steps", max_steps, 1)
+        self.vocabulary = self._choice_arg("vocabulary", vocabulary, VOCABULARIES)
+        self.solve_on_reset = self._bool_arg("solve_on_reset", solve_on_reset)
+        self.solver_max_states = self._int_arg("solver_max_states", solver_max_states, 0)
 
         self.symbol_meanings = dict(VOCABULARIES[vocabulary])
         symbols = "".join(self.symbol_meanings)
@@ -169,7 +172,7 @@ class SokobanEnv(TextEnv):
         self.observation_space = spaces.Text(
             max_length=board_chars, min_length=board_chars, charset=text_charset(symbols, "\n")
         )
-        self.action_space = spaces.Discrete(4)
+        self._set_action_space(spaces.Discrete(4))
 
         self._stride = self.width + 1
         self._deltas = (-self._stride, self._stride, -1, 1)
@@ -177,22 +180,18 @@ class SokobanEnv(TextEnv):
         self._player = 0
         self._boxes_on_target = 0
         self._steps = 0
-        self._level_seed: int | None = None
+        self._level_seed: int | None = None  # after fallbacks (level_seed is the seed asked for)
         self._plan: list[int] | None = None
 
-    # -- Gymnasium API -------------------------------------------------------------
+    def _dim_room_arg(self, dim_room: Any) -> tuple[int, int]:
+        if not isinstance(dim_room, (tuple, list)) or len(dim_room) != 2:
+            raise TypeError(f"SokobanEnv: dim_room must be a (height, width) pair, got {dim_room!r}")
+        return self._int_arg("dim_room height", dim_room[0], 4, 32), self._int_arg("dim_room width", dim_room[1], 4, 32)
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        """Generate the level of ``seed`` (RAGEN's), or of a seed drawn from ``np_random``.
+    # -- Gymnasium API (through TextEnv's template methods) ---------------------------
 
-        ``options={"level": (fixed, state)}`` would be a natural extension; unsupported
-        options raise so typos do not pass silently.
-        """
-        super().reset(seed=seed)
-        if options:
-            raise ValueError(f"SokobanEnv.reset takes no options, got {sorted(options)}")
-        if seed is None:
-            seed = int(self.np_random.integers(2**32))
+    def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
+        """Generate RAGEN's level for ``seed``."""
         level, self._level_seed, fallbacks, plan = _level_and_plan(
             seed,
             self.height,
@@ -208,7 +207,7 @@ class SokobanEnv(TextEnv):
         self._plan = None if plan is None else list(plan)  # followed by optimal_action()/optimal_plan()
         return self.render_text(), info
 
-    def step(self, action: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
+    def _step_action(self, action: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
         board = self._board
         player = self._player
         delta = self._deltas[action]
@@ -249,11 +248,6 @@ class SokobanEnv(TextEnv):
         info["action_is_effective"] = moved
         info["action_is_valid"] = True
         return self.render_text(), reward, solved, self._steps >= self.max_steps, info
-
-    def render(self) -> str | None:
-        if self.render_mode == "ansi":
-            return self.render_text()
-        return None
 
     def render_text(self) -> str:
         """The board as text (what observations carry)."""

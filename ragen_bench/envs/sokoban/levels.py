@@ -74,7 +74,6 @@ class Level:
     width: int
     fixed: bytes  # WALL / FLOOR / TARGET per cell
     state: bytes  # fixed layer plus BOX and PLAYER (boxes never start on targets)
-    reverse_actions: tuple[int, ...]  # RAGEN's reverse-play action sequence (metadata)
 
 
 def gym_sokoban_walk_steps(height: int, width: int) -> int:
@@ -173,11 +172,9 @@ class _ReversePlay:
         self.rows = [i // width for i in range(len(fixed))]
         self.cols = [i % width for i in range(len(fixed))]
         self.explored: set[bytes] = set()
-        self.path: list[int] = []
         self.best_score = -1
         self.best_state = b""
         self.best_displacement = 0
-        self.best_actions: list[int] = []
 
     def run(self, state: bytearray) -> None:
         targets = [i for i, cell in enumerate(self.fixed) if cell == TARGET]
@@ -201,11 +198,10 @@ class _ReversePlay:
             self.best_score = score
             self.best_state = key
             self.best_displacement = displacement
-            self.best_actions = list(self.path)
         explored.add(key)
 
-        fixed, rows, cols, path = self.fixed, self.rows, self.cols, self.path
-        for action, delta in enumerate(self.deltas):
+        fixed, rows, cols = self.fixed, self.rows, self.cols
+        for delta in self.deltas:
             nxt = player + delta
             entered = state[nxt]
             if entered != FLOOR and entered != TARGET:
@@ -227,21 +223,17 @@ class _ReversePlay:
                             - abs(rows[pulled] - rows[behind]) - abs(cols[pulled] - cols[behind])
                             + abs(rows[pulled] - rows[player]) + abs(cols[pulled] - cols[player])
                         )
-                        path.append(action)
                         self._expand(
                             state, nxt, child_key, child_mapping, child_displacement,
                             box_swaps + (pulled != last_pull), pulled, remaining - 1,
                         )
-                        path.pop()
                 state[behind] = left_behind
             else:
                 state[player] = fixed[player]
                 if remaining > 1 and len(explored) < _MAX_EXPLORED_STATES:
                     child_key = bytes(state)
                     if child_key not in explored:
-                        path.append(action)
                         self._expand(state, nxt, child_key, mapping, displacement, box_swaps, last_pull, remaining - 1)
-                        path.pop()
             state[player] = PLAYER
             state[nxt] = entered
 
@@ -310,7 +302,7 @@ def generate_level(
 
     state = bytearray(search.best_state.translate(_PULLED_TO_BOX))
     _random_player_moves(rng, state, fixed, width, 0.8 if score == 1 else 0.5)
-    return Level(height, width, fixed, bytes(state), tuple(search.best_actions))
+    return Level(height, width, fixed, bytes(state))
 
 
 def generate_level_with_fallback(seed: int, **kwargs) -> tuple[Level, int, int]:

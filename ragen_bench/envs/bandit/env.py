@@ -7,15 +7,14 @@ from typing import Any
 from gymnasium import spaces
 from gymnasium.utils import seeding
 
-from ragen_bench.envs.base import TextEnv, text_charset
+from ragen_bench.envs.base import TextEnv, ascii_casefold, text_charset
 
-# (low-risk name, high-risk name) pairs.  In the "train" and "test" pools the names
-# suggest the payoffs (steady vs. bold); "test" pairs never appear in training.
-# "reversed" pairs swap RAGEN's training names, so intuition points the wrong way.
+# (low-risk name, high-risk name) pairs.  The names suggest the payoffs (steady vs.
+# bold); "test" pairs never appear in training.  (Bandit-Rev swaps RAGEN's names
+# explicitly, with low_risk_name/high_risk_name.)
 NAME_POOLS: dict[str, tuple[tuple[str, str], ...]] = {
     "train": (("Phoenix", "Dragon"), ("Tortoise", "Hare"), ("Anchor", "Rocket")),
     "test": (("Trader", "Librarian"), ("Lighthouse", "Volcano"), ("Oak", "Lightning")),
-    "reversed": (("Dragon", "Phoenix"),),
 }
 
 LOW_RISK_REWARD = 0.1
@@ -51,7 +50,10 @@ class BanditEnv(TextEnv):
     ## Action Space
     ``Discrete(2)``: the arm listed first or second in the observation.  ``action_names``
     holds the two names in that order and is updated at every reset, since the order
-    depends on the seed.
+    depends on the seed.  Anything but an int (or numpy integer) in 0..1 raises
+    ``InvalidActionError``.  Arm names are printable ASCII and are told apart by
+    ASCII-only case folding (``ascii_casefold``), so look-alike letters such as the
+    Kelvin sign never name an arm.
 
     ## Observation Space
     ``Text``: a short paragraph naming both arms (reset), then the payoff (step).
@@ -60,13 +62,15 @@ class BanditEnv(TextEnv):
     Low-risk arm: 0.1.  High-risk arm: 1.0 with probability 0.25, else 0.0.
 
     ## Episode End
-    Terminated after the single pull.
+    Terminated after the single pull.  Pulling again raises ``EpisodeFinishedError``
+    (``reset()`` starts the next episode).
 
     ## Arguments
     ``low_risk_name="Phoenix"``, ``high_risk_name="Dragon"`` (RAGEN's ``Bandit``);
-    ``name_pool=None`` or a key of ``NAME_POOLS`` (``"train"``, ``"test"``,
-    ``"reversed"``): seed ``s`` then uses pair ``s % len(pool)`` (no extra random draws,
-    so arm order and payoffs stay RAGEN's); ``render_mode="ansi"`` or ``None``.
+    ``name_pool=None`` or a key of ``NAME_POOLS`` (``"train"``, ``"test"``): seed ``s``
+    then uses pair ``s % len(pool)`` (no extra random draws, so arm order and payoffs
+    stay RAGEN's); ``render_mode="ansi"`` or ``None``.  Names must be printable ASCII,
+    1..40 characters, and differ after ASCII case folding.
 
     ## Info
     Every call: ``success`` (the high-risk arm was pulled; ``False`` at reset),
@@ -75,7 +79,9 @@ class BanditEnv(TextEnv):
     Reset adds ``optimal_length`` = 1.
 
     ## Version History
-    * v0: RAGEN-exact arm order and payoffs (RAGEN commit 5eb79b8).
+    * v0: RAGEN-exact arm order and payoffs (RAGEN commit 5eb79b8).  Later hardening
+      (a second pull raises instead of drawing a new outcome; ``1.5``/``"1"`` actions
+      raise instead of being coerced) changed no seed's episode, so the ids stay v0.
     """
 
     symbol_meanings: dict[str, str] = {}
@@ -87,16 +93,17 @@ class BanditEnv(TextEnv):
         name_pool: str | None = None,
         render_mode: str | None = "ansi",
     ) -> None:
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"render_mode must be 'ansi' or None, got {render_mode!r}")
-        if name_pool is not None and name_pool not in NAME_POOLS:
-            raise ValueError(f"name_pool must be one of {sorted(NAME_POOLS)} or None, got {name_pool!r}")
-        self.pairs = NAME_POOLS[name_pool] if name_pool is not None else ((low_risk_name, high_risk_name),)
+        super().__init__(render_mode)
+        if name_pool is None:
+            low = self._text_arg("low_risk_name", low_risk_name, _MAX_NAME_CHARS)
+            high = self._text_arg("high_risk_name", high_risk_name, _MAX_NAME_CHARS)
+            self.pairs = ((low, high),)
+        else:
+            self.pairs = NAME_POOLS[self._choice_arg("name_pool", name_pool, NAME_POOLS)]
         for low, high in self.pairs:
-            if low == high or not low or not high or max(len(low), len(high)) > _MAX_NAME_CHARS:
-                raise ValueError(f"arm names must be distinct, non-empty and short, got {(low, high)!r}")
+            if ascii_casefold(low) == ascii_casefold(high):
+                raise ValueError(f"BanditEnv: the two arm names must differ (ignoring case), got {(low, high)!r}")
         self.name_pool = name_pool
-        self.render_mode = render_mode
         self.instruction = (
             "You face a two-armed bandit and may pull one arm once. One arm pays a small reward "
             "every time; the other is a gamble. Judge from the arms' names which one pays more on "
@@ -108,23 +115,16 @@ class BanditEnv(TextEnv):
             texts += [_intro(low, high), _intro(high, low), _outcome(low, LOW_RISK_REWARD)]
             texts += [_outcome(high, HIGH_RISK_JACKPOT), _outcome(high, HIGH_RISK_MISS)]
         self.observation_space = spaces.Text(max_length=max(map(len, texts)), charset=text_charset(*texts))
-        self.action_space = spaces.Discrete(2)
+        self._set_action_space(spaces.Discrete(2))
 
         self.low_risk_name, self.high_risk_name = self.pairs[0]
         self.action_names = self.pairs[0]
         self._rng = seeding.np_random(0)[0]  # replaced on every reset
         self._text = ""
         self._pulled: int | None = None
-        self._level_seed: int | None = None
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
-        """Order the arms for ``seed`` (RAGEN's), or for a seed drawn from ``np_random``."""
-        super().reset(seed=seed)
-        if options:
-            raise ValueError(f"BanditEnv.reset takes no options, got {sorted(options)}")
-        if seed is None:
-            seed = int(self.np_random.integers(2**32))
-        self._level_seed = seed
+    def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
+        """Order the arms for ``seed`` (RAGEN's)."""
         self.low_risk_name, self.high_risk_name = self.pairs[seed % len(self.pairs)]
         # RAGEN: a fresh generator per reset; its first draw orders the arms and its next
         # draw (only if the high-risk arm is pulled) decides the jackpot.
@@ -138,12 +138,7 @@ class BanditEnv(TextEnv):
         info["optimal_length"] = 1
         return self._text, info
 
-    def step(self, action: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        if not self._text:
-            raise RuntimeError("call reset() before step()")
-        action = int(action)
-        if action not in (0, 1):
-            raise ValueError(f"action must be 0 or 1, got {action}")
+    def _step_action(self, action: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
         name = self.action_names[action]
         if name == self.low_risk_name:
             reward = LOW_RISK_REWARD
@@ -156,8 +151,8 @@ class BanditEnv(TextEnv):
         info["action_is_valid"] = True
         return self._text, reward, True, False, info
 
-    def render(self) -> str | None:
-        return self._text if self.render_mode == "ansi" else None
+    def render_text(self) -> str:
+        return self._text
 
     def optimal_action(self, steps_left: int | None = None) -> int | None:
         """The high-risk arm (expected 0.25 beats the low-risk arm's 0.1)."""
@@ -169,7 +164,7 @@ class BanditEnv(TextEnv):
         high_arm = self.action_names.index(self.high_risk_name)
         return {
             "success": self._pulled == high_arm,
-            "level_seed": self._level_seed,
+            "level_seed": self.level_seed,
             "arm_order": self.action_names,
             "high_risk_arm": high_arm,
         }

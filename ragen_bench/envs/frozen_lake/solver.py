@@ -1,8 +1,6 @@
-"""FrozenLake's transition model, finite-horizon value iteration and shortest paths.
+"""FrozenLake's transition model and finite-horizon value iteration.
 
-A lake is a tuple of equal-length strings over ``S F H G`` (start, frozen, hole, goal),
-the letters Gymnasium uses.  States are ``row * ncol + col``; actions are
-0 = Left, 1 = Down, 2 = Right, 3 = Up.
+Lakes, states and actions are as in :mod:`ragen_bench.envs.frozen_lake.levels`.
 
 The environment steps with :func:`transition_table`, so the model the solver optimises
 is, by construction, the model the agent plays.
@@ -10,14 +8,11 @@ is, by construction, the model the agent plays.
 
 from __future__ import annotations
 
-from collections import deque
 from dataclasses import dataclass
 
 import numpy as np
 
-LEFT, DOWN, RIGHT, UP = 0, 1, 2, 3
-_MOVES = {LEFT: (0, -1), DOWN: (1, 0), RIGHT: (0, 1), UP: (-1, 0)}
-TERMINAL_LETTERS = "GH"
+from ragen_bench.envs.frozen_lake.levels import TERMINAL_LETTERS, cell, neighbour
 
 # Probability of moving as intended on slippery ice; the rest splits evenly between the
 # two perpendicular directions.  Computed as Gymnasium computes it, so the cumulative
@@ -26,21 +21,6 @@ SLIP_SUCCESS_RATE = 1.0 / 3.0
 SLIP_FAIL_RATE = (1.0 - SLIP_SUCCESS_RATE) / 2.0
 
 Outcome = tuple[float, int]  # (probability, next state)
-
-
-def neighbour(desc: tuple[str, ...], state: int, action: int) -> int:
-    nrow, ncol = len(desc), len(desc[0])
-    row, col = divmod(state, ncol)
-    d_row, d_col = _MOVES[action]
-    row = min(max(row + d_row, 0), nrow - 1)
-    col = min(max(col + d_col, 0), ncol - 1)
-    return row * ncol + col
-
-
-def cell(desc: tuple[str, ...], state: int) -> str:
-    """The letter under ``state``."""
-    row, col = divmod(state, len(desc[0]))
-    return desc[row][col]
 
 
 def transition_table(desc: tuple[str, ...], slippery: bool) -> tuple[tuple[tuple[Outcome, ...], ...], ...]:
@@ -147,22 +127,3 @@ def solve(desc: tuple[str, ...], slippery: bool, horizon: int) -> LakeSolution:
             values[k + 1 :] = values[k]
             break
     return LakeSolution(values=values, soonness=np.cumsum(values, axis=0), table=table)
-
-
-def shortest_path_length(desc: tuple[str, ...], start: int) -> int | None:
-    """Fewest non-slippery moves from ``start`` to the goal avoiding holes (``None`` if cut off)."""
-    if cell(desc, start) == "G":
-        return 0
-    distance = {start: 0}
-    frontier = deque([start])
-    while frontier:
-        state = frontier.popleft()
-        for action in range(4):
-            nxt = neighbour(desc, state, action)
-            if nxt in distance or cell(desc, nxt) == "H":
-                continue
-            if cell(desc, nxt) == "G":
-                return distance[state] + 1
-            distance[nxt] = distance[state] + 1
-            frontier.append(nxt)
-    return None

@@ -18,9 +18,9 @@ states (seconds, ~100 MB); past ``max_states`` the search gives up and returns
 
 from __future__ import annotations
 
-from ragen_bench.envs.sokoban_levels import BOX, BOX_ON_TARGET, PLAYER, PLAYER_ON_TARGET, TARGET, WALL
+from ragen_bench.envs.sokoban.levels import BOX, BOX_ON_TARGET, PLAYER, PLAYER_ON_TARGET, TARGET, WALL
 
-Layers = tuple[int, int, bytes, bytes]  # (height, width, fixed, state) as in sokoban_levels
+Layers = tuple[int, int, bytes, bytes]  # (height, width, fixed, state) as in levels.py
 
 
 def live_cells(fixed: bytes, width: int) -> frozenset[int]:

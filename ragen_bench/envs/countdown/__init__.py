@@ -1,0 +1,5 @@
+"""Countdown: ``env`` (the Gymnasium env, generator, scoring) -> ``solver`` (exhaustive search) -> ``arith`` (parser)."""
+
+from ragen_bench.envs.countdown.env import CountdownEnv
+
+__all__ = ["CountdownEnv"]

@@ -1,0 +1,5 @@
+"""FrozenLake: ``env`` (the Gymnasium env) -> ``solver`` (value iteration) -> ``levels`` (lakes, RAGEN's generator)."""
+
+from ragen_bench.envs.frozen_lake.env import FrozenLakeEnv
+
+__all__ = ["FrozenLakeEnv"]

@@ -1,0 +1,5 @@
+"""MathQA: ``env`` (the Gymnasium env, answer checking) -> ``questions`` (files and built-in problems)."""
+
+from ragen_bench.envs.math_qa.env import MathQAEnv
+
+__all__ = ["MathQAEnv"]

@@ -1,0 +1,5 @@
+"""Sokoban: ``env`` (the Gymnasium env) -> ``solver`` (shortest plans) -> ``levels`` (RAGEN's generator)."""
+
+from ragen_bench.envs.sokoban.env import SokobanEnv
+
+__all__ = ["SokobanEnv"]
