@@ -18,9 +18,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ragen_bench  # noqa: F401  (registers the ids)
-from ragen_bench.agents.base import AgentReply, AgentRequest
-from ragen_bench.chat import ChatConfig, ChatEpisode, Trajectory, format_reward, run_lockstep
-from ragen_bench.envs.base import TextEnv
+from ragen_bench.chat import (
+    AgentError,
+    AgentReply,
+    AgentRequest,
+    ChatConfig,
+    ChatEpisode,
+    Trajectory,
+    format_reward,
+    run_lockstep,
+)
+from ragen_bench.envs.base import AnyText, TextEnv
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 SOKOBAN = "RAGEN/Sokoban-6x6-v0"
@@ -34,47 +42,53 @@ class Corridor(TextEnv):
     instruction = "Walk to the goal."
 
     def __init__(self, length: int = 4, max_steps: int = 100) -> None:
+        super().__init__()
         self.length, self.max_steps = length, max_steps
-        self.action_space = spaces.Discrete(2)
+        self._set_action_space(spaces.Discrete(2))
         self.observation_space = spaces.Text(max_length=64)
 
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
+    def _reset_level(self, seed):
         self.position, self.steps = 0, 0
-        return self._render(), {"success": False, "optimal_length": self.length}
+        return self.render_text(), {"success": False, "optimal_length": self.length}
 
-    def step(self, action):
+    def _step_action(self, action):
         before = self.position
         self.position = max(0, self.position + (1 if action == 1 else -1))
         self.steps += 1
         arrived = self.position == self.length
         info = {"success": arrived, "action_is_effective": self.position != before, "extra": [1, 2], "cell": np.int64(self.position)}
-        return self._render(), 1.0 if arrived else 0.0, arrived, self.steps >= self.max_steps, info
+        return self.render_text(), 1.0 if arrived else 0.0, arrived, self.steps >= self.max_steps, info
 
     def optimal_action(self, steps_left=None):
         return 1 if self.position < self.length else None
 
-    def _render(self) -> str:
+    def render_text(self) -> str:
         return "".join("P" if i == self.position else ("G" if i == self.length else "_") for i in range(self.length + 1))
 
 
 class Password(TextEnv):
-    """A free-text test double: answer the password (lowercase letters) to win."""
+    """A free-text test double: answer the password to win; any str up to ``max_chars`` is an action."""
 
     action_names = None
     instruction = "Say the password."
 
-    def __init__(self) -> None:
-        self.action_space = spaces.Text(max_length=8, charset="abcdefghijklmnopqrstuvwxyz")
+    def __init__(self, password: str = "fish", max_chars: int = 8) -> None:
+        super().__init__()
+        self.password = password
+        self._set_action_space(AnyText(max_length=max_chars, charset="abcdefghijklmnopqrstuvwxyz"))
         self.observation_space = spaces.Text(max_length=64)
 
-    def reset(self, *, seed=None, options=None):
-        super().reset(seed=seed)
-        return "The password is swordfish-ish: 'fish'.", {"success": False}
+    def _reset_level(self, seed):
+        self._text = "The password is swordfish-ish: 'fish'."
+        return self._text, {"success": False}
 
-    def step(self, action):
-        won = action == "fish"
-        return "Done." if won else "Wrong.", float(won), won, False, {"success": won, "action_is_effective": True}
+    def _step_action(self, action):
+        won = action == self.password
+        self._text = "Done." if won else "Wrong."
+        return self._text, float(won), won, False, {"success": won, "action_is_effective": True, "said": action}
+
+    def render_text(self) -> str:
+        return self._text
 
 
 def _episode(env=None, config=None, **kwargs) -> ChatEpisode:
@@ -193,9 +207,9 @@ def test_per_turn_reward_message_and_info_lite():
 
 def test_free_text_env_takes_the_whole_answer_as_one_action():
     episode = _episode(Password(), ChatConfig(think=False))
-    episode.step(AgentReply("<answer>Fish || x</answer>"))  # not in the action space: invalid
+    episode.step(AgentReply("<answer>Fish || xxxxx</answer>"))  # longer than the space allows: invalid
     first = episode.trajectory().turns[0]
-    assert first.parsed_actions == ["Fish || x"] and first.action_ids == [] and first.format_penalty == pytest.approx(-0.1)
+    assert first.parsed_actions == ["Fish || xxxxx"] and first.action_ids == [] and first.format_penalty == pytest.approx(-0.1)
     episode.step(AgentReply("<answer> fish </answer>"))
     trajectory = episode.trajectory()
     assert trajectory.turns[1].action_ids == ["fish"] and trajectory.success
@@ -308,7 +322,7 @@ def test_run_lockstep_rejects_an_agent_that_drops_replies():
         def act(self, requests):
             return []
 
-    with pytest.raises(ValueError, match="0 replies for 1 requests"):
+    with pytest.raises(AgentError, match="'scripted-test'.*0 replies for 1 requests"):
         run_lockstep([ChatEpisode(Corridor(), ChatConfig(), env_id="c", seed=0)], Silent({}))
 
 

@@ -14,9 +14,8 @@ import pytest
 pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
-from ragen_bench.agents.base import AgentReply  # noqa: E402
 from ragen_bench.agents.tiny_model import build_tokenizer  # noqa: E402
-from ragen_bench.chat import ChatConfig, ChatEpisode, assistant_segments  # noqa: E402
+from ragen_bench.chat import AgentReply, ChatConfig, ChatEpisode, assistant_segments  # noqa: E402
 from tests.test_chat_episode import Corridor  # noqa: E402
 
 LLAMA3_STYLE = (

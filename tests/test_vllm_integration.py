@@ -24,7 +24,7 @@ import pytest
 pytest.importorskip("httpx")
 
 from ragen_bench.agents import make_agent  # noqa: E402
-from ragen_bench.agents.base import AgentRequest  # noqa: E402
+from ragen_bench.chat import AgentRequest  # noqa: E402
 from ragen_bench.chat import ChatConfig, ChatEpisode, run_lockstep  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -120,14 +120,14 @@ def vllm_url(smollm2_dir, tmp_path_factory, request):
 
 @pytest.fixture
 def agent(vllm_url):
-    made = make_agent("openai", model=SERVED_NAME, base_url=f"{vllm_url}/v1", max_new_tokens=48, seed=3, timeout_s=120)
+    made = make_agent("openai", model=SERVED_NAME, base_url=f"{vllm_url}/v1", max_new_tokens=48, sampling_seed=3, timeout_s=120)
     yield made
     made.close()
 
 
 def test_raw_chat_request_gets_a_real_reply_with_token_counts(agent):
     request = AgentRequest(
-        messages=[{"role": "user", "content": "Name one color."}], env=None, episode_key="raw/0", turn=1
+        messages=[{"role": "user", "content": "Name one color."}], episode_key="raw/0", turn=1
     )
     (reply,) = agent.act([request])
     assert reply.text.strip()
@@ -137,7 +137,7 @@ def test_raw_chat_request_gets_a_real_reply_with_token_counts(agent):
 
 def test_seeded_sampling_repeats_exactly(agent):
     request = AgentRequest(
-        messages=[{"role": "user", "content": "Write a word."}], env=None, episode_key="seeded/0", turn=1
+        messages=[{"role": "user", "content": "Write a word."}], episode_key="seeded/0", turn=1
     )
     first, again = agent.act([request, request])
     assert first == again
@@ -162,10 +162,10 @@ def test_sokoban_chat_episodes_run_on_the_server(agent):
 OFFLINE_SCRIPT = """
 import json, sys
 from ragen_bench.agents import make_agent
-from ragen_bench.agents.base import AgentRequest
-agent = make_agent("vllm", model=sys.argv[1], max_new_tokens=16, seed=3, max_model_len=1024,
-                   dtype="float32", gpu_memory_utilization=0.15)
-ask = [AgentRequest(messages=[{"role": "user", "content": "Name one color."}], env=None, episode_key=f"k/{i}", turn=1)
+from ragen_bench.chat import AgentRequest
+agent = make_agent("vllm", model=sys.argv[1], max_new_tokens=16, sampling_seed=3, max_model_len=1024,
+                   dtype="float32", engine_options={"gpu_memory_utilization": 0.15})
+ask = [AgentRequest(messages=[{"role": "user", "content": "Name one color."}], episode_key=f"k/{i}", turn=1)
        for i in range(2)]
 replies = agent.act(ask) + agent.act(ask[:1])
 agent.close()

@@ -6,68 +6,27 @@ from an alias: ``smollm2-135m`` (the embedded SmolLM2-135M-Instruct, see
 :mod:`ragen_bench.agents.tiny_model`).
 
 Sampling is reproducible per request, not per batch: every request gets its own
-``torch.Generator`` seeded from ``(seed, episode_key, turn)``, and tokens are drawn with it, so
-an episode's sampled text does not depend on which other episodes shared its batch or on the
-global torch random state (which this agent never touches).  Only floating-point differences
-from padding remain, and they are far below what changes a sample in practice.
+``torch.Generator`` seeded from ``(sampling_seed, episode_key, turn)`` (see
+:mod:`ragen_bench.agents.sampling`), and tokens are drawn with it, so an episode's sampled
+text does not depend on which other episodes shared its batch or on the global torch random
+state (which this agent never touches).  Only floating-point differences from padding
+remain, and they are far below what changes a sample in practice.  Prompts are generated
+``generate_batch`` at a time.
+
+A reply's ``finish_reason`` is ``"stop"`` when the model ended it with a stop token and
+``"length"`` when ``max_new_tokens`` cut it.
 
 torch and transformers are imported inside the functions that need them.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragen_bench.agents.base import AgentReply, AgentRequest
-
-TINY_ALIAS = "tiny"
-
-
-@dataclass(frozen=True)
-class SamplingSettings:
-    """How tokens are chosen.  ``temperature == 0`` means greedy decoding."""
-
-    temperature: float = 1.0
-    top_p: float = 1.0
-    max_new_tokens: int = 256
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
-        if not 0 < self.top_p <= 1:
-            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
-        if self.max_new_tokens < 1:
-            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
-
-
-def request_seed(seed: int, request: AgentRequest) -> int:
-    """A 63-bit seed that depends only on the agent seed and the request's episode and turn."""
-    digest = hashlib.sha256(f"{seed}\x00{request.episode_key}\x00{request.turn}".encode()).digest()
-    return int.from_bytes(digest[:8], "big") >> 1
-
-
-def resolve_model_path(model: str | Path) -> Path:
-    """The checkpoint directory behind a path or an alias (converting/building it on first use)."""
-    from ragen_bench.agents import smollm2
-
-    if str(model) == smollm2.ALIAS:
-        return smollm2.ensure_checkpoint()
-    if str(model) == TINY_ALIAS:
-        from ragen_bench.agents.tiny_model import tiny_model_dir
-
-        return tiny_model_dir()
-    path = Path(model).expanduser()
-    if not (path / "config.json").is_file():
-        raise FileNotFoundError(
-            f"model {str(model)!r} is neither an alias ({smollm2.ALIAS!r}, {TINY_ALIAS!r}) "
-            "nor a directory with a config.json"
-        )
-    return path
+from ragen_bench.agents.sampling import SamplingSettings, request_seed, resolve_model_path
+from ragen_bench.chat.protocol import AgentReply, AgentRequest
 
 
 def _per_row_sampler(settings: SamplingSettings, generators: list[Any]) -> Any:
@@ -114,11 +73,11 @@ class HFAgent:
         tokenizer: Any,
         *,
         sampling: SamplingSettings,
-        batch_size: int = 8,
+        generate_batch: int = 8,
         name: str = "hf",
     ) -> None:
-        if batch_size < 1:
-            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        if generate_batch < 1:
+            raise ValueError(f"generate_batch must be >= 1, got {generate_batch}")
         if not tokenizer.chat_template:
             raise ValueError("the tokenizer has no chat template; the agent needs one to render prompts")
         if tokenizer.pad_token_id is None:
@@ -127,14 +86,14 @@ class HFAgent:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.sampling = sampling
-        self.batch_size = batch_size
+        self.generate_batch = generate_batch
         self.name = name
         self._stop_ids = _stop_token_ids(model, tokenizer)
 
     def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
         replies: list[AgentReply] = []
-        for start in range(0, len(requests), self.batch_size):
-            replies.extend(self._generate(requests[start : start + self.batch_size]))
+        for start in range(0, len(requests), self.generate_batch):
+            replies.extend(self._generate(requests[start : start + self.generate_batch]))
         return replies
 
     def render(self, messages: list[dict[str, str]]) -> str:
@@ -159,7 +118,7 @@ class HFAgent:
             "top_k": None,
         }
         if self.sampling.temperature > 0:
-            generators = [torch.Generator().manual_seed(request_seed(self.sampling.seed, r)) for r in batch]
+            generators = [torch.Generator().manual_seed(request_seed(self.sampling.sampling_seed, r)) for r in batch]
             options["logits_processor"] = [_per_row_sampler(self.sampling, generators)]
         with torch.inference_mode():
             output = self.model.generate(**encoded, **options)
@@ -172,10 +131,17 @@ class HFAgent:
 
     def _reply(self, new_ids: list[int], prompt_tokens: int) -> AgentReply:
         # Rows that stopped early are padded to the longest row; count up to the stop token.
-        length = next((i + 1 for i, token in enumerate(new_ids) if token in self._stop_ids), len(new_ids))
+        # A row with no stop token ran into max_new_tokens (generation ends no other way).
+        stop = next((i + 1 for i, token in enumerate(new_ids) if token in self._stop_ids), None)
+        length = len(new_ids) if stop is None else stop
         # No space clean-up: it is meant for WordPiece and would alter BPE text.
         text = self.tokenizer.decode(new_ids[:length], skip_special_tokens=True, clean_up_tokenization_spaces=False)
-        return AgentReply(text=text, prompt_tokens=prompt_tokens, completion_tokens=length)
+        return AgentReply(
+            text=text,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=length,
+            finish_reason="length" if stop is None else "stop",
+        )
 
     def close(self) -> None:
         self.model = None
@@ -208,8 +174,8 @@ def make_hf_agent(
     temperature: float = 1.0,
     top_p: float = 1.0,
     max_new_tokens: int = 256,
-    seed: int = 0,
-    batch_size: int = 8,
+    sampling_seed: int = 0,
+    generate_batch: int = 8,
     num_threads: int | None = None,
     dtype: str = "float32",
     name: str | None = None,
@@ -222,6 +188,10 @@ def make_hf_agent(
 
     if num_threads is not None:
         torch.set_num_threads(num_threads)
-    sampling = SamplingSettings(temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, seed=seed)
+    sampling = SamplingSettings(
+        temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, sampling_seed=sampling_seed
+    )
     loaded_model, tokenizer = load_model(resolve_model_path(model), dtype=dtype)
-    return HFAgent(loaded_model, tokenizer, sampling=sampling, batch_size=batch_size, name=name or f"hf:{model}")
+    return HFAgent(
+        loaded_model, tokenizer, sampling=sampling, generate_batch=generate_batch, name=name or f"hf:{model}"
+    )

@@ -1,11 +1,23 @@
 """``openai``: any OpenAI-compatible Chat Completions server (``vllm serve``, hosted APIs).
 
-Requests in a batch go out concurrently (a thread pool over one shared ``httpx.Client``, at
-most ``concurrency`` in flight).  Rate limits (429), server errors (5xx), timeouts and dropped
-connections are retried with capped exponential backoff and full jitter, honouring a
-``Retry-After`` header; other 4xx answers are the caller's mistake and fail at once.  A request
-that still fails raises :class:`CompletionError`: a silently empty reply would be scored as a
-format failure and bias the benchmark.
+Requests in a batch go out concurrently (asyncio over one shared ``httpx.AsyncClient``, at
+most ``max_concurrency`` in flight).  Each attempt has a whole-request deadline of
+``timeout_s`` -- connecting, sending and reading the complete answer -- so a server that
+trickles bytes cannot hold a request past it (httpx's own timeouts are per read).
+
+Rate limits (429), server errors (5xx), timeouts and dropped connections are retried with
+capped exponential backoff and full jitter, honouring a ``Retry-After`` header.  401/403 fail
+at once (retrying cannot fix a key), as do other 4xx answers (the request itself is wrong).
+Every failure that ends a request raises :class:`CompletionError`, an
+:class:`~ragen_bench.chat.AgentError` naming the URL, the last status and the attempts: a
+silently empty reply would be scored as a format failure and bias the benchmark.
+
+A reply whose ``content`` is null still counts as a reply (empty text), but says so in its
+``finish_reason``: ``"refusal"`` when the message carries a refusal, else ``"null_content"``;
+otherwise ``finish_reason`` is the server's (``"stop"``, ``"length"``, ``"content_filter"``...).
+
+Ctrl-C stops a batch at once: pending requests are cancelled, not awaited.  ``act`` runs its
+own event loop, so it must not be called from inside a running one.
 
 The API key is read from an environment variable (``OPENAI_API_KEY`` by default) when the agent
 is built and lives only in the HTTP client's headers: it is never part of the agent's name,
@@ -16,23 +28,23 @@ httpx is imported only when an agent is built.
 
 from __future__ import annotations
 
+import asyncio
 import os
 import random
-import time
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from ragen_bench.agents.base import AgentReply, AgentRequest
-from ragen_bench.agents.hf import request_seed
+from ragen_bench.agents.sampling import SamplingSettings, request_seed
+from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest
 
 RETRY_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+AUTH_STATUSES = frozenset({401, 403})
 MAX_ERROR_CHARS = 500  # server error bodies are data: keep what we quote bounded
 
 
-class CompletionError(RuntimeError):
-    """A chat completion failed for good (non-retryable answer, or retries exhausted)."""
+class CompletionError(AgentError):
+    """A chat completion failed for good (refused credentials, a non-retryable answer, retries exhausted)."""
 
 
 @dataclass(frozen=True)
@@ -43,6 +55,12 @@ class RetryPolicy:
     base_s: float = 0.5
     cap_s: float = 30.0
 
+    def __post_init__(self) -> None:
+        if self.max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {self.max_retries}")
+        if self.base_s <= 0 or self.cap_s <= 0:
+            raise ValueError(f"backoff_base_s and backoff_cap_s must be > 0, got {self.base_s} and {self.cap_s}")
+
     def delay(self, attempt: int, rng: random.Random, retry_after_s: float | None = None) -> float:
         if retry_after_s is not None:  # the server knows best, within our cap
             return min(self.cap_s, max(0.0, retry_after_s))
@@ -51,47 +69,61 @@ class RetryPolicy:
 
 @dataclass(frozen=True)
 class CompletionSettings:
-    """What every request asks for.  ``seed=None`` leaves sampling unseeded on the server."""
+    """What every request asks for.  ``seeded=False`` leaves sampling unseeded on the server."""
 
     model: str
-    temperature: float = 1.0
-    top_p: float = 1.0
-    max_tokens: int = 256
-    seed: int | None = 0
+    sampling: SamplingSettings
+    seeded: bool = True
 
     def body(self, request: AgentRequest) -> dict[str, Any]:
+        sampling = self.sampling
         body: dict[str, Any] = {
             "model": self.model,
             "messages": request.messages,
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "max_tokens": self.max_tokens,
+            "temperature": sampling.temperature,
+            "top_p": sampling.top_p,
+            "max_tokens": sampling.max_new_tokens,
         }
-        if self.seed is not None:
+        if self.seeded:
             # Per episode and turn, so samples differ across episodes yet repeat exactly on rerun;
             # 31 bits because some servers reject larger seeds.
-            body["seed"] = request_seed(self.seed, request) % 2**31
+            body["seed"] = request_seed(sampling.sampling_seed, request) % 2**31
         return body
 
 
 def parse_completion(payload: Any) -> AgentReply:
-    """The reply in a Chat Completions response body; missing usage gives ``None`` counts."""
+    """The reply in a Chat Completions response body; missing usage gives ``None`` counts.
+
+    Raises ``ValueError`` when the body has no ``choices[0].message`` object, or content that
+    is neither a string nor null.
+    """
     try:
-        message = payload["choices"][0]["message"]
+        choice = payload["choices"][0]
+        message = choice["message"]
     except (KeyError, IndexError, TypeError) as missing:
         raise ValueError(f"no choices[0].message in response: {str(payload)[:MAX_ERROR_CHARS]}") from missing
-    content = message.get("content") if isinstance(message, dict) else None
-    usage = payload.get("usage") if isinstance(payload, dict) else None
+    if not isinstance(choice, dict) or not isinstance(message, dict):
+        raise ValueError(f"choices[0].message is not an object: {str(payload)[:MAX_ERROR_CHARS]}")
+    content = message.get("content")
+    if isinstance(content, str):
+        reason = choice.get("finish_reason")
+        text, finish_reason = content, reason if isinstance(reason, str) else None
+    elif content is None:
+        text, finish_reason = "", "refusal" if message.get("refusal") else "null_content"
+    else:
+        raise ValueError(f"choices[0].message.content is a {type(content).__name__}, not a string or null")
+    usage = payload.get("usage")
     usage = usage if isinstance(usage, dict) else {}
     return AgentReply(
-        text=content if isinstance(content, str) else "",
+        text=text,
         prompt_tokens=_count(usage.get("prompt_tokens")),
         completion_tokens=_count(usage.get("completion_tokens")),
+        finish_reason=finish_reason,
     )
 
 
 def _count(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+    return value if type(value) is int and value >= 0 else None
 
 
 def _retry_after_seconds(headers: Any) -> float | None:
@@ -102,64 +134,100 @@ def _retry_after_seconds(headers: Any) -> float | None:
 
 
 class OpenAICompatAgent:
-    """Chat Completions client: concurrent requests, retries with backoff, token counts from ``usage``."""
+    """Chat Completions client: concurrent requests with deadlines, retries, token counts from ``usage``."""
 
     def __init__(
         self,
         client: Any,
         settings: CompletionSettings,
         *,
-        concurrency: int = 8,
+        max_concurrency: int = 8,
+        timeout_s: float = 120.0,
         retry: RetryPolicy = RetryPolicy(),
         name: str = "openai",
-        sleep: Any = time.sleep,
     ) -> None:
-        if concurrency < 1:
-            raise ValueError(f"concurrency must be >= 1, got {concurrency}")
+        if max_concurrency < 1:
+            raise ValueError(f"max_concurrency must be >= 1, got {max_concurrency}")
+        if not timeout_s > 0:
+            raise ValueError(f"timeout_s must be > 0, got {timeout_s}")
         self.client = client
         self.settings = settings
-        self.concurrency = concurrency
+        self.max_concurrency = max_concurrency
+        self.timeout_s = timeout_s
         self.retry = retry
         self.name = name
-        self._sleep = sleep
         self._rng = random.Random()  # jitter only; never the global random state
-        self._pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="openai-agent")
+        self._slots = asyncio.Semaphore(max_concurrency)
+        # One loop for the agent's life: the client's pooled connections belong to it.
+        # Runner also turns Ctrl-C into cancelling the batch, then KeyboardInterrupt.
+        self._runner: asyncio.Runner | None = asyncio.Runner()
 
     def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
-        return list(self._pool.map(self.complete, requests))
+        if self._runner is None:
+            raise RuntimeError(f"agent {self.name!r} is closed")
+        return self._runner.run(self._act(requests))
 
-    def complete(self, request: AgentRequest) -> AgentReply:
+    async def _act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
+        tasks = [asyncio.ensure_future(self._complete(request)) for request in requests]
+        try:
+            return list(await asyncio.gather(*tasks))
+        except BaseException:
+            # One request failed for good, or Ctrl-C: stop the others now, not when they end.
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    async def _complete(self, request: AgentRequest) -> AgentReply:
         """One chat completion, retried on transient failures."""
         import httpx
 
         body = self.settings.body(request)
+        attempts = self.retry.max_retries + 1
         failure = ""
-        for attempt in range(self.retry.max_retries + 1):
+        for attempt in range(attempts):
             retry_after = None
             try:
-                response = self.client.post("chat/completions", json=body)
-            except httpx.TransportError as error:  # timeouts, refused and dropped connections
+                async with self._slots, asyncio.timeout(self.timeout_s):
+                    response = await self.client.post("chat/completions", json=body)
+            except TimeoutError:
+                failure = f"no complete answer within timeout_s={self.timeout_s}"
+            except httpx.TransportError as error:  # refused and dropped connections
                 failure = f"{type(error).__name__}: {error}"
             else:
-                if response.status_code == 200:
+                status = response.status_code
+                if status == 200:
                     try:
                         return parse_completion(response.json())
                     except ValueError as error:  # bad JSON or shape: a server fault, worth a retry
-                        failure = f"malformed response: {error}"
-                elif response.status_code in RETRY_STATUSES:
-                    failure = f"HTTP {response.status_code}: {response.text[:MAX_ERROR_CHARS]}"
+                        failure = f"HTTP 200 with a malformed body: {error}"
+                elif status in RETRY_STATUSES:
+                    failure = f"HTTP {status}: {response.text[:MAX_ERROR_CHARS]}"
                     retry_after = _retry_after_seconds(response.headers)
                 else:
+                    hint = " (the server refused the credentials: check the API key)" if status in AUTH_STATUSES else ""
                     raise CompletionError(
-                        f"HTTP {response.status_code} from {self.client.base_url}: {response.text[:MAX_ERROR_CHARS]}"
+                        f"agent {self.name!r}: HTTP {status} from {self._url()}{hint}: "
+                        f"{response.text[:MAX_ERROR_CHARS]}"
                     )
-            if attempt < self.retry.max_retries:
-                self._sleep(self.retry.delay(attempt, self._rng, retry_after))
-        raise CompletionError(f"gave up after {self.retry.max_retries + 1} attempts; last failure: {failure}")
+            if attempt + 1 < attempts:
+                await asyncio.sleep(self.retry.delay(attempt, self._rng, retry_after))
+        raise CompletionError(
+            f"agent {self.name!r}: {self._url()} failed {attempts} attempts; last failure: {failure}"
+        )
+
+    def _url(self) -> str:
+        return f"{self.client.base_url}chat/completions"
 
     def close(self) -> None:
-        self._pool.shutdown(wait=True)
-        self.client.close()
+        """Close the connections and the event loop (idempotent)."""
+        if self._runner is None:
+            return
+        try:
+            self._runner.run(self.client.aclose())
+        finally:
+            self._runner.close()
+            self._runner = None
 
 
 def make_openai_agent(
@@ -170,9 +238,8 @@ def make_openai_agent(
     temperature: float = 1.0,
     top_p: float = 1.0,
     max_new_tokens: int = 256,
-    seed: int | None = 0,
-    batch_size: int = 8,
-    concurrency: int | None = None,
+    sampling_seed: int | None = 0,
+    max_concurrency: int = 8,
     timeout_s: float = 120.0,
     max_retries: int = 5,
     backoff_base_s: float = 0.5,
@@ -182,30 +249,30 @@ def make_openai_agent(
     """Factory behind ``make_agent("openai", ...)``.
 
     ``base_url`` defaults to ``$OPENAI_BASE_URL`` or a local ``vllm serve``
-    (``http://127.0.0.1:8000/v1``).  ``concurrency`` defaults to ``batch_size``.  The key in
+    (``http://127.0.0.1:8000/v1``).  ``sampling_seed=None`` sends no seed.  The key in
     ``$<api_key_env>`` is sent as a bearer token when set (a local server needs none).
     """
     import httpx
 
+    sampling = SamplingSettings(
+        temperature=temperature,
+        top_p=top_p,
+        max_new_tokens=max_new_tokens,
+        sampling_seed=0 if sampling_seed is None else sampling_seed,
+    )
+    settings = CompletionSettings(model=model, sampling=sampling, seeded=sampling_seed is not None)
+    retry = RetryPolicy(max_retries=max_retries, base_s=backoff_base_s, cap_s=backoff_cap_s)
     url = base_url or os.environ.get("OPENAI_BASE_URL") or "http://127.0.0.1:8000/v1"
     headers = {"Content-Type": "application/json"}
     api_key = os.environ.get(api_key_env)
     if api_key:
         headers["Authorization"] = f"Bearer {api_key}"
-    workers = concurrency or batch_size
-    client = httpx.Client(
+    client = httpx.AsyncClient(
         base_url=url.rstrip("/") + "/",
         headers=headers,
-        timeout=httpx.Timeout(timeout_s, connect=min(timeout_s, 10.0)),
-        limits=httpx.Limits(max_connections=workers, max_keepalive_connections=workers),
-    )
-    settings = CompletionSettings(
-        model=model, temperature=temperature, top_p=top_p, max_tokens=max_new_tokens, seed=seed
+        timeout=None,  # the agent's whole-request deadline replaces httpx's per-read timeouts
+        limits=httpx.Limits(max_connections=max_concurrency, max_keepalive_connections=max_concurrency),
     )
     return OpenAICompatAgent(
-        client,
-        settings,
-        concurrency=workers,
-        retry=RetryPolicy(max_retries=max_retries, base_s=backoff_base_s, cap_s=backoff_cap_s),
-        name=name or f"openai:{model}",
+        client, settings, max_concurrency=max_concurrency, timeout_s=timeout_s, retry=retry, name=name or f"openai:{model}"
     )

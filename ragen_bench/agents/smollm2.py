@@ -16,6 +16,7 @@ import importlib.util
 from pathlib import Path
 
 from ragen_bench.cache import build_once, cache_root, recorded_stamp
+from ragen_bench.chat.protocol import AgentError
 
 ALIAS = "smollm2-135m"
 CACHE_NAME = "smollm2-135m-instruct"
@@ -32,8 +33,8 @@ CHATML_TEMPLATE = (
 )
 
 
-class ModelNotAvailableError(RuntimeError):
-    """The embedded model's weights are not installed."""
+class ModelNotAvailableError(AgentError):
+    """The embedded model's weights are not installed (the user must install them)."""
 
 
 def find_gguf() -> Path:

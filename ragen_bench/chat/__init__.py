@@ -1,5 +1,7 @@
 """Any registered single-agent env as a multi-turn chat (RAGEN's conversation shape).
 
+* :mod:`.protocol` -- the agent protocol (:class:`AgentRequest`, :class:`AgentReply`,
+  :class:`Agent`, :class:`AgentError`) and the privileged :class:`LiveEnvView`;
 * :mod:`.config` -- :class:`ChatConfig` (limits, penalties, template) and the templates;
 * :mod:`.parser` -- ``<think>..</think><answer>A || B</answer>`` parsing, bounded and linear;
 * :mod:`.episode` -- :class:`ChatEpisode` (one env episode as turns) and :func:`run_lockstep`;
@@ -12,10 +14,16 @@ byte-for-byte the prompt seen in evaluation.
 from ragen_bench.chat.config import DEFAULT_TEMPLATE, TEMPLATES, ChatConfig, ChatTemplate
 from ragen_bench.chat.episode import ChatEpisode, format_reward, run_lockstep
 from ragen_bench.chat.parser import ParsedResponse, parse_response
+from ragen_bench.chat.protocol import Agent, AgentError, AgentReply, AgentRequest, LiveEnvView
 from ragen_bench.chat.trajectory import Trajectory, TurnRecord, assistant_segments, episode_key
 
 __all__ = [
     "DEFAULT_TEMPLATE",
+    "Agent",
+    "AgentError",
+    "AgentReply",
+    "AgentRequest",
+    "LiveEnvView",
     "TEMPLATES",
     "ChatConfig",
     "ChatEpisode",

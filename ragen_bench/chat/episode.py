@@ -4,7 +4,10 @@ Action semantics (matching RAGEN's ``es_manager.py``):
 
 * The reply is parsed (:mod:`ragen_bench.chat.parser`); at most
   ``max_actions_per_turn`` actions are kept.
-* Each action name is looked up case-insensitively.  Invalid names are dropped and
+* Each action name is looked up ignoring the case of ASCII letters only (``A-Z`` ==
+  ``a-z``).  There is no Unicode case folding or normalisation: a look-alike such as
+  ``OAK`` written with the Kelvin sign (U+212A, which ``str.lower`` turns into ``k``)
+  or a fullwidth ``Ｕｐ`` is not a valid name.  Invalid names are dropped and
   **every valid action is executed in order, including valid ones after an invalid
   one** (RAGEN filters the list, it does not stop at the first bad name).
 * The turn costs ``format_penalty`` once if the reply was malformed, named no action,
@@ -16,6 +19,10 @@ Action semantics (matching RAGEN's ``es_manager.py``):
 
 Free-text envs (``action_names is None``) take the whole answer as one action; it is
 invalid when the env's action space does not contain it.
+
+Every reply is checked against the agent protocol (:mod:`ragen_bench.chat.protocol`)
+before it is used; the text an agent sends is recorded exactly (``raw_response``, cut
+only at ``max_response_chars``), whatever characters it holds.
 """
 
 from __future__ import annotations
@@ -27,10 +34,20 @@ from typing import Any
 import gymnasium
 import numpy as np
 
-from ragen_bench.agents.base import Agent, AgentReply, AgentRequest
 from ragen_bench.chat.config import ChatConfig
 from ragen_bench.chat.parser import parse_response
+from ragen_bench.chat.protocol import (
+    Agent,
+    AgentError,
+    AgentReply,
+    AgentRequest,
+    LiveEnvView,
+    check_replies,
+    reply_problem,
+    wants_live_env,
+)
 from ragen_bench.chat.trajectory import ActionId, Trajectory, TurnRecord, episode_key
+from ragen_bench.envs.base import ascii_casefold
 
 _INFO_SCALARS = (bool, int, float, str)
 
@@ -113,21 +130,28 @@ class ChatEpisode:
             return list(self._transcript)
         return self._windowed_prompt(window)
 
-    def request(self) -> AgentRequest:
+    def request(self, *, live_env: bool = False) -> AgentRequest:
+        """The next turn's request; ``live_env=True`` adds the privileged env view."""
         self._require_live()
         return AgentRequest(
             messages=self.messages,
-            env=self.env,
             episode_key=self.key,
             turn=self.turn,
             actions_left=self.config.max_actions_per_episode - self._actions_taken,
+            live_env=LiveEnvView(self.env) if live_env else None,
         )
 
     # -- one turn -------------------------------------------------------------------
 
     def step(self, reply: AgentReply) -> None:
-        """Parse ``reply``, execute its valid actions, record the turn."""
+        """Parse ``reply``, execute its valid actions, record the turn.
+
+        A reply that breaks the protocol raises :class:`AgentError` and changes nothing.
+        """
         self._require_live()
+        problem = reply_problem(reply)
+        if problem is not None:
+            raise AgentError(f"invalid reply for episode {self.key!r}: {problem}")
         config = self.config
         text = reply.text
         parsed = parse_response(
@@ -174,6 +198,7 @@ class ChatEpisode:
                 response_chars=len(text),
                 prompt_tokens=reply.prompt_tokens,
                 completion_tokens=reply.completion_tokens,
+                finish_reason=reply.finish_reason,
                 info=info_lite(info),
             )
         )
@@ -218,7 +243,7 @@ class ChatEpisode:
     def _to_action_id(self, name: str) -> ActionId | None:
         if self._action_ids is None:
             return name if self.env.action_space.contains(name) else None
-        return self._action_ids.get(name.lower())
+        return self._action_ids.get(ascii_casefold(name))
 
     def _turn_block(self, turn: int, observation: Any, actions_left: int) -> str:
         return self.config.chat_template.turn.format(
@@ -270,7 +295,7 @@ def format_reward(reward: float) -> str:
 def _action_lookup(action_names: Sequence[str] | None) -> dict[str, int] | None:
     if action_names is None:
         return None
-    return {name.lower(): index for index, name in enumerate(action_names)}
+    return {ascii_casefold(name): index for index, name in enumerate(action_names)}
 
 
 @lru_cache(maxsize=1024)
@@ -313,16 +338,20 @@ def run_lockstep(
     they are, without callbacks.  Each finished episode leaves the batch
     at once and its trajectory goes to ``on_finished`` (e.g. to be written) and then
     ``progress`` (e.g. a progress bar).  Returns trajectories in input order.
+
+    Requests carry the live env view only when the agent declares ``needs_live_env``.
+    A batch of replies that breaks the protocol raises :class:`AgentError` before any
+    of it is played, so no callback ever sees a malformed turn.
     """
     for episode in episodes:
         if not episode.started:
             episode.reset()
     results = [episode.trajectory() if episode.done else None for episode in episodes]
     live = [(index, episode) for index, episode in enumerate(episodes) if not episode.done]
+    privileged = wants_live_env(agent)
     while live:
-        replies = agent.act([episode.request() for _, episode in live])
-        if len(replies) != len(live):
-            raise ValueError(f"agent {agent.name!r} returned {len(replies)} replies for {len(live)} requests")
+        requests = [episode.request(live_env=privileged) for _, episode in live]
+        replies = check_replies(agent, requests, agent.act(requests))
         still_live = []
         for (index, episode), reply in zip(live, replies):
             episode.step(reply)

@@ -1,11 +1,14 @@
 """The record of one chat episode, and its rendering to training tensors.
 
-A :class:`Trajectory` is plain data (JSON round-trips exactly through
-:meth:`Trajectory.to_dict` / :meth:`Trajectory.from_dict`) and is what both the eval
-harness writes and the trainer consumes.  :meth:`Trajectory.tokenize` renders it for
-any Hugging Face tokenizer that has a chat template, with an assistant-only loss mask
-derived from the template itself (see :func:`assistant_segments`), not from any model
-family's special token ids.
+A :class:`Trajectory` is plain data and is what both the eval harness writes and the
+trainer consumes.  It round-trips exactly through :meth:`Trajectory.to_dict`,
+``json.dumps(..., ensure_ascii=True)``, ``json.loads`` and :meth:`Trajectory.from_dict`
+whatever the model wrote: lone surrogates, NUL, control and bidi characters are escaped
+by ``ensure_ascii`` (a UTF-8 encoder would refuse a lone surrogate).
+
+:meth:`Trajectory.tokenize` renders it for any Hugging Face tokenizer that has a chat
+template, with an assistant-only loss mask derived from the template itself (see
+:func:`assistant_segments`), not from any model family's special token ids.
 """
 
 from __future__ import annotations
@@ -25,7 +28,9 @@ class TurnRecord:
     action strings the reply named; ``action_ids`` the ones executed, in order, with
     one ``env_rewards`` entry each.  ``valid`` is true when the reply was well formed
     and every named action was valid (at least one).  ``format_penalty`` is 0.0 or the
-    configured penalty.  ``info`` is the last step's info, keeping scalar values only.
+    configured penalty.  ``finish_reason`` is the agent's account of why its reply ended
+    (``"length"``: cut by the token limit; ``None``: unknown, and in records written
+    before the field existed).  ``info`` is the last step's info, keeping scalar values only.
     """
 
     raw_response: str
@@ -39,6 +44,7 @@ class TurnRecord:
     response_chars: int = 0
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
+    finish_reason: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
 
     @property

@@ -1,0 +1,56 @@
+"""What the model-backed agents (``hf``, ``openai``, ``vllm``) share: sampling settings,
+per-request seeds and where a local model's checkpoint lives.
+
+Seeds are per request, not per batch: :func:`request_seed` depends only on the agent's
+``sampling_seed`` and the request's episode and turn, so an episode's sample does not
+depend on which other episodes shared its batch, nor on the process that drew it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from ragen_bench.chat.protocol import AgentRequest
+
+
+@dataclass(frozen=True)
+class SamplingSettings:
+    """How tokens are chosen.  ``temperature == 0`` means greedy decoding."""
+
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_new_tokens: int = 256
+    sampling_seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.temperature < 0:
+            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.max_new_tokens < 1:
+            raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+
+
+def request_seed(sampling_seed: int, request: AgentRequest) -> int:
+    """A 63-bit seed that depends only on the agent's seed and the request's episode and turn."""
+    digest = hashlib.sha256(f"{sampling_seed}\x00{request.episode_key}\x00{request.turn}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") >> 1
+
+
+def resolve_model_path(model: str | Path) -> Path:
+    """The checkpoint directory behind a path or an alias (converting/building it on first use)."""
+    from ragen_bench.agents import smollm2, tiny_model
+
+    if str(model) == smollm2.ALIAS:
+        return smollm2.ensure_checkpoint()
+    if str(model) == tiny_model.ALIAS:
+        return tiny_model.tiny_model_dir()
+    path = Path(model).expanduser()
+    if not (path / "config.json").is_file():
+        raise FileNotFoundError(
+            f"model {str(model)!r} is neither an alias ({smollm2.ALIAS!r}, {tiny_model.ALIAS!r}) "
+            "nor a directory with a config.json"
+        )
+    return path
