@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import gymnasium
 import pytest
+from gymnasium.error import InvalidAction
+from gymnasium.utils import seeding
 
 import ragen_bench
 from ragen_bench.envs.bandit import BanditEnv
-from ragen_bench.envs.bandit.env import HIGH_RISK_JACKPOT_PROB, NAME_POOLS
+from ragen_bench.envs.bandit.env import NAME_POOLS
+from ragen_bench.envs.base import ascii_casefold
 from ragen_bench.registry import entry
 from tests import env_contract
 from tests.conftest import reference_records
@@ -90,7 +93,15 @@ def test_payoff_distribution_and_success_flag():
         high_rewards.append(reward)
         assert info["success"]
     assert low_rewards == {0.1} and set(high_rewards) == {0.0, 1.0}
-    assert abs(sum(high_rewards) / len(high_rewards) - HIGH_RISK_JACKPOT_PROB) < 0.03
+    # RAGEN's rule, independently: the seed's generator orders the arms with its first
+    # draw and pays the jackpot when its second draw is below 0.25.
+    expected = []
+    for seed in range(2000):
+        rng = seeding.np_random(seed)[0]
+        rng.random()
+        expected.append(1.0 if rng.random() < 0.25 else 0.0)
+    assert high_rewards == expected
+    assert 0.22 < sum(high_rewards) / len(high_rewards) < 0.28  # the seeds are a fair sample
 
 
 def test_optimal_action_is_the_high_risk_arm_then_none():
@@ -102,12 +113,20 @@ def test_optimal_action_is_the_high_risk_arm_then_none():
         assert env.optimal_action() is None
 
 
+def _payoffs_by_name(env_id: str, seeds: range) -> dict[str, set[float]]:
+    env, payoffs = make(env_id), {}
+    for seed in seeds:
+        for arm in (0, 1):
+            env.reset(seed=seed)
+            payoffs.setdefault(env.action_names[arm], set()).add(env.step(arm)[1])
+    return payoffs
+
+
 def test_reversed_variant_swaps_the_payoffs_behind_the_same_names():
-    normal, reversed_ = make("RAGEN/Bandit-v0"), make("RAGEN/Bandit-Rev-v0")
-    normal.reset(seed=4)
-    reversed_.reset(seed=4)
-    assert set(normal.action_names) == set(reversed_.action_names)
-    assert normal.high_risk_name == reversed_.low_risk_name == "Dragon"
+    normal = _payoffs_by_name("RAGEN/Bandit-v0", range(40))
+    reversed_ = _payoffs_by_name("RAGEN/Bandit-Rev-v0", range(40))
+    assert normal == {"Phoenix": {0.1}, "Dragon": {0.0, 1.0}}
+    assert reversed_ == {"Dragon": {0.1}, "Phoenix": {0.0, 1.0}}
 
 
 def test_name_pools_are_disjoint_and_held_out_env_cycles_through_its_pool():
@@ -124,10 +143,34 @@ def test_arm_names_are_a_constructor_argument_and_are_checked():
     env = BanditEnv(low_risk_name="Savings", high_risk_name="Lottery")
     obs, _ = env.reset(seed=0)
     assert "Savings" in obs and "Lottery" in obs and env.observation_space.contains(obs)
-    with pytest.raises(ValueError, match="distinct"):
+    with pytest.raises(ValueError, match="differ"):
         BanditEnv(low_risk_name="Same", high_risk_name="Same")
+    with pytest.raises(ValueError, match="differ"):
+        BanditEnv(low_risk_name="Oak", high_risk_name="OAK")
     with pytest.raises(ValueError, match="name_pool"):
         BanditEnv(name_pool="nope")
+    with pytest.raises(ValueError, match="name_pool"):
+        BanditEnv(name_pool="reversed")  # Bandit-Rev names its arms explicitly
+
+
+@pytest.mark.parametrize("name", ["\u212aelvin", "O\u212a", "Dr\u00e4gon", "", "   ", "x" * 41, "Tab\tName"])
+def test_arm_names_must_be_short_printable_ascii(name):
+    # Non-ASCII names are refused so that no look-alike letter (the Kelvin sign folds to
+    # "k" under str.lower) can make two names, or a name and a model's answer, collide.
+    with pytest.raises(ValueError, match="low_risk_name"):
+        BanditEnv(low_risk_name=name, high_risk_name="Dragon")
+
+
+@pytest.mark.parametrize("name", [None, 3, b"Oak", ["Oak"]])
+def test_arm_names_must_be_strings(name):
+    with pytest.raises(TypeError, match="high_risk_name"):
+        BanditEnv(low_risk_name="Oak", high_risk_name=name)
+
+
+def test_arm_names_fold_ascii_case_only():
+    assert ascii_casefold("OAK") == "oak"
+    assert ascii_casefold("OA\u212a") == "oa\u212a"  # str.lower would give "oak"
+    assert "OA\u212a".lower() == "oak"  # the look-alike this guards against
 
 
 def test_invalid_action_and_step_before_reset_fail_clearly():
@@ -135,7 +178,7 @@ def test_invalid_action_and_step_before_reset_fail_clearly():
         BanditEnv().step(0)
     env = BanditEnv()
     env.reset(seed=0)
-    with pytest.raises(ValueError, match="0 or 1"):
+    with pytest.raises(InvalidAction, match=r"BanditEnv: invalid action 2 .*0\.\.1"):
         env.step(2)
 
 

@@ -10,6 +10,7 @@ from gymnasium.utils import seeding
 import ragen_bench
 from ragen_bench.envs.frozen_lake import FrozenLakeEnv, levels, solver
 from ragen_bench.envs.frozen_lake.levels import generate_lake
+from ragen_bench.envs.base import EpisodeFinishedError
 from ragen_bench.registry import entry
 from tests import env_contract
 from tests.conftest import reference_records
@@ -84,15 +85,17 @@ def test_symbols_for_player_in_hole_and_on_goal():
     pytest.fail("no seed in 0..199 starts next to a hole")
 
 
-def test_terminated_episode_stays_put_with_no_reward():
+def test_stepping_a_finished_episode_raises_and_reset_starts_over():
     env = make("RAGEN/FrozenLake-4x4-NoSlip-v0")
-    env.reset(seed=5)
+    first, _ = env.reset(seed=5)
     while (action := env.optimal_action()) is not None:
         obs, reward, terminated, _, _ = env.step(action)
     assert terminated and reward == 1.0
     for action in range(4):
-        again = env.step(action)
-        assert again[0] == obs and again[1] == 0.0 and again[2] and not again[4]["action_is_effective"]
+        with pytest.raises(EpisodeFinishedError, match="call reset"):
+            env.step(action)
+    assert env.render() == obs  # the failed steps changed nothing
+    assert env.reset(seed=5)[0] == first
 
 
 def test_truncates_at_the_step_cap():

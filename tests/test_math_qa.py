@@ -9,6 +9,7 @@ from pathlib import Path
 
 import gymnasium
 import pytest
+from gymnasium.error import InvalidAction
 from gymnasium.utils import seeding
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -74,12 +75,32 @@ _SHARED_ENV = MathQAEnv()
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(max_size=2000) | st.from_type(object).filter(lambda v: not isinstance(v, str)))
-def test_any_answer_is_graded_without_raising(answer):
+@given(st.text(max_size=1000))
+def test_any_text_answer_is_in_the_action_space_and_graded(answer):
     env = _SHARED_ENV
     env.reset(seed=0)
+    assert env.action_space.contains(answer)
     _, reward, *_ = env.step(answer)
-    assert reward in (0.0, 1.0)
+    assert reward == (1.0 if normalize_answer(answer) == env.answer else 0.0)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.text(min_size=1001, max_size=1500) | st.from_type(object).filter(lambda v: not isinstance(v, str)))
+def test_over_long_or_non_text_answers_are_refused_and_cost_nothing(answer):
+    env = _SHARED_ENV
+    env.reset(seed=0)
+    with pytest.raises(InvalidAction, match="MathQAEnv: invalid action"):
+        env.step(answer)
+    assert env.step(env.answer)[1] == 1.0  # still the first attempt
+
+
+@pytest.mark.parametrize("answer", ["Paris", "\\frac{1}{2}", "B", "1,000", "x = 3", "10%", "½", "東京", "−4"])
+def test_correct_answers_in_any_script_score(tmp_path, answer):
+    # The old charset (digits, "-./ ") refused all of these, so even the optimal agent scored 0.
+    env = MathQAEnv(data_path=_write_jsonl(tmp_path / "qa.jsonl", [{"question": "Which?", "answer": answer}]))
+    env.reset(seed=0)
+    assert env.action_space.contains(answer) and env.action_space.contains(env.optimal_action())
+    assert env.step(answer)[1] == 1.0
 
 
 def test_generated_questions_state_their_answer_consistently():

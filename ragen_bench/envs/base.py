@@ -243,6 +243,8 @@ class TextEnv(gymnasium.Env):
                     return int(action)
         else:
             valid = f"a str of {space.min_length} to {space.max_length} characters"
+            if space.min_length == 0:
+                valid = f"a str of at most {space.max_length} characters"
             if space.contains(action):
                 return action
         shown = repr(action) if len(repr(action)) <= 80 else repr(action)[:77] + "..."

@@ -186,7 +186,7 @@ class CountdownEnv(TextEnv):
             max_length=512,
             charset=text_charset(self._prompt((0,), 0), self._feedback(WELL_FORMED_REWARD), "0123456789,"),
         )
-        self._set_action_space(AnyText(max_length=arith.MAX_CHARS, charset=_SAMPLE_CHARSET))
+        self._set_action_space(AnyText(min_length=0, max_length=arith.MAX_CHARS, charset=_SAMPLE_CHARSET))
 
         self.numbers: tuple[int, ...] = ()
         self.target = 0

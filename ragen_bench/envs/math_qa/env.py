@@ -84,7 +84,7 @@ class MathQAEnv(TextEnv):
         self.questions = load_questions(data_path) if data_path is not None else None
         # Questions from files may use any characters; the charsets only shape sample().
         self.observation_space = AnyText(min_length=1, max_length=MAX_QUESTION_CHARS, charset=_SAMPLE_CHARSET)
-        self._set_action_space(AnyText(max_length=MAX_ANSWER_CHARS, charset=_SAMPLE_CHARSET))
+        self._set_action_space(AnyText(min_length=0, max_length=MAX_ANSWER_CHARS, charset=_SAMPLE_CHARSET))
 
         self.question = ""
         self.answer = ""
