@@ -361,3 +361,206 @@ def test_prompt_snapshots(name):
         path.write_text(text, encoding="utf-8")
     assert path.exists(), f"missing snapshot {path}; run with RAGEN_BENCH_UPDATE_SNAPSHOTS=1"
     assert text == path.read_text(encoding="utf-8")
+
+
+# -- the agent protocol at the chat boundary -------------------------------------------------
+
+
+class _Fixed:
+    """Answers every request with the reply built by ``make(index)``; counts its calls."""
+
+    name = "fixed-test"
+
+    def __init__(self, make) -> None:
+        self.make = make
+        self.requests: list[AgentRequest] = []
+
+    def act(self, requests):
+        self.requests.extend(requests)
+        return self.make(len(requests))
+
+    def close(self) -> None:
+        pass
+
+
+GOOD = AgentReply("<think>.</think><answer>Right</answer>", prompt_tokens=3, completion_tokens=4, finish_reason="stop")
+# Each entry: what the agent's act() returns for a batch of two, and what the error must say.
+PROTOCOL_BREAKS = {
+    "text None": (lambda n: [GOOD, AgentReply(None)], "text must be a str.*NoneType"),
+    "text bytes": (lambda n: [GOOD, AgentReply(b"<answer>Right</answer>")], "text must be a str.*bytes"),
+    "text int": (lambda n: [GOOD, AgentReply(7)], "text must be a str.*int"),
+    "prompt_tokens bool": (lambda n: [GOOD, AgentReply("x", prompt_tokens=True)], "prompt_tokens.*True"),
+    "prompt_tokens -1": (lambda n: [GOOD, AgentReply("x", prompt_tokens=-1)], "prompt_tokens.*-1"),
+    "prompt_tokens 1.5": (lambda n: [GOOD, AgentReply("x", prompt_tokens=1.5)], "prompt_tokens.*1.5"),
+    "completion_tokens str": (lambda n: [GOOD, AgentReply("x", completion_tokens="3")], "completion_tokens.*'3'"),
+    "completion_tokens numpy": (lambda n: [GOOD, AgentReply("x", completion_tokens=np.int64(3))], "completion_tokens"),
+    "finish_reason int": (lambda n: [GOOD, AgentReply("x", finish_reason=1)], "finish_reason must be None or a str"),
+    "bare str reply": (lambda n: [GOOD, "<answer>Right</answer>"], "must be an AgentReply, got str"),
+    "too few": (lambda n: [GOOD], "1 replies for 2 requests"),
+    "too many": (lambda n: [GOOD, GOOD, GOOD], "3 replies for 2 requests"),
+    "none at all": (lambda n: None, "must return a list, got NoneType"),
+    "a generator": (lambda n: (GOOD for _ in range(n)), "must return a list, got generator"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PROTOCOL_BREAKS))
+def test_a_protocol_break_is_one_agent_error_and_records_nothing_of_the_batch(case):
+    make, message = PROTOCOL_BREAKS[case]
+    # The first episode would finish on its first (valid) reply if anything were played.
+    episodes = [ChatEpisode(Corridor(length=n), ChatConfig(), env_id="test/Corridor", seed=n) for n in (1, 2)]
+    finished = []
+    with pytest.raises(AgentError, match="agent 'fixed-test' broke the protocol.*" + message):
+        run_lockstep(episodes, _Fixed(make), on_finished=finished.append)
+    assert finished == []
+    assert [e.trajectory().num_turns for e in episodes] == [0, 0] and not any(e.done for e in episodes)
+
+
+def test_a_bad_reply_stepped_directly_is_refused_before_anything_changes():
+    episode = _episode()
+    with pytest.raises(AgentError, match="text must be a str"):
+        episode.step(AgentReply(None))
+    assert episode.trajectory().num_turns == 0
+    _say(episode, "Right")  # the episode is still playable
+    assert episode.trajectory().num_actions == 1
+
+
+def test_model_style_agents_get_no_env_and_privileged_ones_a_read_only_view():
+    model_like = _Fixed(lambda n: [GOOD] * n)
+    run_lockstep([ChatEpisode(Corridor(length=2), ChatConfig(), env_id="c", seed=0)], model_like)
+    assert len(model_like.requests) == 2
+    assert all(r.live_env is None for r in model_like.requests)
+    assert not hasattr(model_like.requests[0], "env")
+
+    class Privileged(_Fixed):
+        needs_live_env = True
+
+        def act(self, requests):
+            self.seen = [*getattr(self, "seen", []), *(r.live_env.optimal_action() for r in requests)]
+            return super().act(requests)
+
+    class Truthy(_Fixed):
+        needs_live_env = "yes"  # only exactly True declares the privilege
+
+    privileged, truthy = Privileged(lambda n: [GOOD] * n), Truthy(lambda n: [GOOD] * n)
+    for agent in (privileged, truthy):
+        run_lockstep([ChatEpisode(Corridor(length=2), ChatConfig(), env_id="c", seed=0)], agent)
+    assert all(r.live_env is None for r in truthy.requests)
+    assert privileged.seen == [1, 1]  # the live state, at each turn
+    view = privileged.requests[0].live_env
+    assert view.action_names == ("Left", "Right") and view.clone() is not view.clone()
+    assert not any(hasattr(view, name) for name in ("step", "reset", "env", "unwrapped"))
+    with pytest.raises(AttributeError):
+        view.env = None
+
+
+def test_finish_reason_and_token_counts_are_recorded_per_turn_and_old_records_load():
+    episode = _episode(Corridor(length=3))
+    episode.step(AgentReply("<answer>Right", completion_tokens=128, finish_reason="length"))
+    episode.step(GOOD)
+    turns = episode.trajectory().turns
+    assert [t.finish_reason for t in turns] == ["length", "stop"]
+    data = episode.trajectory().to_dict()
+    assert [t["finish_reason"] for t in data["turns"]] == ["length", "stop"]
+    for turn in data["turns"]:
+        del turn["finish_reason"]  # a record written before the field existed
+    assert [t.finish_reason for t in Trajectory.from_dict(data).turns] == [None, None]
+
+
+# -- hostile text: recorded exactly, round-trips through ASCII JSON -------------------------------
+
+HOSTILE_PIECES = [
+    "\ud83d",  # a lone high surrogate, as an OpenAI-compatible server may send it
+    "\udc00",  # a lone low surrogate
+    "\x00",
+    "\u202e",  # right-to-left override
+    "\u200f",  # right-to-left mark
+    "\ufeff",
+    "\u2028",
+    "\r\n",
+    "\x1b[31m",
+    "\U0001f600",
+    "e\u0301",
+    '"\\',
+    "<think>",
+    "</think>",
+    "<answer>",
+    "</answer>",
+    "||",
+    "fish",
+]
+hostile_text = st.one_of(
+    st.text(st.characters(exclude_categories=()), max_size=200),
+    st.lists(st.sampled_from(HOSTILE_PIECES) | st.text(st.characters(exclude_categories=()), max_size=3), max_size=40).map("".join),
+)
+
+
+def _json_round_trip(trajectory: Trajectory) -> Trajectory:
+    return Trajectory.from_dict(json.loads(json.dumps(trajectory.to_dict(), ensure_ascii=True)))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(hostile_text, min_size=1, max_size=3), st.booleans())
+def test_any_text_is_recorded_exactly_and_round_trips_through_ascii_json(texts, think):
+    # Password takes any str of up to 100 characters, so hostile answers are executed too
+    # and reach action_ids and the step info.
+    episode = _episode(Password(max_chars=100), ChatConfig(think=think, max_turns=3))
+    for text in texts:
+        if episode.done:
+            break
+        episode.step(AgentReply(text, finish_reason=text[:5]))
+    trajectory = episode.trajectory()
+    for turn, text in zip(trajectory.turns, texts):
+        assert turn.raw_response == text and turn.response_chars == len(text) and turn.finish_reason == text[:5]
+    assert _json_round_trip(trajectory) == trajectory
+
+
+def test_a_megabyte_of_hostile_text_round_trips():
+    text = "<think>\ud83d" + "\x00\u202e\udfff" * 350_000 + "</think><answer>fish\u200f</answer>"
+    episode = _episode(Password(), ChatConfig(max_response_chars=2_000_000))
+    episode.step(AgentReply(text))
+    trajectory = episode.trajectory()
+    assert trajectory.turns[0].raw_response == text
+    assert trajectory.turns[0].parsed_actions == ["fish\u200f"]  # the mark is part of the answer, not whitespace
+    assert _json_round_trip(trajectory) == trajectory
+
+
+# -- free-text answers and action names -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("env_id", "answer"),
+    [
+        ("RAGEN/MathQA-v0", "Paris"),
+        ("RAGEN/MathQA-v0", "\\frac{1}{2}"),
+        ("RAGEN/MathQA-v0", "1,000"),
+        ("RAGEN/MathQA-v0", "x = 3"),
+        ("RAGEN/MathQA-v0", "10%"),
+        ("RAGEN/MathQA-v0", "½"),
+        ("RAGEN/Countdown-v0", "3 X 2"),
+        ("RAGEN/Countdown-v0", "3 · 2"),
+        ("RAGEN/Countdown-v0", "6 − 3 − 2"),
+        ("RAGEN/Countdown-v0", "3\u00a0+\u00a02"),
+    ],
+)
+def test_free_text_answers_in_any_notation_are_actions_not_format_errors(env_id, answer):
+    episode = ChatEpisode(gymnasium.make(env_id), ChatConfig(), env_id=env_id, seed=0)
+    episode.reset()
+    _say(episode, answer)
+    turn = episode.trajectory().turns[0]
+    assert turn.valid and turn.format_penalty == 0.0
+    assert turn.action_ids == [answer]
+
+
+@pytest.mark.parametrize(
+    ("written", "valid"),
+    [("Oak", True), ("OAK", True), ("oAk", True), ("OA\u212a", False), ("\uff2f\uff41\uff4b", False), ("Oak\u0307", False)],
+)
+def test_arm_names_match_ignoring_ascii_case_only(written, valid):
+    # The Kelvin sign (U+212A) lower-cases to "k" with str.lower; it must not pick the arm Oak.
+    env = gymnasium.make("RAGEN/Bandit-v0", low_risk_name="Oak", high_risk_name="Lightning")
+    episode = ChatEpisode(env, ChatConfig(), env_id="RAGEN/Bandit-v0", seed=0)
+    episode.reset()
+    _say(episode, written)
+    turn = episode.trajectory().turns[0]
+    assert turn.valid == valid
+    assert turn.action_ids == ([env.unwrapped.action_names.index("Oak")] if valid else [])
