@@ -9,154 +9,67 @@ Subcommands::
     ragen-bench envs show ID                  one env: rules, symbols, actions, panels
     ragen-bench envs verify [ID ...]          regenerate panels and check their checksums
 
-Heavy imports (Hydra, pandas, the harness) happen inside the subcommand that needs
-them, so ``ragen-bench envs list`` starts fast.
+This module only parses arguments and maps errors to exit codes; the work is in
+:mod:`ragen_bench.eval`.  Heavy imports (Hydra, the harness) happen inside the
+subcommand that needs them, so ``ragen-bench envs list`` starts fast.
+
+Exit status: 0 done, 1 ``envs verify`` found drift, 2 a usage error (one line on
+stderr naming the key or file), 130 interrupted by Ctrl-C (finished episodes kept).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-# Summary keys shown in tables, with their column titles.
-_TABLE_COLUMNS = {
-    "episodes": "episodes",
-    "success_rate": "success",
-    "mean_return": "return",
-    "mean_actions": "actions",
-    "mean_turns": "turns",
-    "efficiency": "efficiency",
-    "valid_action_rate": "valid",
-    "effective_action_rate": "effective",
-    "format_penalty_rate": "fmt_penalty",
-    "tokens_per_episode": "tokens/ep",
-}
-
-
-def config_dir() -> Path:
-    """The Hydra config folder: ``configs/`` at the repo root, or ``$RAGEN_BENCH_CONFIGS``."""
-    override = os.environ.get("RAGEN_BENCH_CONFIGS")
-    return Path(override) if override else Path(__file__).resolve().parent.parent / "configs"
-
-
-def compose_config(name: str, overrides: Sequence[str]) -> dict[str, Any]:
-    """Compose ``configs/<name>.yaml`` with command-line overrides into a plain dict.
-
-    The compose API (not ``@hydra.main``) leaves the working directory alone and
-    creates no output folders; missing mandatory values (``???``) raise here.
-    """
-    from hydra import compose, initialize_config_dir
-    from omegaconf import OmegaConf
-
-    with initialize_config_dir(config_dir=str(config_dir().resolve()), version_base=None):
-        config = compose(config_name=name, overrides=list(overrides))
-    return OmegaConf.to_container(config, resolve=True, throw_on_missing=True)  # type: ignore[return-value]
-
-
-def summary_rows(label: str, summary: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Table rows (one per env and split) of one run's summary."""
-    rows = []
-    for group in summary["groups"]:
-        row: dict[str, Any] = {"run": label, "env": group["env_id"], "split": group["split"]}
-        for key, title in _TABLE_COLUMNS.items():
-            row[title] = group.get(key)
-            if key == "success_rate":
-                low, high = group["success_ci95"]
-                row["ci95"] = f"[{low:.3f}, {high:.3f}]"
-                row.update({k: v for k, v in group.items() if k.startswith("pass@")})
-        rows.append(row)
-    return rows
-
-
-def _cell(value: Any) -> str:
-    if value is None:
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.3f}"
-    return str(value)
-
-
-def format_table(rows: Sequence[Mapping[str, Any]]) -> str:
-    """Rows as an aligned text table: numbers right-aligned to three decimals, missing values as "-".
-
-    Columns are the union of the rows' keys, in first-seen order.
-    """
-    if not rows:
-        return "(no episodes)"
-    columns = list(dict.fromkeys(key for row in rows for key in row))
-    cells = [[_cell(row.get(column)) for column in columns] for row in rows]
-    widths = [max(len(column), *(len(line[i]) for line in cells)) for i, column in enumerate(columns)]
-    numeric = [all(isinstance(row.get(c), (int, float)) or row.get(c) is None for row in rows) for c in columns]
-
-    def line(values: Sequence[str]) -> str:
-        return "  ".join(
-            value.rjust(width) if right else value.ljust(width)
-            for value, width, right in zip(values, widths, numeric)
-        ).rstrip()
-
-    return "\n".join([line(columns), *(line(values) for values in cells)])
+# Exit status of a command stopped by Ctrl-C (128 + SIGINT), as shells report it.
+EXIT_INTERRUPTED = 130
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from ragen_bench.eval import harness
+    from ragen_bench.eval import compose_config, report, run_eval
 
-    config = compose_config("eval", args.overrides)
-    result = harness.run_eval(config)
-    manifest, summary = harness.load_summary(result.out)
-    print(format_table(summary_rows(harness.agent_label(manifest), summary)))
+    result = run_eval(compose_config("eval", args.overrides))
+    manifest, summary = report.load_summary(result.out)
+    print(report.format_table(report.summary_rows(report.agent_label(manifest), summary)))
+    if result.duplicate_lines:
+        print(f"\nnote: ignored {result.duplicate_lines} duplicate line(s) in {result.out / 'episodes.jsonl'}")
     state = "complete" if result.complete else "incomplete (re-run the same command to resume)"
     print(f"\n{result.new_episodes} new episodes; run {state}: {result.out}")
     return 0
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from ragen_bench.eval import harness
+    from ragen_bench.eval import merge_runs, report
 
-    summary = harness.merge_runs([Path(p) for p in args.runs], Path(args.out))
-    manifest, _ = harness.load_summary(Path(args.out))
-    print(format_table(summary_rows(harness.agent_label(manifest), summary)))
-    print(f"\nmerged {len(args.runs)} run directories into {args.out}")
+    summary = merge_runs([Path(p) for p in args.runs], Path(args.out))
+    manifest, _ = report.load_summary(Path(args.out))
+    print(report.format_table(report.summary_rows(report.agent_label(manifest), summary)))
+    state = "complete" if manifest["complete"] else "incomplete (episodes of the plan are missing)"
+    print(f"\nmerged {len(args.runs)} run directories into {args.out}; run {state}")
     return 0
 
 
-def comparability_notes(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Warnings for run summaries (by name) whose numbers are not measured alike.
-
-    Numbers compare exactly when the panel checksums and the chat template hash match.
-    """
-    notes = []
-    hashes = {summary["template_hash"] for summary in runs.values()}
-    if len(hashes) > 1:
-        notes.append(f"runs used {len(hashes)} different chat templates/settings (template_hash)")
-    checksums: dict[str, set[str]] = {}
-    for summary in runs.values():
-        for panel, checksum in summary["panels"].items():
-            checksums.setdefault(panel, set()).add(checksum)
-    notes += [f"{panel}: runs used different panels" for panel, seen in sorted(checksums.items()) if len(seen) > 1]
-    return notes
-
-
 def _compare(args: argparse.Namespace) -> int:
-    from ragen_bench.eval import harness
+    from ragen_bench.eval import report
 
     rows = []
     summaries = {}
     for run in args.runs:
-        manifest, summary = harness.load_summary(Path(run))
-        rows.extend(summary_rows(harness.agent_label(manifest), summary))
+        manifest, summary = report.load_summary(Path(run))
+        rows.extend(report.summary_rows(report.agent_label(manifest), summary))
         summaries[run] = summary
-    print(format_table(rows))
-    for note in comparability_notes(summaries):
+    print(report.format_table(rows))
+    for note in report.comparability_notes(summaries):
         print(f"note: {note}")
     return 0
 
 
 def _envs_list(args: argparse.Namespace) -> int:
     from ragen_bench import panels
+    from ragen_bench.eval.report import format_table
     from ragen_bench.registry import ENTRIES
 
     rows = [
@@ -217,18 +130,33 @@ def _envs_verify(args: argparse.Namespace) -> int:
 
 
 def _usage_errors() -> tuple[type[BaseException], ...]:
-    """Exception types that mean "bad request", not "bug" (Hydra's only once imported)."""
+    """Exception types that mean "bad request", not "bug" (Hydra's only once imported).
+
+    ``OSError`` is among them: out of disk, a read-only file; its message names the file.
+    """
+    from ragen_bench.chat.protocol import AgentError
     from ragen_bench.eval.rundir import RunDirError
     from ragen_bench.panels import PanelError
     from ragen_bench.suites import SuiteError
 
-    errors: list[type[BaseException]] = [ValueError, KeyError, RunDirError, PanelError, SuiteError]
+    errors: list[type[BaseException]] = [ValueError, KeyError, OSError, RunDirError, PanelError, SuiteError, AgentError]
     if "hydra" in sys.modules:
         from hydra.errors import HydraException
         from omegaconf.errors import OmegaConfBaseException
 
         errors += [HydraException, OmegaConfBaseException]
     return tuple(errors)
+
+
+def _one_line(error: BaseException) -> str:
+    """An error as one line: KeyError without its repr quotes, OSError with its file."""
+    if isinstance(error, KeyError) and error.args:
+        text = str(error.args[0])
+    elif isinstance(error, OSError) and error.filename is not None:
+        text = f"{error.filename}: {error.strerror or error}"
+    else:
+        text = str(error)
+    return " ".join(text.splitlines())
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -272,10 +200,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.handler(args))
+    except KeyboardInterrupt:
+        # Finished episodes are already in episodes.jsonl and the lock is released.
+        print(f"ragen-bench {args.command}: interrupted; finished episodes are kept, "
+              "re-run the same command to resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except _usage_errors() as error:
-        # Usage errors (bad override, different config in out=, missing panel) get one
-        # clean line; anything else is a bug and keeps its traceback.
-        print(f"ragen-bench {args.command}: error: {error}", file=sys.stderr)
+        # Usage errors (bad override, different config in out=, missing panel, agent
+        # settings) get one clean line; anything else is a bug and keeps its traceback.
+        print(f"ragen-bench {args.command}: error: {_one_line(error)}", file=sys.stderr)
         return 2
 
 

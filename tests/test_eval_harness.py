@@ -6,6 +6,8 @@ import importlib
 import inspect
 import json
 import os
+import subprocess
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,14 +15,18 @@ import pytest
 
 from ragen_bench import panels
 from ragen_bench.agents import AGENT_FACTORIES
-from ragen_bench.agents.base import AgentReply, AgentRequest
 from ragen_bench.agents.scripted import OptimalAgent
-from ragen_bench.chat import ChatConfig
-from ragen_bench.cli import comparability_notes, compose_config, config_dir, format_table, main
-from ragen_bench.eval import harness, rundir
+from ragen_bench.chat import AgentReply, AgentRequest, ChatConfig
+from ragen_bench.cli import main
+from ragen_bench.data import configs_root
+from ragen_bench.eval import plan, provenance, run_eval
+from ragen_bench.eval import config as eval_config
+from ragen_bench.eval import rundir
+from ragen_bench.eval.config import ConfigError, compose_config, eval_targets
+from ragen_bench.eval.report import comparability_notes, format_table
 from ragen_bench.eval.rundir import RunDirError
 
-from .conftest import run_python
+from .conftest import REPO_ROOT, run_python
 
 ENV = "RAGEN/Sokoban-6x6-v0"
 HERE = "tests.test_eval_harness"
@@ -30,6 +36,7 @@ class RecordingAgent:
     """The optimal agent, remembering the size of every batched call (test only)."""
 
     name = "recording"
+    needs_live_env = True  # it wraps the optimal agent, which reads the live env
     calls: list[list[str]] = []
 
     def __init__(self, **settings):
@@ -57,12 +64,12 @@ def lines(path: Path) -> list[dict]:
 
 
 def test_optimal_run_writes_a_complete_run_directory(tmp_path):
-    result = harness.run_eval(config(tmp_path, "samples=2"))
+    result = run_eval(config(tmp_path, "samples=2"))
     assert result.complete and result.new_episodes == 8
     panel = panels.load(ENV, "test")
     records = lines(tmp_path)
     expected_keys = {(ENV, "test", seed, sample) for seed in panel.seeds[:4] for sample in range(2)}
-    assert sorted(map(rundir.episode_key, records)) == sorted(expected_keys)
+    assert sorted(map(rundir.slot_of, records)) == sorted(expected_keys)
 
     template_hash = ChatConfig().template_hash()
     assert {record["template_hash"] for record in records} == {template_hash}
@@ -83,7 +90,7 @@ def test_optimal_run_writes_a_complete_run_directory(tmp_path):
 
 
 def test_random_agent_fails_sometimes_and_metrics_follow_the_records(tmp_path):
-    harness.run_eval(config(tmp_path, "agent=random", "limit=16"))
+    run_eval(config(tmp_path, "agent=random", "limit=16"))
     records = lines(tmp_path)
     (group,) = rundir.read_json(tmp_path / rundir.SUMMARY)["groups"]
     successes = sum(record["success"] for record in records)
@@ -92,9 +99,9 @@ def test_random_agent_fails_sometimes_and_metrics_follow_the_records(tmp_path):
     assert group["mean_actions"] == sum(r["num_actions"] for r in records) / 16
 
 
-def test_lockstep_batches_never_exceed_batch_size_and_shrink_as_episodes_finish(tmp_path):
+def test_lockstep_batches_never_exceed_lockstep_episodes_and_shrink_as_episodes_finish(tmp_path):
     RecordingAgent.calls = []
-    harness.run_eval(config(tmp_path, f"agent.name={HERE}:make_recording_agent", "batch_size=3", "limit=7",
+    run_eval(config(tmp_path, f"agent.name={HERE}:make_recording_agent", "lockstep_episodes=3", "limit=7",
                             "chat.max_actions_per_turn=1"))
     sizes = [len(call) for call in RecordingAgent.calls]
     assert max(sizes) == 3
@@ -108,10 +115,10 @@ def test_lockstep_batches_never_exceed_batch_size_and_shrink_as_episodes_finish(
 
 
 def test_rerunning_a_finished_run_adds_nothing(tmp_path):
-    harness.run_eval(config(tmp_path))
+    run_eval(config(tmp_path))
     before = (tmp_path / rundir.EPISODES).read_bytes()
     summary = (tmp_path / rundir.SUMMARY).read_bytes()
-    result = harness.run_eval(config(tmp_path))
+    result = run_eval(config(tmp_path))
     assert result.new_episodes == 0 and result.complete
     assert (tmp_path / rundir.EPISODES).read_bytes() == before
     assert (tmp_path / rundir.SUMMARY).read_bytes() == summary
@@ -119,55 +126,82 @@ def test_rerunning_a_finished_run_adds_nothing(tmp_path):
 
 
 def test_larger_limit_on_the_same_dir_is_refused_naming_the_key(tmp_path):
-    harness.run_eval(config(tmp_path))
+    run_eval(config(tmp_path))
     with pytest.raises(RunDirError, match=r"config\.limit is 4 there but 8 now"):
-        harness.run_eval(config(tmp_path, "limit=8"))
+        run_eval(config(tmp_path, "limit=8"))
     with pytest.raises(RunDirError, match=r"config\.chat\.max_turns"):
-        harness.run_eval(config(tmp_path, "chat.max_turns=3"))
+        run_eval(config(tmp_path, "chat.max_turns=3"))
+    with pytest.raises(RunDirError, match=r"config\.env_kwargs\.vocabulary"):
+        run_eval(config(tmp_path, "+env_kwargs.vocabulary=alt"))
 
 
 def test_episodes_without_a_manifest_are_not_adopted(tmp_path):
-    harness.run_eval(config(tmp_path))
+    run_eval(config(tmp_path))
     (tmp_path / rundir.MANIFEST).unlink()
     with pytest.raises(RunDirError, match="no manifest.json"):
-        harness.run_eval(config(tmp_path))
+        run_eval(config(tmp_path))
 
 
 def test_api_keys_never_reach_the_run_directory(tmp_path):
     secret = "sk-test-0123456789"
-    harness.run_eval(config(tmp_path, f"agent.name={HERE}:make_recording_agent", f"+agent.api_key={secret}"))
+    run_eval(config(tmp_path, f"agent.name={HERE}:make_recording_agent", f"+agent.api_key={secret}"))
     manifest = rundir.read_json(tmp_path / rundir.MANIFEST)
-    assert manifest["config"]["agent"]["api_key"] == harness.REDACTED
+    assert manifest["config"]["agent"]["api_key"] == provenance.REDACTED
     for path in tmp_path.iterdir():
         assert secret not in path.read_text(encoding="utf-8")
 
 
 def test_git_state_names_this_checkout_only(tmp_path):
-    state = harness.git_state(Path(harness.__file__).resolve().parents[2])
+    state = provenance.git_state(Path(provenance.__file__).resolve().parents[2])
     if state is not None:  # a checkout with at least one commit
         assert len(state["commit"]) == 40 and isinstance(state["dirty"], bool)
-    nested = Path(harness.__file__).resolve().parent  # inside the checkout, not its top
-    assert harness.git_state(nested) is None
-    assert harness.git_state(tmp_path) is None
+    nested = Path(provenance.__file__).resolve().parent  # inside the checkout, not its top
+    assert provenance.git_state(nested) is None
+    assert provenance.git_state(tmp_path) is None
 
 
 def test_redact_keeps_token_budgets_and_hides_secrets():
     settings = {"api_key": "x", "token": "y", "max_new_tokens": 64, "model": "m", "openai_secret": "z"}
-    assert harness.redact(settings) == {
-        "api_key": harness.REDACTED, "token": harness.REDACTED, "max_new_tokens": 64, "model": "m",
-        "openai_secret": harness.REDACTED,
+    assert provenance.redact(settings) == {
+        "api_key": provenance.REDACTED, "token": provenance.REDACTED, "max_new_tokens": 64, "model": "m",
+        "openai_secret": provenance.REDACTED,
     }
 
 
-def test_two_processes_cannot_write_one_run_directory(tmp_path):
+def test_a_locked_run_directory_is_refused(tmp_path):
     with rundir.locked(tmp_path):
         with pytest.raises(RunDirError, match="in use"):
-            harness.run_eval(config(tmp_path))
+            run_eval(config(tmp_path))
+
+
+def test_two_processes_on_one_run_directory_give_one_consistent_run(tmp_path):
+    # Two real `ragen-bench eval` processes started together on one out=: the slow agent
+    # keeps each busy for seconds, so the second usually finds the lock held and exits
+    # 2; if it starts only after the first finished, it resumes and adds nothing.
+    out = tmp_path / "run"
+    command = [sys.executable, "-m", "ragen_bench.cli", "eval", f"env={ENV}", "limit=12", "samples=2",
+               "lockstep_episodes=4", "agent=random", "agent.name=tests.test_eval_resume:make_slow_random_agent",
+               "+agent.delay=0.03", "progress=false", f"out={out}"]
+    processes = [subprocess.Popen(command, cwd=REPO_ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for _ in range(2)]
+    results = [(p.wait(timeout=300), *p.communicate()) for p in processes]
+    codes = sorted(code for code, _, _ in results)
+    assert codes in ([0, 0], [0, 2]), results
+    for code, stdout, stderr in results:
+        if code == 2:
+            assert "is in use by another ragen-bench process" in stderr and stderr.count("\n") == 1
+        else:
+            assert "run complete" in stdout
+    records = rundir.read_episodes(out / rundir.EPISODES)
+    slots = [rundir.slot_of(record) for record in records]
+    assert len(slots) == len(set(slots)) == 24  # every planned episode exactly once
+    manifest = rundir.read_json(out / rundir.MANIFEST)
+    assert manifest["complete"] and manifest["sessions"] == codes.count(0)
 
 
 def test_model_agent_token_counts_reach_the_summary(tmp_path):
     pytest.importorskip("transformers")
-    harness.run_eval(config(tmp_path, "agent=hf", "agent.model=tiny", "agent.max_new_tokens=8", "limit=2",
+    run_eval(config(tmp_path, "agent=hf", "agent.model=tiny", "agent.max_new_tokens=8", "limit=2",
                             "agent.temperature=1.0", "samples=2"))
     records = lines(tmp_path)
     per_episode = [sum(t["prompt_tokens"] + t["completion_tokens"] for t in r["turns"]) for r in records]
@@ -182,10 +216,9 @@ def test_model_agent_token_counts_reach_the_summary(tmp_path):
 def test_scripted_eval_does_not_import_torch():
     out = run_python(
         "import sys, tempfile\n"
-        "from ragen_bench.cli import compose_config\n"
-        "from ragen_bench.eval import harness\n"
+        "from ragen_bench.eval import compose_config, run_eval\n"
         f"cfg = compose_config('eval', ['env={ENV}', 'limit=2', 'progress=false', 'out=' + tempfile.mkdtemp()])\n"
-        "harness.run_eval(cfg)\n"
+        "run_eval(cfg)\n"
         "print('torch' in sys.modules, 'transformers' in sys.modules)\n"
     )
     assert out.split() == ["False", "False"]
@@ -199,7 +232,7 @@ def test_chat_defaults_in_eval_yaml_match_chat_config():
 
 
 def test_every_agent_config_fits_its_factory_signature():
-    names = sorted(p.stem for p in (config_dir() / "agent").glob("*.yaml"))
+    names = sorted(p.name.removesuffix(".yaml") for p in (configs_root() / "agent").iterdir() if p.name.endswith(".yaml"))
     assert {"optimal", "random", "hf", "openai", "vllm"} <= set(names)
     for name in names:
         cfg = compose_config("eval", [f"agent={name}", "agent.model=some/dir"] if name == "openai" else [f"agent={name}"])
@@ -217,16 +250,18 @@ def test_hydra_override_examples_from_the_docs():
          "samples=4", "limit=32", "shard=1/4", "out=runs/x"],
     )
     assert cfg["env"] == "RAGEN/Sokoban-6x6-v0" and cfg["shard"] == "1/4" and cfg["samples"] == 4
-    assert cfg["agent"] == {"name": "hf", "model": "smollm2-135m", "temperature": 0.7, "top_p": 1.0,
-                            "max_new_tokens": 128, "seed": 0, "batch_size": 16}
+    agent = cfg["agent"]
+    assert (agent["name"], agent["model"], agent["temperature"]) == ("hf", "smollm2-135m", 0.7)
+    assert agent["sampling_seed"] == cfg["sampling_seed"] == 0  # the eval key reaches the agent
+    assert eval_config.validate(cfg) == [("RAGEN/Sokoban-6x6-v0", "test")]
 
 
 def test_eval_targets_need_exactly_one_of_env_and_suite():
-    with pytest.raises(ValueError, match="exactly one"):
-        harness.eval_targets({"env": None, "suite": None, "split": "test"})
-    with pytest.raises(ValueError, match="exactly one"):
-        harness.eval_targets({"env": ENV, "suite": "default", "split": "test"})
-    assert harness.eval_targets({"env": ENV, "suite": None, "split": "val"}) == [(ENV, "val")]
+    with pytest.raises(ConfigError, match="exactly one"):
+        eval_targets({"env": None, "suite": None, "split": "test"})
+    with pytest.raises(ConfigError, match="exactly one"):
+        eval_targets({"env": ENV, "suite": "ragen-generalization-v0", "split": "test"})
+    assert eval_targets({"env": ENV, "suite": None, "split": "val"}) == [(ENV, "val")]
 
 
 def test_suite_targets_are_its_eval_panels_once_each():
@@ -234,18 +269,18 @@ def test_suite_targets_are_its_eval_panels_once_each():
 
     suite = suites.get("ragen-generalization-v0")
     expected = list(dict.fromkeys((p.env_id, p.split) for t in suite.tracks for p in t.evaluate))
-    assert harness.eval_targets({"env": None, "suite": suite.name, "split": None}) == expected
+    assert eval_targets({"env": None, "suite": suite.name, "split": None}) == expected
     assert (ENV, "test") in expected and all(split == "test" for _, split in expected)
-    assert harness.eval_targets({"env": None, "suite": suite.name, "split": "test"}) == expected
-    with pytest.raises(ValueError, match="no eval pairs with split 'val'"):
-        harness.eval_targets({"env": None, "suite": suite.name, "split": "val"})
+    assert eval_targets({"env": None, "suite": suite.name, "split": "test"}) == expected
+    with pytest.raises(ConfigError, match="no eval pairs with split 'val'"):
+        eval_targets({"env": None, "suite": suite.name, "split": "val"})
 
 
 def test_suite_run_covers_every_panel_of_the_suite(tmp_path):
-    harness.run_eval(compose_config("eval", ["suite=ragen-sokoban-generalization-v0", "limit=2", "progress=false",
-                                             f"out={tmp_path}"]))
+    run_eval(compose_config("eval", ["suite=ragen-sokoban-generalization-v0", "limit=2", "progress=false",
+                                     f"out={tmp_path}"]))
     summary = rundir.read_json(tmp_path / rundir.SUMMARY)
-    targets = harness.eval_targets({"env": None, "suite": "ragen-sokoban-generalization-v0", "split": "test"})
+    targets = eval_targets({"env": None, "suite": "ragen-sokoban-generalization-v0", "split": "test"})
     assert sorted((g["env_id"], g["split"]) for g in summary["groups"]) == sorted(targets)
     assert all(g["episodes"] == 2 for g in summary["groups"])
     assert set(summary["panels"]) == {f"{e}:{s}" for e, s in targets}
@@ -253,7 +288,7 @@ def test_suite_run_covers_every_panel_of_the_suite(tmp_path):
 
 def test_default_out_is_deterministic_and_path_safe():
     cfg = {"agent": {"name": "hf"}, "env": "RAGEN/Sokoban-6x6-v0", "suite": None, "split": "test"}
-    assert harness.default_out(cfg) == Path("runs/hf-RAGEN_Sokoban-6x6-v0-test")
+    assert plan.default_out(cfg) == Path("runs/hf-RAGEN_Sokoban-6x6-v0-test")
 
 
 # ---------------------------------------------------------------- the command line

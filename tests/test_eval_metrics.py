@@ -26,6 +26,7 @@ def row(seed=1, sample=0, *, success=False, env_id="E", split="test", **override
         "num_valid_actions": 1,
         "num_effective_actions": 1,
         "num_penalized_turns": 0,
+        "num_truncated_replies": 0,
         "optimal_length": None,
         "tokens": None,
     }
@@ -135,14 +136,18 @@ def test_efficiency_counts_only_solved_episodes_with_known_optimum():
 def test_group_summary_hand_computed():
     rows = [
         row(1, success=True, total_reward=9.5, num_turns=2, num_actions=4, num_proposed_actions=5,
-            num_valid_actions=4, num_effective_actions=3, num_penalized_turns=1, optimal_length=4, tokens=100),
+            num_valid_actions=4, num_effective_actions=3, num_penalized_turns=1, optimal_length=4, tokens=100,
+            num_truncated_replies=1),
         row(2, success=False, total_reward=-1.5, num_turns=5, num_actions=10, num_proposed_actions=10,
-            num_valid_actions=10, num_effective_actions=5, num_penalized_turns=0, optimal_length=3, tokens=None),
+            num_valid_actions=10, num_effective_actions=5, num_penalized_turns=0, optimal_length=3, tokens=None,
+            num_truncated_replies=2),
     ]
     summary = metrics.group_summary(rows)
     assert summary["episodes"] == 2 and summary["instances"] == 2
     assert summary["success_rate"] == 0.5
-    assert summary["success_ci95"] == pytest.approx(list(metrics.wilson_interval(1, 2)))
+    # Wilson, 1 of 2: centre (0.5 + z²/4) / (1 + z²/2) = 0.5, half-width
+    # z·sqrt(0.125 + z²/16) / (1 + z²/2) = 0.405469 (z = 1.959964).
+    assert summary["success_ci95"] == pytest.approx([0.094531, 0.905469], abs=1e-6)
     assert summary["pass@1"] == 0.5 and "pass@2" not in summary
     assert summary["mean_return"] == pytest.approx(4.0)
     assert summary["mean_actions"] == 7.0
@@ -152,6 +157,7 @@ def test_group_summary_hand_computed():
     assert summary["effective_action_rate"] == pytest.approx(8 / 14)
     assert summary["format_penalty_rate"] == pytest.approx(1 / 7)
     assert summary["tokens_per_episode"] == 100.0  # episodes without counts are left out
+    assert summary["truncated_replies"] == 3 and summary["truncated_reply_rate"] == pytest.approx(3 / 7)
 
 
 def test_group_summary_without_actions_reports_none_not_a_division_error():
@@ -177,7 +183,9 @@ def test_summary_is_independent_of_row_order(rewards, rng):
 
 
 def test_episode_row_reads_a_trajectory_dict():
-    turn = {"parsed_actions": ["Up", "Jump"], "format_penalty": -0.1, "prompt_tokens": 30, "completion_tokens": 7}
+    turn = {"parsed_actions": ["Up", "Jump"], "format_penalty": -0.1, "prompt_tokens": 30, "completion_tokens": 7,
+            "finish_reason": "length"}
+    # A record from an agent that does not say why replies ended has no finish_reason.
     quiet = {"parsed_actions": ["Left"], "format_penalty": 0.0, "prompt_tokens": None, "completion_tokens": None}
     record = {
         "env_id": "E", "split": "test", "seed": 5, "sample": 1, "success": True, "total_reward": 10.8,
@@ -188,6 +196,9 @@ def test_episode_row_reads_a_trajectory_dict():
     assert got["num_proposed_actions"] == 3
     assert got["num_penalized_turns"] == 1
     assert got["tokens"] == 37
+    assert got["num_truncated_replies"] == 1
+    stopped = {**turn, "finish_reason": "stop"}
+    assert metrics.episode_row({**record, "turns": [stopped, quiet]})["num_truncated_replies"] == 0
     assert metrics.episode_row({**record, "turns": [quiet]})["tokens"] is None
 
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ragen_bench.agents.base import AgentReply, AgentRequest
 from ragen_bench.agents.scripted import RandomAgent
+from ragen_bench.chat import AgentReply, AgentRequest
 from ragen_bench.eval import rundir
 from ragen_bench.eval.rundir import RunDirError
 
@@ -47,8 +47,8 @@ def make_slow_random_agent(**settings):
 
 def eval_command(out: Path) -> list[str]:
     return [
-        sys.executable, "-m", "ragen_bench.cli", "eval", f"env={ENV}", "limit=24", "samples=2", "batch_size=4",
-        "agent=random", f"agent.name={__name__}:make_slow_random_agent", f"+agent.delay={DELAY}", "seed=3",
+        sys.executable, "-m", "ragen_bench.cli", "eval", f"env={ENV}", "limit=24", "samples=2", "lockstep_episodes=4",
+        "agent=random", f"agent.name={__name__}:make_slow_random_agent", f"+agent.delay={DELAY}", "sampling_seed=3",
         "progress=false", f"out={out}",
     ]
 
@@ -116,7 +116,7 @@ def test_resume_truncates_a_torn_final_line_and_reruns_that_episode(tmp_path, re
     (torn / rundir.EPISODES).write_bytes(b"".join(full[:10]) + full[10][: len(full[10]) // 2])
     run_to_completion(torn)
     records = rundir.read_episodes(torn / rundir.EPISODES)
-    assert len(records) == 48 == len({rundir.episode_key(r) for r in records})
+    assert len(records) == 48 == len({rundir.slot_of(r) for r in records})
     assert (torn / rundir.SUMMARY).read_bytes() == (reference / rundir.SUMMARY).read_bytes()
     assert not list(torn.glob("*.tmp")) and not list(torn.glob(".*.tmp"))
 

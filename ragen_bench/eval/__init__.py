@@ -1,11 +1,29 @@
-"""Evaluation: the harness (:mod:`.harness`), metrics (:mod:`.metrics`) and run-directory I/O (:mod:`.rundir`).
+"""Evaluation: agents on frozen seed panels, into resumable run directories.
+
+One module per job, imported in this direction only::
+
+    config -> plan -> provenance -> report -> run, merge
+          (rundir and metrics underneath all of them)
+
+* :mod:`.config` -- compose the Hydra config and validate all of it;
+* :mod:`.plan` -- the episodes of a run (seeds x samples, limit, shard);
+* :mod:`.provenance` -- run identity (fingerprint), secret redaction, the manifest;
+* :mod:`.report` -- ``summary.json`` and the tables of ``compare``;
+* :mod:`.run` -- :func:`run_eval`, playing and resuming a run;
+* :mod:`.merge` -- :func:`merge_runs`, shards into one run;
+* :mod:`.rundir` -- crash-safe run-directory I/O; :mod:`.metrics` -- pure metrics.
 
 Importing this package is light; the chat layer and agents are imported when a run
 starts.
 """
 
-from ragen_bench.eval.harness import EvalResult, merge_runs, run_eval
+from ragen_bench.eval.config import ConfigError, compose_config
+from ragen_bench.eval.merge import merge_runs
 from ragen_bench.eval.metrics import pass_at_k, summarize, wilson_interval
+from ragen_bench.eval.run import EvalResult, run_eval
 from ragen_bench.eval.rundir import RunDirError
 
-__all__ = ["EvalResult", "RunDirError", "merge_runs", "pass_at_k", "run_eval", "summarize", "wilson_interval"]
+__all__ = [
+    "ConfigError", "EvalResult", "RunDirError", "compose_config", "merge_runs", "pass_at_k", "run_eval",
+    "summarize", "wilson_interval",
+]

@@ -99,6 +99,9 @@ def episode_row(record: Mapping[str, Any]) -> Row:
         "num_valid_actions": int(record["num_valid_actions"]),
         "num_effective_actions": int(record["num_effective_actions"]),
         "num_penalized_turns": sum(1 for turn in turns if turn["format_penalty"] != 0),
+        # Replies the agent cut at its token limit; .get: records of agents that
+        # do not report why a reply ended carry no such field.
+        "num_truncated_replies": sum(1 for turn in turns if turn.get("finish_reason") == "length"),
         "optimal_length": record.get("optimal_length"),
         "tokens": sum(token_counts) if token_counts else None,
     }
@@ -172,6 +175,13 @@ def group_summary(rows: Sequence[Row]) -> dict[str, Any]:
         ),
         "format_penalty_rate": _ratio(
             sum(row["num_penalized_turns"] for row in rows),
+            sum(row["num_turns"] for row in rows),
+        ),
+        # Replies cut at the agent's token limit (finish_reason "length"), of all
+        # turns: a high rate means max_new_tokens, not the model, decided the outcome.
+        "truncated_replies": sum(row["num_truncated_replies"] for row in rows),
+        "truncated_reply_rate": _ratio(
+            sum(row["num_truncated_replies"] for row in rows),
             sum(row["num_turns"] for row in rows),
         ),
         "tokens_per_episode": _mean(tokens),

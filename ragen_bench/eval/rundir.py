@@ -33,6 +33,7 @@ Durability guarantee
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import json
 import os
 import tempfile
@@ -46,21 +47,37 @@ EPISODES = "episodes.jsonl"
 SUMMARY = "summary.json"
 LOCK = ".lock"
 
-EpisodeKey = tuple[str, str, int, int]
+# Where an episode sits in a run's plan.  (Not ``chat.episode_key``, the string that
+# names an episode to agents; this tuple sorts and compares as a plan position.)
+EpisodeSlot = tuple[str, str, int, int]
 
 
 class RunDirError(RuntimeError):
     """A run directory cannot be used as asked (locked, corrupt, or a different run)."""
 
 
-def episode_key(record: Mapping[str, Any]) -> EpisodeKey:
+def slot_of(record: Mapping[str, Any]) -> EpisodeSlot:
     """``(env_id, split, seed, sample)``: what makes an episode unique within a run."""
     return (record["env_id"], record["split"], int(record["seed"]), int(record["sample"]))
 
 
+def _dumps(obj: Any, **options: Any) -> bytes:
+    """``obj`` as UTF-8 JSON, readable where possible and storable always.
+
+    ``ensure_ascii=False`` keeps board symbols such as ``√`` readable, but a str may
+    hold lone surrogates (a model's broken emoji), which UTF-8 cannot encode.  Such a
+    document falls back to ASCII escapes, which ``json.loads`` turns back into the
+    identical str.
+    """
+    try:
+        return json.dumps(obj, ensure_ascii=False, **options).encode()
+    except UnicodeEncodeError:
+        return json.dumps(obj, ensure_ascii=True, **options).encode()
+
+
 def encode_line(record: Mapping[str, Any]) -> bytes:
-    """One JSONL line.  ``ensure_ascii=False`` keeps board symbols such as ``√`` readable."""
-    return (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode()
+    """One JSONL line (see :func:`_dumps` for the encoding)."""
+    return _dumps(record, separators=(",", ":")) + b"\n"
 
 
 def _fsync_dir(path: Path) -> None:
@@ -94,13 +111,19 @@ def _replace_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
 
 def write_json_atomic(path: Path, obj: Any) -> None:
     """Replace ``path`` with ``obj`` as indented JSON, atomically."""
-    text = json.dumps(obj, ensure_ascii=False, indent=2, sort_keys=True) + "\n"
-    _replace_atomically(path, lambda handle: handle.write(text.encode()))
+    data = _dumps(obj, indent=2, sort_keys=True) + b"\n"
+    _replace_atomically(path, lambda handle: handle.write(data))
 
 
 def read_json(path: Path) -> Any:
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    """The JSON document at ``path``; an unreadable or malformed file raises :class:`RunDirError` naming it."""
+    try:
+        with open(path, "rb") as handle:
+            return json.load(handle)
+    except OSError as error:
+        raise RunDirError(f"{path}: cannot read ({error.strerror or error})") from None
+    except ValueError as error:
+        raise RunDirError(f"{path}: not valid JSON ({error})") from None
 
 
 def _parse_line(line: bytes) -> dict[str, Any] | None:
@@ -115,7 +138,13 @@ def _parse_line(line: bytes) -> dict[str, Any] | None:
 
 
 def iter_episodes(path: Path, *, repair: bool = False) -> Iterator[dict[str, Any]]:
-    """The records of an episode log, streamed (a big log never sits in memory whole).
+    """The records of an episode log (see :func:`iter_numbered`)."""
+    for _, record in iter_numbered(path, repair=repair):
+        yield record
+
+
+def iter_numbered(path: Path, *, repair: bool = False) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, record)`` of an episode log, streamed (a big log never sits in memory whole).
 
     A torn final line is truncated away when ``repair`` is true (after the last good
     record has been yielded) and raises :class:`RunDirError` otherwise; a bad line
@@ -137,7 +166,7 @@ def iter_episodes(path: Path, *, repair: bool = False) -> Iterator[dict[str, Any
                 bad_line = number
                 continue
             good_bytes += len(line)
-            yield record
+            yield number, record
     if bad_line:
         if not repair:
             raise RunDirError(f"{path}: torn final line {bad_line}; resume the run to repair it")
@@ -149,6 +178,50 @@ def iter_episodes(path: Path, *, repair: bool = False) -> Iterator[dict[str, Any
 def read_episodes(path: Path, *, repair: bool = False) -> list[dict[str, Any]]:
     """All records of an episode log as a list (see :func:`iter_episodes`)."""
     return list(iter_episodes(path, repair=repair))
+
+
+class PlannedEpisodes:
+    """The records of an episode log that belong to a run's plan, each slot once.
+
+    Iterating yields ``(line number, record)`` for the first record of every planned
+    slot.  A later line that repeats a record exactly (a copied line) is skipped and
+    counted in :attr:`duplicates`; a record for a slot that is not in ``planned`` (a
+    foreign seed, another shard's episode), a second *different* record for a slot,
+    or a line that is not an episode record raises :class:`RunDirError` naming the
+    file and line, so nothing outside the plan can change a summary.
+    """
+
+    def __init__(self, path: Path, planned: set[EpisodeSlot] | frozenset[EpisodeSlot], *, repair: bool = False):
+        self.path = Path(path)
+        self.planned = planned
+        self.repair = repair
+        self.duplicates = 0
+
+    def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        # A digest per slot, not the record: a resumed run keeps no transcripts in memory.
+        seen: dict[EpisodeSlot, tuple[int, bytes]] = {}
+        for number, record in iter_numbered(self.path, repair=self.repair):
+            try:
+                slot = slot_of(record)
+            except (KeyError, TypeError, ValueError) as error:
+                raise RunDirError(f"{self.path}: line {number} is not an episode record ({error!r})") from None
+            if slot not in self.planned:
+                raise RunDirError(
+                    f"{self.path}: line {number} holds episode {slot}, which is not in this run's plan "
+                    "(another run's or shard's episode); remove it or use another out= directory"
+                )
+            digest = hashlib.blake2b(_dumps(record, sort_keys=True), digest_size=16).digest()
+            if slot in seen:
+                first, first_digest = seen[slot]
+                if digest != first_digest:
+                    raise RunDirError(
+                        f"{self.path}: line {number} holds episode {slot} again, different from line {first}; "
+                        "remove the line that is wrong"
+                    )
+                self.duplicates += 1
+                continue
+            seen[slot] = (number, digest)
+            yield number, record
 
 
 class EpisodeLog:
@@ -183,10 +256,21 @@ class EpisodeLog:
 
 @contextmanager
 def locked(run_dir: Path) -> Iterator[Path]:
-    """Create ``run_dir`` if needed and hold its exclusive lock for the block."""
+    """Create ``run_dir`` if needed and hold its exclusive lock for the block.
+
+    A directory this call created is removed again when the block fails before
+    writing anything into it, so a refused run leaves no empty run directory behind.
+    """
     run_dir = Path(run_dir)
-    run_dir.mkdir(parents=True, exist_ok=True)
-    with open(run_dir / LOCK, "a") as lock:
+    created = not run_dir.exists()
+    try:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        lock = open(run_dir / LOCK, "a")
+    except FileExistsError:
+        raise RunDirError(f"{run_dir}: exists and is not a directory; out= must name a run directory") from None
+    except OSError as error:
+        raise RunDirError(f"{run_dir}: cannot use as a run directory ({error.strerror or error})") from None
+    with lock:
         try:
             fcntl.flock(lock.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -197,6 +281,11 @@ def locked(run_dir: Path) -> Iterator[Path]:
             stale.unlink()
         try:
             yield run_dir
+        except BaseException:
+            if created and [p.name for p in run_dir.iterdir()] == [LOCK]:
+                (run_dir / LOCK).unlink()
+                run_dir.rmdir()
+            raise
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
 

@@ -1,0 +1,187 @@
+"""The eval config: composing it with Hydra and checking all of it before a run starts.
+
+``ragen-bench eval key=value ...`` composes ``configs/eval.yaml`` (read as a package
+resource, so an installed wheel works like a checkout) into a plain dict, and
+:func:`validate` checks every key, type and range, that exactly one of ``env`` and
+``suite`` is given, and that the env ids and splits exist.  A mistake raises
+:class:`ConfigError` naming the key and the bad value before anything is written,
+instead of failing half-way through a run or running with a setting that means
+nothing (a positive format penalty, ``samples=2.5``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import types
+import typing
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+# Top-level keys of configs/eval.yaml; anything else is a typo or a key nothing reads.
+KEYS = (
+    "env", "suite", "split", "samples", "sampling_seed", "limit", "shard", "lockstep_episodes",
+    "env_kwargs", "out", "progress", "chat", "agent",
+)
+
+
+class ConfigError(ValueError):
+    """The eval config is unusable as given; the message names the key and value."""
+
+
+def compose_config(name: str, overrides: Sequence[str]) -> dict[str, Any]:
+    """Compose ``configs/<name>.yaml`` with command-line overrides into a plain dict.
+
+    The compose API (not ``@hydra.main``) leaves the working directory alone and
+    creates no output folders; missing mandatory values (``???``) raise here.
+    """
+    from hydra import compose, initialize_config_module
+    from omegaconf import OmegaConf
+
+    from ragen_bench.data import CONFIG_MODULE
+
+    with initialize_config_module(config_module=CONFIG_MODULE, version_base=None):
+        config = compose(config_name=name, overrides=list(overrides))
+    return OmegaConf.to_container(config, resolve=True, throw_on_missing=True)  # type: ignore[return-value]
+
+
+def parse_shard(text: Any) -> tuple[int, int]:
+    """``"i/n"`` -> ``(i, n)`` with ``0 <= i < n``."""
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text) if isinstance(text, str) else None
+    if not match:
+        raise ConfigError(f"shard must look like 'i/n' (e.g. 0/4), got {text!r}")
+    index, count = int(match[1]), int(match[2])
+    if not 0 <= index < count:
+        raise ConfigError(f"shard index must be in 0..{count - 1}, got {text!r}")
+    return index, count
+
+
+def _is_int(value: Any) -> bool:
+    # bool is an int subclass, but `limit=true` is a mistake, not the number 1.
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _require_int(key: str, value: Any, minimum: int, *, optional: bool = False) -> None:
+    if optional and value is None:
+        return
+    if not _is_int(value) or value < minimum:
+        allowed = f"an integer >= {minimum}" + (" or null" if optional else "")
+        raise ConfigError(f"{key} must be {allowed}, got {value!r}")
+
+
+def _require_type(key: str, value: Any, kind: type, label: str, *, optional: bool = False) -> None:
+    if not (isinstance(value, kind) or (optional and value is None)):
+        raise ConfigError(f"{key} must be {label}{' or null' if optional else ''}, got {value!r}")
+
+
+def _matches(value: Any, hint: Any) -> bool:
+    """Whether ``value`` fits a ChatConfig field annotation (int, float, bool, str, or X | None)."""
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        return any(_matches(value, arm) for arm in typing.get_args(hint))
+    if hint is type(None):
+        return value is None
+    if hint is int:
+        return _is_int(value)
+    if hint is float:
+        return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
+    return isinstance(value, hint)
+
+
+def _type_name(hint: Any) -> str:
+    return " | ".join(getattr(arm, "__name__", str(arm)) for arm in typing.get_args(hint) or (hint,))
+
+
+def validate_chat(chat: Any) -> None:
+    """``chat.*``: exactly ChatConfig's fields, each of its declared type, and a usable ChatConfig."""
+    from ragen_bench.chat import ChatConfig
+
+    _require_type("chat", chat, Mapping, "a mapping of ChatConfig fields")
+    hints = typing.get_type_hints(ChatConfig)
+    for key, value in chat.items():
+        if key not in hints:
+            raise ConfigError(f"unknown key chat.{key}; ChatConfig fields: {', '.join(hints)}")
+        if not _matches(value, hints[key]):
+            raise ConfigError(f"chat.{key} must be {_type_name(hints[key])}, got {value!r}")
+    # A penalty that is positive pays the model for malformed replies.
+    if chat.get("format_penalty", 0) > 0:
+        raise ConfigError(f"chat.format_penalty must be <= 0 (it is a penalty), got {chat['format_penalty']!r}")
+    try:
+        ChatConfig(**chat)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"chat: {error}") from None
+
+
+def data_files(env_kwargs: Mapping[str, Any]) -> dict[str, str]:
+    """The env arguments that name a data file (``data_path`` and other ``*_path`` keys)."""
+    return {key: value for key, value in env_kwargs.items() if key == "path" or key.endswith("_path")}
+
+
+def validate_env_kwargs(env_kwargs: Any) -> None:
+    _require_type("env_kwargs", env_kwargs, Mapping, "a mapping of env constructor arguments")
+    for key, value in data_files(env_kwargs).items():
+        if value is None:
+            continue
+        if not isinstance(value, str) or not Path(value).is_file():
+            raise ConfigError(f"env_kwargs.{key} must name an existing file, got {value!r}")
+
+
+def eval_targets(config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The ``(env_id, split)`` pairs to evaluate: one env, or a suite's eval pairs.
+
+    With a suite, a given ``split`` keeps only that split's pairs.  Unknown ids,
+    suites and splits raise :class:`ConfigError`.
+    """
+    from ragen_bench import panels, suites
+    from ragen_bench.registry import ENV_IDS
+
+    env_id, suite_name, split = config.get("env"), config.get("suite"), config.get("split")
+    if (env_id is None) == (suite_name is None):
+        raise ConfigError("give exactly one of env=<id> or suite=<name>")
+    if env_id is not None:
+        _require_type("env", env_id, str, "an env id")
+        if env_id not in ENV_IDS:
+            raise ConfigError(f"env: unknown env id {env_id!r}; `ragen-bench envs list` shows the ids")
+        _require_type("split", split, str, "a split name")
+        if split not in panels.available(env_id):
+            raise ConfigError(f"split: {env_id} has no {split!r} panel; splits: {panels.available(env_id)}")
+        return [(env_id, split)]
+    _require_type("suite", suite_name, str, "a suite name")
+    _require_type("split", split, str, "a split name", optional=True)
+    try:
+        suite = suites.get(suite_name)
+    except suites.SuiteError as error:
+        raise ConfigError(f"suite: {error}") from None
+    # A panel evaluated by several tracks is run once.
+    pairs = list(dict.fromkeys((p.env_id, p.split) for track in suite.tracks for p in track.evaluate))
+    if split is not None:
+        pairs = [pair for pair in pairs if pair[1] == split]
+        if not pairs:
+            raise ConfigError(f"split: suite {suite_name!r} has no eval pairs with split {split!r}")
+    return pairs
+
+
+def validate(config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """Check the whole eval config; returns its ``(env_id, split)`` targets.
+
+    Writes nothing and starts no agent, so a refused config leaves no trace.
+    """
+    unknown = [key for key in config if key not in KEYS]
+    if unknown:
+        raise ConfigError(f"unknown key {unknown[0]!r}; eval keys: {', '.join(KEYS)}")
+    missing = [key for key in KEYS if key not in config]
+    if missing:
+        raise ConfigError(f"missing key {missing[0]!r}")
+    _require_int("samples", config["samples"], 1)
+    _require_int("sampling_seed", config["sampling_seed"], 0)
+    _require_int("limit", config["limit"], 1, optional=True)
+    _require_int("lockstep_episodes", config["lockstep_episodes"], 1)
+    parse_shard(config["shard"])
+    _require_type("out", config["out"], str, "a directory path", optional=True)
+    _require_type("progress", config["progress"], bool, "true or false")
+    agent = config["agent"]
+    _require_type("agent", agent, Mapping, "an agent config")
+    _require_type("agent.name", agent.get("name"), str, "an agent name or 'module:factory'")
+    validate_chat(config["chat"])
+    validate_env_kwargs(config["env_kwargs"])
+    return eval_targets(config)

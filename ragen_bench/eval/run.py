@@ -1,0 +1,192 @@
+"""Running (or resuming) an evaluation into a run directory.
+
+:func:`run_eval` validates the config (:mod:`.config`), plans the episodes
+(:mod:`.plan`), reads what the run directory already holds (each planned episode
+once; see :class:`~ragen_bench.eval.rundir.PlannedEpisodes`), and drives the rest with
+:func:`ragen_bench.chat.run_lockstep` in groups of ``lockstep_episodes``: every live
+episode of a group advances one turn per batched agent call.  Each finished episode
+is appended to ``episodes.jsonl`` at once (see :mod:`.rundir` for the durability
+guarantee), so re-running the same command resumes the run, after a crash or Ctrl-C.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+
+from ragen_bench import panels as panels_module
+from ragen_bench.eval import config as config_module
+from ragen_bench.eval import metrics, provenance, report, rundir
+from ragen_bench.eval.plan import Instance, batches, default_out, plan
+from ragen_bench.eval.rundir import RunDirError
+
+
+@dataclass(frozen=True)
+class EvalResult:
+    out: Path
+    summary: dict[str, Any]
+    new_episodes: int
+    complete: bool
+    # Exact copies of earlier lines found in episodes.jsonl (counted once, reported).
+    duplicate_lines: int = 0
+
+
+class EnvPool:
+    """Reusable envs per id, so each lock-step group spares a ``gymnasium.make`` per episode.
+
+    Groups run one after another and every episode resets its env with its own seed,
+    so handing the same envs to the next group is safe.  ``env_kwargs`` go to every
+    ``gymnasium.make``.
+    """
+
+    def __init__(self, env_kwargs: Mapping[str, Any]) -> None:
+        self.env_kwargs = dict(env_kwargs)
+        self._envs: dict[str, list[gymnasium.Env[Any, Any]]] = {}
+
+    def _make(self, env_id: str) -> gymnasium.Env[Any, Any]:
+        try:
+            return gymnasium.make(env_id, **self.env_kwargs)
+        except (TypeError, ValueError) as error:
+            # The env constructors check their arguments; a bad one is the user's to fix.
+            raise config_module.ConfigError(f"env_kwargs {self.env_kwargs} for {env_id}: {error}") from None
+
+    def take(self, env_ids: Sequence[str]) -> list[gymnasium.Env[Any, Any]]:
+        """One distinct env for each entry of ``env_ids`` (an id may repeat)."""
+        taken: dict[str, int] = {}
+        envs = []
+        for env_id in env_ids:
+            index = taken[env_id] = taken.get(env_id, -1) + 1
+            pool = self._envs.setdefault(env_id, [])
+            if index == len(pool):
+                pool.append(self._make(env_id))
+            envs.append(pool[index])
+        return envs
+
+    def close(self) -> None:
+        for envs in self._envs.values():
+            for env in envs:
+                env.close()
+        self._envs.clear()
+
+
+class Progress:
+    """Progress bar (tqdm, on stderr): episodes done, success so far, tokens."""
+
+    def __init__(self, total: int, done_rows: Sequence[metrics.Row], enabled: bool):
+        from tqdm import tqdm
+
+        self.successes = sum(row["success"] for row in done_rows)
+        self.episodes = len(done_rows)
+        self.tokens = sum(row["tokens"] or 0 for row in done_rows)
+        # disable=None: draw only on a terminal, so logs and CI stay clean.
+        self.bar = tqdm(total=total, initial=self.episodes, unit="ep", disable=None if enabled else True)
+
+    def add(self, row: metrics.Row) -> None:
+        self.episodes += 1
+        self.successes += row["success"]
+        self.tokens += row["tokens"] or 0
+        self.bar.update(1)
+
+    def refresh(self) -> None:
+        rate = self.successes / self.episodes if self.episodes else 0.0
+        self.bar.set_postfix(success=f"{rate:.3f}", tokens=self.tokens)
+
+    def close(self) -> None:
+        self.bar.close()
+
+
+def build_agent(agent_config: Mapping[str, Any]) -> Any:
+    """The agent ``agent.name`` names (registered, or ``"module:factory"``), with the other settings."""
+    from ragen_bench.agents import make_agent
+
+    settings = dict(agent_config)
+    return make_agent(settings.pop("name"), **settings)
+
+
+def run_eval(config: Mapping[str, Any]) -> EvalResult:
+    """Run (or resume) the evaluation ``config`` describes; see the module docstring."""
+    from ragen_bench.chat import ChatConfig
+
+    targets = config_module.validate(config)
+    chat_config = ChatConfig(**config["chat"])
+    out = Path(config["out"] or default_out(config))
+    panels = [panels_module.load(env_id, split) for env_id, split in targets]
+    instances = plan(
+        panels, samples=config["samples"], limit=config["limit"], shard=config_module.parse_shard(config["shard"])
+    )
+    fingerprint_ = provenance.fingerprint(config, panels, chat_config.template_hash())
+    planned = {instance.slot for instance in instances}
+    pool = EnvPool(config["env_kwargs"])
+    try:
+        # One env per id now: bad env arguments are refused before anything is written.
+        pool.take(list(dict.fromkeys(env_id for env_id, _ in targets)))
+        with rundir.locked(out):
+            previous = provenance.read_manifest(out)
+            if previous is not None:
+                rundir.check_same_config(out, provenance.fingerprint_of(previous), fingerprint_)
+            elif (out / rundir.EPISODES).exists():
+                raise RunDirError(f"{out} has episodes but no {rundir.MANIFEST}: cannot tell which run they belong to")
+            existing = rundir.PlannedEpisodes(out / rundir.EPISODES, planned, repair=True)
+            # Only the small per-episode rows stay in memory, never the transcripts.
+            rows = [report.row_of(existing.path, number, record) for number, record in existing]
+            done = {rundir.slot_of(row) for row in rows}
+            todo = [instance for instance in instances if instance.slot not in done]
+            # Built before the manifest is written: bad agent settings leave no run behind.
+            agent = build_agent(config["agent"]) if todo else None
+            manifest = provenance.build_manifest(
+                fingerprint_, panels, expected_episodes=len(instances), previous=previous
+            )
+            rundir.write_json_atomic(out / rundir.MANIFEST, manifest)
+            progress = Progress(len(instances), rows, enabled=config["progress"])
+            try:
+                _play(out, todo, agent, pool, chat_config, config["lockstep_episodes"], rows, progress)
+            finally:
+                progress.close()
+                if agent is not None:
+                    agent.close()
+            summary = report.write_summary(out, rows, fingerprint_)
+            complete = {rundir.slot_of(row) for row in rows} >= planned
+            # Again at the end: a model agent may have imported torch, revealing GPUs.
+            manifest.update(finished_at=provenance.utc_now(), complete=complete, hardware=provenance.hardware())
+            rundir.write_json_atomic(out / rundir.MANIFEST, manifest)
+    finally:
+        pool.close()
+    return EvalResult(out=out, summary=summary, new_episodes=len(todo), complete=complete,
+                      duplicate_lines=existing.duplicates)
+
+
+def _play(
+    out: Path,
+    todo: Sequence[Instance],
+    agent: Any,
+    pool: EnvPool,
+    chat_config: Any,
+    group_size: int,
+    rows: list[metrics.Row],
+    progress: Progress,
+) -> None:
+    """Play ``todo`` in lock-step groups, appending each finished episode to the log and ``rows``."""
+    from ragen_bench.chat import ChatEpisode, run_lockstep
+
+    with rundir.EpisodeLog(out / rundir.EPISODES) as log:
+
+        def record(trajectory: Any) -> None:
+            data = trajectory.to_dict()
+            log.append(data)
+            row = metrics.episode_row(data)
+            rows.append(row)
+            progress.add(row)
+
+        for group in batches(todo, group_size):
+            envs = pool.take([instance.env_id for instance in group])
+            episodes = [
+                ChatEpisode(env, chat_config, env_id=i.env_id, seed=i.seed, sample=i.sample, split=i.split)
+                for env, i in zip(envs, group)
+            ]
+            run_lockstep(episodes, agent, on_finished=record)
+            log.sync()
+            progress.refresh()
