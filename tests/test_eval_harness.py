@@ -114,6 +114,41 @@ def test_lockstep_batches_never_exceed_lockstep_episodes_and_shrink_as_episodes_
     assert len({key for call in RecordingAgent.calls for key in call}) == 7
 
 
+class CutOffAgent:
+    """Every second turn's reply ends at the token limit (finish_reason "length"), test only."""
+
+    name = "cut-off"
+
+    def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
+        return [AgentReply("<think>hmm</think><answer>Up</answer>", finish_reason="length" if r.turn % 2 == 0 else "stop")
+                for r in requests]
+
+    def close(self) -> None:
+        pass
+
+
+def make_cut_off_agent(**_settings):
+    return CutOffAgent()
+
+
+def test_truncated_replies_are_counted_and_shown_by_compare(tmp_path, capsys):
+    args = ["eval", f"env={ENV}", "limit=3", "progress=false", f"out={tmp_path}", f"agent.name={HERE}:make_cut_off_agent"]
+    assert main(args) == 0
+    records = lines(tmp_path)
+    # Turns 2 and 4 of each episode were cut off (an Up-only episode may end early, on
+    # the action budget or a solved level, so the turn count comes from the records).
+    expected = sum(t["finish_reason"] == "length" for r in records for t in r["turns"])
+    turns = sum(r["num_turns"] for r in records)
+    assert expected == sum(r["num_turns"] // 2 for r in records) > 0
+    (group,) = rundir.read_json(tmp_path / rundir.SUMMARY)["groups"]
+    assert group["truncated_replies"] == expected and group["truncated_reply_rate"] == expected / turns
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path)]) == 0
+    header, row = capsys.readouterr().out.splitlines()[:2]
+    end = header.index("truncated") + len("truncated")  # numbers are right-aligned under their title
+    assert row[:end].split()[-1] == f"{expected / turns:.3f}"
+
+
 def test_rerunning_a_finished_run_adds_nothing(tmp_path):
     run_eval(config(tmp_path))
     before = (tmp_path / rundir.EPISODES).read_bytes()
