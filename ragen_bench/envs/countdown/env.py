@@ -24,9 +24,9 @@ MALFORMED_REWARD = 0.0
 _SAMPLE_CHARSET = text_charset("0123456789 +-*/()")
 
 # Generation redraws until some target in range is reachable.  With the default
-# settings a redraw is rare (the worst of the first 20,000 seeds needs a few draws);
-# this bound turns a setting whose targets are almost never reachable into an error
-# instead of a reset that never returns.
+# settings none of the first 20,000 seeds needs a redraw; this bound turns a setting
+# whose targets are almost never reachable into an error instead of a reset that
+# never returns.
 MAX_INSTANCE_DRAWS = 200
 MAX_GENERATED_NUMBER = 10_000
 MAX_GENERATED_TARGET = 1_000_000

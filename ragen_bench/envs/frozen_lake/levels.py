@@ -16,7 +16,8 @@ _MOVES = {LEFT: (0, -1), DOWN: (1, 0), RIGHT: (0, 1), UP: (-1, 0)}
 TERMINAL_LETTERS = "GH"
 # Generation redraws whole boards until the goal is reachable; this bounds the redraws.
 # Even with almost no ice, start and goal are adjacent with probability about 4 / size**2
-# per draw, so a valid setting stays far below it (RAGEN's 4x4 lakes need a few draws).
+# per draw, so a valid setting stays far below it (over the first 20,000 seeds, 4x4 and
+# 8x8 lakes at 80% ice need at most 4 boards).
 MAX_LAKE_DRAWS = 10_000
 
 

@@ -115,7 +115,7 @@ class SokobanEnv(TextEnv):
     ``EpisodeFinishedError`` (``reset()`` starts the next one).
 
     ## Arguments
-    ``dim_room=(6, 6)`` (each side 4..32), ``num_boxes=1`` (1..10),
+    ``dim_room=(6, 6)`` (each side 5..32), ``num_boxes=1`` (1..10),
     ``search_depth=300`` (reverse-play depth, 1..500), ``max_steps=100``,
     ``vocabulary="default"`` or ``"alt"``, ``render_mode="ansi"`` or ``None``,
     ``solve_on_reset=True`` (put the optimal solution length in the reset ``info``;
@@ -183,10 +183,15 @@ class SokobanEnv(TextEnv):
         self._level_seed: int | None = None  # after fallbacks (level_seed is the seed asked for)
         self._plan: list[int] | None = None
 
-    def _dim_room_arg(self, dim_room: Any) -> tuple[int, int]:
-        if not isinstance(dim_room, (tuple, list)) or len(dim_room) != 2:
-            raise TypeError(f"SokobanEnv: dim_room must be a (height, width) pair, got {dim_room!r}")
-        return self._int_arg("dim_room height", dim_room[0], 4, 32), self._int_arg("dim_room width", dim_room[1], 4, 32)
+    @staticmethod
+    def _dim_room_arg(dim_room: Any) -> tuple[int, int]:
+        expected = "a (height, width) pair of ints in 5..32"
+        is_pair = isinstance(dim_room, (tuple, list)) and len(dim_room) == 2
+        if not is_pair or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dim_room):
+            raise TypeError(f"SokobanEnv: dim_room must be {expected}, got {dim_room!r}")
+        if not all(5 <= d <= 32 for d in dim_room):  # 4x4 rooms never yield a level
+            raise ValueError(f"SokobanEnv: dim_room must be {expected}, got {dim_room!r}")
+        return int(dim_room[0]), int(dim_room[1])
 
     # -- Gymnasium API (through TextEnv's template methods) ---------------------------
 

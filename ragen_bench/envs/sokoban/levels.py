@@ -317,4 +317,7 @@ def generate_level_with_fallback(seed: int, **kwargs) -> tuple[Level, int, int]:
             return generate_level(level_seed, **kwargs), level_seed, fallbacks
         except GenerationFailed:
             level_seed = fallback_seed(level_seed)
-    raise GenerationFailed(f"seed {seed}: no level after 64 fallback seeds")
+    raise GenerationFailed(
+        f"seed {seed}: no {kwargs.get('height')}x{kwargs.get('width')} level with {kwargs.get('num_boxes')} boxes "
+        "after 64 fallback seeds (too many boxes for the room?)"
+    )
