@@ -1,14 +1,18 @@
 """The ``openai`` agent against a small in-process stand-in Chat Completions server.
 
 The stand-in (``http.server`` in a thread, on 127.0.0.1) answers ``/v1/chat/completions``
-from a script of behaviours per call ("ok", "500", "429", "slow", "garbage", "400"), records
-every request body and header, and tracks how many requests were in flight at once.
+from a script of behaviours per call ("ok", "500", "429", "slow", "garbage", "400", "401",
+"403", "null", "refusal", "length", "trickle-body", "trickle-headers", "hang"), records every
+request body and header, and tracks how many requests were in flight at once.  Slow
+behaviours end when the test ends (``StandIn.stop``), so no handler thread outlives it.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import random
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -21,15 +25,17 @@ from hypothesis import strategies as st
 pytest.importorskip("httpx")
 
 from ragen_bench.agents import make_agent  # noqa: E402
-from ragen_bench.agents.base import AgentRequest  # noqa: E402
 from ragen_bench.agents.openai_compat import (  # noqa: E402
     CompletionError,
     RetryPolicy,
     make_openai_agent,
     parse_completion,
 )
+from ragen_bench.chat import AgentError, AgentRequest  # noqa: E402
 
-SLOW_S = 1.0  # the "slow" behaviour sleeps this long; agents under test time out well before
+SLOW_S = 10.0  # the "slow" behaviour answers after this long; agents under test give up 10x sooner
+HANG_S = 30.0  # "hang" and the trickles last this long at most (the test's end stops them sooner)
+TRICKLE_EVERY_S = 0.2
 
 
 class StandIn:
@@ -43,6 +49,7 @@ class StandIn:
         self.max_in_flight = 0
         self.delay_s = 0.0
         self.lock = threading.Lock()
+        self.stop = threading.Event()
 
     def next_behaviour(self) -> str:
         with self.lock:
@@ -77,16 +84,38 @@ def _handler(state: StandIn) -> type[BaseHTTPRequestHandler]:
                 return self._send(429, b'{"error": "slow down"}', {"Retry-After": "0"})
             if behaviour == "400":
                 return self._send(400, b'{"error": "bad request"}')
+            if behaviour in ("401", "403"):
+                return self._send(int(behaviour), b'{"error": "invalid api key"}')
             if behaviour == "garbage":
                 return self._send(200, b"not json at all")
-            if behaviour == "slow":
-                time.sleep(SLOW_S)
+            if behaviour == "trickle-body":
+                return self._trickle(b"HTTP/1.1 200 OK\r\nContent-Length: 1000000\r\n\r\n", b" ")
+            if behaviour == "trickle-headers":
+                return self._trickle(b"HTTP/1.1 200 OK\r\n", b"X")
+            if behaviour in ("slow", "hang"):
+                if state.stop.wait(SLOW_S if behaviour == "slow" else HANG_S):
+                    return None
             last = body["messages"][-1]["content"]
+            message = {"role": "assistant", "content": f"echo:{last}"}
+            if behaviour in ("null", "refusal"):
+                message = {"role": "assistant", "content": None, "refusal": "I can't." if behaviour == "refusal" else None}
             reply = {
-                "choices": [{"index": 0, "message": {"role": "assistant", "content": f"echo:{last}"}}],
+                "choices": [{"index": 0, "message": message, "finish_reason": "length" if behaviour == "length" else "stop"}],
                 "usage": {"prompt_tokens": len(last), "completion_tokens": len(last) + 5},
             }
             self._send(200, json.dumps(reply).encode())
+
+        def _trickle(self, opening: bytes, drip: bytes) -> None:
+            """Send ``opening``, then one byte every TRICKLE_EVERY_S: never a whole answer."""
+            self.wfile.write(opening)
+            deadline = time.monotonic() + HANG_S
+            try:
+                while time.monotonic() < deadline and not state.stop.wait(TRICKLE_EVERY_S):
+                    self.wfile.write(drip)
+                    self.wfile.flush()
+            except OSError:  # the client gave up and closed the connection
+                pass
+            self.close_connection = True
 
         def _send(self, status: int, payload: bytes, extra: dict[str, str] | None = None) -> None:
             self.send_response(status)
@@ -110,6 +139,7 @@ def stand_in() -> Iterator[tuple[StandIn, str]]:
     try:
         yield state, f"http://127.0.0.1:{server.server_address[1]}/v1"
     finally:
+        state.stop.set()
         server.shutdown()
         server.server_close()
 
@@ -118,7 +148,6 @@ def _requests(n: int, episode: str = "RAGEN/Sokoban-6x6-v0/test") -> list[AgentR
     return [
         AgentRequest(
             messages=[{"role": "system", "content": "rules"}, {"role": "user", "content": f"state {i}"}],
-            env=None,
             episode_key=f"{episode}/{i}/0",
             turn=1,
         )
@@ -133,7 +162,7 @@ def _agent(url: str, **settings: object):
 
 def test_replies_follow_request_order_with_usage_counts(stand_in):
     state, url = stand_in
-    agent = make_agent("openai", model="stand-in-model", base_url=url, batch_size=4)
+    agent = make_agent("openai", model="stand-in-model", base_url=url, max_concurrency=4)
     try:
         replies = agent.act(_requests(6))
     finally:
@@ -145,7 +174,7 @@ def test_replies_follow_request_order_with_usage_counts(stand_in):
 
 def test_sampling_settings_pass_through_with_per_episode_seeds(stand_in):
     state, url = stand_in
-    agent = _agent(url, temperature=0.3, top_p=0.8, max_new_tokens=17, seed=7)
+    agent = _agent(url, temperature=0.3, top_p=0.8, max_new_tokens=17, sampling_seed=7)
     try:
         agent.act(_requests(3))
         first_seeds = sorted(body["seed"] for body in state.bodies)
@@ -163,7 +192,7 @@ def test_sampling_settings_pass_through_with_per_episode_seeds(stand_in):
 
 def test_seed_none_sends_no_seed(stand_in):
     state, url = stand_in
-    agent = _agent(url, seed=None)
+    agent = _agent(url, sampling_seed=None)
     try:
         agent.act(_requests(1))
     finally:
@@ -200,7 +229,7 @@ def test_no_key_means_no_authorization_header(stand_in, monkeypatch):
 def test_transient_failure_is_retried_then_succeeds(stand_in, failure):
     state, url = stand_in
     state.script = [failure]
-    agent = _agent(url, timeout_s=0.3)
+    agent = _agent(url, timeout_s=SLOW_S / 10)
     try:
         (reply,) = agent.act(_requests(1))
     finally:
@@ -214,23 +243,24 @@ def test_gives_up_after_max_retries(stand_in):
     state.script = ["500"] * 10
     agent = _agent(url, max_retries=2)
     try:
-        with pytest.raises(CompletionError, match="3 attempts.*HTTP 500"):
+        with pytest.raises(AgentError, match=f"{url}/chat/completions failed 3 attempts; last failure: HTTP 500"):
             agent.act(_requests(1))
     finally:
         agent.close()
     assert len(state.bodies) == 3
 
 
-def test_client_errors_fail_at_once(stand_in):
+@pytest.mark.parametrize("status", ["400", "401", "403"])
+def test_client_errors_fail_at_once_naming_url_and_status(stand_in, status):
     state, url = stand_in
-    state.script = ["400"]
-    agent = _agent(url)
+    state.script = [status]
+    agent = _agent(url, max_retries=5)
     try:
-        with pytest.raises(CompletionError, match="HTTP 400"):
+        with pytest.raises(AgentError, match=f"'openai:stand-in-model': HTTP {status} from {url}/chat/completions"):
             agent.act(_requests(1))
     finally:
         agent.close()
-    assert len(state.bodies) == 1
+    assert len(state.bodies) == 1, "no retries: the same request would be refused again"
 
 
 def test_unreachable_server_raises_after_retries():
@@ -245,7 +275,7 @@ def test_unreachable_server_raises_after_retries():
 def test_concurrency_is_bounded_but_used(stand_in):
     state, url = stand_in
     state.delay_s = 0.1
-    agent = _agent(url, concurrency=3, timeout_s=5)
+    agent = _agent(url, max_concurrency=3, timeout_s=5)
     try:
         replies = agent.act(_requests(9))
     finally:
@@ -278,16 +308,92 @@ JSON_VALUES = st.recursive(
 )
 
 
-@given(payload=JSON_VALUES | st.fixed_dictionaries({"choices": st.lists(JSON_VALUES), "usage": JSON_VALUES}))
-def test_parse_completion_never_fails_other_than_value_error(payload):
+CHOICES = st.lists(
+    JSON_VALUES
+    | st.fixed_dictionaries(
+        {"message": JSON_VALUES | st.fixed_dictionaries({"content": JSON_VALUES, "refusal": JSON_VALUES}),
+         "finish_reason": JSON_VALUES}
+    )
+)
+
+
+@given(payload=JSON_VALUES | st.fixed_dictionaries({"choices": CHOICES, "usage": JSON_VALUES}))
+def test_parse_completion_gives_a_valid_reply_or_value_error(payload):
+    from ragen_bench.chat.protocol import reply_problem
+
     try:
         reply = parse_completion(payload)
     except ValueError:
         return
-    assert isinstance(reply.text, str)
-    assert reply.prompt_tokens is None or reply.prompt_tokens >= 0
+    assert reply_problem(reply) is None  # whatever the server sent, the reply keeps the protocol
 
 
-def test_parse_completion_tolerates_null_content_and_missing_usage():
-    reply = parse_completion({"choices": [{"message": {"role": "assistant", "content": None}}]})
-    assert (reply.text, reply.prompt_tokens, reply.completion_tokens) == ("", None, None)
+@pytest.mark.parametrize(
+    ("message", "finish_reason", "expected"),
+    [
+        ({"content": None}, "stop", ("", "null_content")),
+        ({"content": None, "refusal": "I can't help with that."}, "stop", ("", "refusal")),
+        ({"content": "cut"}, "length", ("cut", "length")),
+        ({"content": ""}, "content_filter", ("", "content_filter")),
+        ({"content": "ok"}, 3, ("ok", None)),
+    ],
+)
+def test_parse_completion_says_why_a_reply_ended(message, finish_reason, expected):
+    reply = parse_completion({"choices": [{"message": message, "finish_reason": finish_reason}]})
+    assert (reply.text, reply.finish_reason) == expected
+    assert (reply.prompt_tokens, reply.completion_tokens) == (None, None)  # no usage block
+
+
+@pytest.mark.parametrize(("behaviour", "expected"), [("null", ("", "null_content")), ("refusal", ("", "refusal")), ("length", ("echo:state 0", "length"))])
+def test_null_and_cut_replies_are_marked_not_silent(stand_in, behaviour, expected):
+    state, url = stand_in
+    state.script = [behaviour]
+    agent = _agent(url)
+    try:
+        (reply,) = agent.act(_requests(1))
+    finally:
+        agent.close()
+    assert (reply.text, reply.finish_reason) == expected
+    assert len(state.bodies) == 1
+
+
+# -- deadlines and interruption -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("behaviour", ["trickle-body", "trickle-headers"])
+def test_a_trickling_server_cannot_hold_a_request_past_its_deadline(stand_in, behaviour):
+    # httpx's timeouts are per read: one byte every 0.2 s would never trip a 0.5 s read
+    # timeout.  The agent's deadline covers the whole request.  Expected ~0.5 s; bound 5 s.
+    state, url = stand_in
+    state.script = [behaviour]
+    agent = _agent(url, timeout_s=0.5, max_retries=0)
+    start = time.monotonic()
+    try:
+        with pytest.raises(AgentError, match=f"{url}/chat/completions failed 1 attempts.*timeout_s=0.5"):
+            agent.act(_requests(1))
+    finally:
+        agent.close()
+    assert time.monotonic() - start < 5.0
+    assert len(state.bodies) == 1
+
+
+def test_ctrl_c_stops_hanging_requests_at_once(stand_in):
+    # Three requests hang for 30 s on a server the agent would wait 60 s for; a real SIGINT
+    # (what Ctrl-C sends) after 0.3 s must end act() and close() promptly (bound 5 s, > 5x
+    # what they take).
+    state, url = stand_in
+    state.script = ["hang"] * 3
+    agent = _agent(url, timeout_s=60.0)
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            agent.act(_requests(3))
+        agent.close()
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 5.0
+    assert len(state.bodies) == 3
+    with pytest.raises(RuntimeError, match="closed"):
+        agent.act(_requests(1))

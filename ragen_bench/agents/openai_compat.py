@@ -220,14 +220,24 @@ class OpenAICompatAgent:
         return f"{self.client.base_url}chat/completions"
 
     def close(self) -> None:
-        """Close the connections and the event loop (idempotent)."""
+        """Cancel whatever is still in flight, close the connections and the loop (idempotent)."""
         if self._runner is None:
             return
         try:
-            self._runner.run(self.client.aclose())
+            self._runner.run(self._shutdown())
         finally:
             self._runner.close()
             self._runner = None
+
+    async def _shutdown(self) -> None:
+        # Requests left running by an interrupted act() (a KeyboardInterrupt that reached
+        # the loop directly) are cancelled, not awaited.
+        current = asyncio.current_task()
+        leftovers = [task for task in asyncio.all_tasks() if task is not current]
+        for task in leftovers:
+            task.cancel()
+        await asyncio.gather(*leftovers, return_exceptions=True)
+        await self.client.aclose()
 
 
 def make_openai_agent(
