@@ -82,7 +82,8 @@ def assert_global_rngs_untouched(env_id: str, actions: Sequence[Any]) -> None:
         env.reset(seed=seed)
         env.optimal_action()
         for action in actions:
-            if env.step(action)[2]:
+            step = env.step(action)
+            if step[2] or step[3]:  # a finished episode cannot be stepped
                 break
     assert random.getstate() == python_state
     after = np.random.get_state()

@@ -7,7 +7,8 @@ never reaches ``eval``/``exec``/``compile``.  Grammar (whitespace ignored)::
     term       := factor (("*" | "/") factor)*
     factor     := ("+" | "-") factor | integer | "(" expression ")"
 
-``×``, ``x``, ``X`` and ``·`` are read as ``*``; ``÷`` as ``/``; ``−`` as ``-``.
+``×``, ``x``, ``X`` and ``·`` are read as ``*``; ``÷`` as ``/``; ``−`` (U+2212) as ``-``;
+every Unicode space (NBSP, thin space, ideographic space, ...) counts as whitespace.
 Arithmetic is exact (:class:`fractions.Fraction`).  Anything outside the grammar,
 division by zero, input longer than ``MAX_CHARS``, nesting deeper than ``MAX_DEPTH``
 or a value beyond ``MAX_MAGNITUDE`` gives ``None``; no input raises, and the work is
