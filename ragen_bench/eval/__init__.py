@@ -1,9 +1,8 @@
 """Evaluation: agents on frozen seed panels, into resumable run directories.
 
-One module per job, imported in this direction only::
+One module per job; a module imports only modules listed before it (no cycles)::
 
-    config -> plan -> provenance -> report -> run, merge
-          (rundir and metrics underneath all of them)
+    metrics, rundir  ->  config  ->  plan  ->  provenance  ->  report  ->  run, merge
 
 * :mod:`.config` -- compose the Hydra config and validate all of it;
 * :mod:`.plan` -- the episodes of a run (seeds x samples, limit, shard);

@@ -89,7 +89,8 @@ def _matches(value: Any, hint: Any) -> bool:
 
 
 def _type_name(hint: Any) -> str:
-    return " | ".join(getattr(arm, "__name__", str(arm)) for arm in typing.get_args(hint) or (hint,))
+    arms = typing.get_args(hint) or (hint,)
+    return " or ".join("null" if arm is type(None) else getattr(arm, "__name__", str(arm)) for arm in arms)
 
 
 def validate_chat(chat: Any) -> None:
@@ -109,7 +110,9 @@ def validate_chat(chat: Any) -> None:
     try:
         ChatConfig(**chat)
     except (TypeError, ValueError) as error:
-        raise ConfigError(f"chat: {error}") from None
+        # ChatConfig's messages start with the field's name; name it as a key.
+        message = str(error)
+        raise ConfigError(f"chat.{message}" if message.split(" ", 1)[0] in hints else f"chat: {message}") from None
 
 
 def data_files(env_kwargs: Mapping[str, Any]) -> dict[str, str]:

@@ -27,8 +27,9 @@ def _plan_of(path: Path, manifest: Mapping[str, Any], shard: str) -> list[Instan
     try:
         targets = config_module.eval_targets(config)
         shard_ = config_module.parse_shard(shard)
-    except config_module.ConfigError as error:
-        raise RunDirError(f"{path / rundir.MANIFEST}: {error}") from None
+        samples, limit = config["samples"], config["limit"]
+    except (config_module.ConfigError, KeyError) as error:
+        raise RunDirError(f"{path / rundir.MANIFEST}: config is malformed ({error})") from None
     panels = [panels_module.load(env_id, split) for env_id, split in targets]
     for panel in panels:
         recorded = manifest["panels"].get(f"{panel.env_id}:{panel.split}")
@@ -37,7 +38,7 @@ def _plan_of(path: Path, manifest: Mapping[str, Any], shard: str) -> list[Instan
                 f"{path / rundir.MANIFEST}: panel {panel.env_id}:{panel.split} has checksum {recorded!r} there "
                 f"but {panel.checksum!r} in this installation"
             )
-    return plan(panels, samples=config["samples"], limit=config["limit"], shard=shard_)
+    return plan(panels, samples=samples, limit=limit, shard=shard_)
 
 
 def _check_out(inputs: Sequence[Path], out: Path) -> None:
