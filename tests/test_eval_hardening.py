@@ -9,7 +9,10 @@
 * user mistakes end in one line and exit status 2, Ctrl-C in exit status 130 with the
   finished episodes kept.
 
-``HOSTILE_INPUTS`` counts the distinct hostile inputs tried here (the report quotes it).
+Distinct hostile inputs tried here: 70 = 7 text (5 replies, hypothesis-generated str, a
+surrogate in a table) + 33 settings and targets + 1 changed data file + 8 resume records
++ 3 merge logs + 5 out/--out paths + 4 agent mistakes + 6 malformed run files + 2 server
+answers (401, retries exhausted) + 1 Ctrl-C.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from hypothesis import strategies as st
 from ragen_bench.chat import AgentReply, AgentRequest
 from ragen_bench.cli import EXIT_INTERRUPTED, main
 from ragen_bench.eval import compose_config, merge_runs, rundir, run_eval
+from ragen_bench.eval.report import format_table
 from ragen_bench.eval.rundir import RunDirError
 
 ENV = "RAGEN/Sokoban-6x6-v0"
@@ -116,6 +120,12 @@ def test_any_str_round_trips_through_log_lines_and_json_files(text):
     record = {"env_id": text, "nested": [text, {text: text}]}
     assert json.loads(rundir.encode_line(record)) == record
     assert rundir.encode_line(record).count(b"\n") == 1  # one record, one line
+
+
+def test_tables_print_lone_surrogates_escaped():
+    table = format_table([{"run": "agent(m\ud83d)", "success": 1.0}])
+    assert "agent(m\\ud83d)" in table
+    table.encode("utf-8")  # printable on a UTF-8 terminal
 
 
 def test_json_files_keep_lone_surrogates(tmp_path):
@@ -407,19 +417,3 @@ def test_ctrl_c_keeps_finished_episodes_and_the_rerun_completes(tmp_path, capsys
 
     assert main(["eval", *eval_args(tmp_path / "reference", *args[4:])]) == 0
     assert (tmp_path / "run" / rundir.SUMMARY).read_bytes() == (tmp_path / "reference" / rundir.SUMMARY).read_bytes()
-
-
-# Distinct hostile inputs tried above (each parametrized case, strange reply and malformed
-# file counts once; hypothesis examples are not counted).
-HOSTILE_INPUTS = (
-    len(STRANGE_REPLIES) + 1  # replies, plus the hypothesis-generated str class
-    + len(BAD_SETTINGS) + 3  # bad settings, bad targets
-    + 1  # a changed data file
-    + 1 + 7  # a copied line; conflicting, foreign and malformed records
-    + 3  # merge: a lost episode, another shard's episode, a copied line
-    + 3 + 2  # out: a file, below a file, unwritable; merge --out a file, an input
-    + 4  # agent: missing module, missing factory, unknown name, unknown setting
-    + 6  # malformed manifest/summary files
-    + 2  # 401, retries exhausted
-    + 1  # Ctrl-C
-)

@@ -102,7 +102,8 @@ def _cell(value: Any) -> str:
         return "-"
     if isinstance(value, float):
         return f"{value:.3f}"
-    return str(value)
+    # A lone surrogate (say, in a model name) cannot be printed as UTF-8: show it escaped.
+    return str(value).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 def format_table(rows: Sequence[Mapping[str, Any]]) -> str:
