@@ -98,8 +98,10 @@ def entropy_from_logits(logits: torch.Tensor) -> torch.Tensor:
 
     ``H = logsumexp(z) - sum softmax(z) * z``, stable for large logits.  Aggregate it with
     :func:`aggregate` over the response mask; the entropy bonus is ``-coef * aggregate(H, mask)``
-    added to the loss.
+    added to the loss.  Logits of ``-inf`` (tokens banned by a logits processor) count as
+    probability 0; without the clamp, ``0 * -inf`` would make the entropy and its gradient NaN.
     """
+    logits = logits.clamp(min=torch.finfo(logits.dtype).min)
     probs = torch.softmax(logits, dim=-1)
     return torch.logsumexp(logits, dim=-1) - (probs * logits).sum(dim=-1)
 
