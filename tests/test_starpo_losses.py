@@ -132,7 +132,7 @@ def test_policy_loss_clip_and_dual_clip_by_hand():
 def test_policy_loss_without_dual_clip_and_with_negative_advantage_below_the_range():
     log_probs, old, advantages, mask = ratios_example()
     loss, metrics = policy_loss(log_probs, old, advantages, mask, dual_clip=None)
-    assert float(loss) == pytest.approx((-1.28 - 0.5 + 4.0) / 3)
+    assert float(loss.detach()) == pytest.approx((-1.28 - 0.5 + 4.0) / 3)
     assert metrics["dual_clipfrac"] == 0.0
     # A=-1, rho 0.5: max(0.5, clip -> 0.8) = 0.8: the pessimistic (clipped) term wins, no gradient.
     low = torch.log(t([[0.5]])).requires_grad_(True)
