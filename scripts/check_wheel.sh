@@ -15,7 +15,7 @@ trap 'rm -rf "$dist" "$outside"' EXIT
 
 # In-tree builds reuse build/; a stale one could ship files the checkout no longer has.
 rm -rf "$repo_root/build"
-"$build_python" -m pip wheel --quiet --no-deps --no-build-isolation --wheel-dir "$dist" "$repo_root"
+"$build_python" -m pip wheel --quiet --quiet --no-deps --no-build-isolation --wheel-dir "$dist" "$repo_root"
 wheel="$(ls "$dist"/ragen_bench-*.whl)"
 
 rm -rf "$venv"
@@ -26,7 +26,7 @@ cd "$outside"
 # The installed package must not see the checkout.
 "$venv/bin/python" - "$repo_root" <<'PY'
 import sys, ragen_bench
-assert not ragen_bench.__file__.startswith(sys.argv[1]), ragen_bench.__file__
+assert not ragen_bench.__file__.startswith(sys.argv[1] + "/ragen_bench/"), ragen_bench.__file__
 PY
 "$venv/bin/ragen-bench" envs verify
 "$venv/bin/ragen-bench" eval env=RAGEN/Sokoban-6x6-v0 agent=optimal limit=4 out=run progress=false
