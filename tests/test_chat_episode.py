@@ -28,6 +28,7 @@ from ragen_bench.chat import (
     format_reward,
     run_lockstep,
 )
+from ragen_bench.chat.trajectory import pack_text, unpack_text
 from ragen_bench.envs.base import AnyText, TextEnv
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
@@ -471,6 +472,7 @@ def test_finish_reason_and_token_counts_are_recorded_per_turn_and_old_records_lo
 HOSTILE_PIECES = [
     "\ud83d",  # a lone high surrogate, as an OpenAI-compatible server may send it
     "\udc00",  # a lone low surrogate
+    "\ud83d\ude00",  # a surrogate pair as two code points: plain JSON would read back one
     "\x00",
     "\u202e",  # right-to-left override
     "\u200f",  # right-to-left mark
@@ -514,8 +516,17 @@ def test_any_text_is_recorded_exactly_and_round_trips_through_ascii_json(texts, 
     assert _json_round_trip(trajectory) == trajectory
 
 
+@settings(max_examples=300, deadline=None)
+@given(hostile_text)
+def test_packed_text_survives_ascii_json_and_plain_text_is_left_alone(text):
+    packed = pack_text(text)
+    assert unpack_text(json.loads(json.dumps(packed, ensure_ascii=True))) == text
+    has_pair = any("\ud800" <= a <= "\udbff" and "\udc00" <= b <= "\udfff" for a, b in zip(text, text[1:]))
+    assert (packed is text) != has_pair  # only texts holding a surrogate pair change shape
+
+
 def test_a_megabyte_of_hostile_text_round_trips():
-    text = "<think>\ud83d" + "\x00\u202e\udfff" * 350_000 + "</think><answer>fish\u200f</answer>"
+    text = "<think>\ud83d" + "\x00\u202e\udfff\udbff\udfff" * 200_000 + "</think><answer>fish\u200f</answer>"
     episode = _episode(Password(), ChatConfig(max_response_chars=2_000_000))
     episode.step(AgentReply(text))
     trajectory = episode.trajectory()
@@ -564,3 +575,26 @@ def test_arm_names_match_ignoring_ascii_case_only(written, valid):
     turn = episode.trajectory().turns[0]
     assert turn.valid == valid
     assert turn.action_ids == ([env.unwrapped.action_names.index("Oak")] if valid else [])
+
+
+def test_an_agent_editing_its_prompt_in_place_cannot_rewrite_the_record():
+    class Scribbler(_Fixed):
+        def act(self, requests):
+            for request in requests:
+                for message in request.messages:
+                    message["content"] = "scribbled"
+                request.messages.clear()
+            return super().act(requests)
+
+    episode = ChatEpisode(Corridor(length=2), ChatConfig(), env_id="c", seed=0)
+    [trajectory] = run_lockstep([episode], Scribbler(lambda n: [GOOD] * n))
+    assert trajectory.success and len(trajectory.messages) == 2 + 2 * 2
+    assert not any(m["content"] == "scribbled" for m in trajectory.messages)
+    assert trajectory.messages[1]["content"].startswith("Walk to the goal.")
+
+
+def test_the_chat_layer_does_not_import_the_agents():
+    from tests.conftest import run_python
+
+    loaded = run_python("import sys, ragen_bench.chat; print(sorted(m for m in sys.modules if m.startswith('ragen_bench.agents')))")
+    assert loaded.strip() == "[]"

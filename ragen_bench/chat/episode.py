@@ -124,11 +124,14 @@ class ChatEpisode:
 
     @property
     def messages(self) -> list[dict[str, str]]:
-        """The prompt for the next turn (the full transcript once the episode is done)."""
+        """The prompt for the next turn (the full transcript once the episode is done).
+
+        Fresh message dicts every time: an agent that edits its prompt in place (say, to
+        drop old reasoning) must not rewrite the episode's record.
+        """
         window = self.config.history_window
-        if self._done or window is None or len(self._turns) < window:
-            return list(self._transcript)
-        return self._windowed_prompt(window)
+        full = self._done or window is None or len(self._turns) < window
+        return [dict(message) for message in (self._transcript if full else self._windowed_prompt(window))]
 
     def request(self, *, live_env: bool = False) -> AgentRequest:
         """The next turn's request; ``live_env=True`` adds the privileged env view."""

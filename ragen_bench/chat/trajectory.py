@@ -4,7 +4,11 @@ A :class:`Trajectory` is plain data and is what both the eval harness writes and
 trainer consumes.  It round-trips exactly through :meth:`Trajectory.to_dict`,
 ``json.dumps(..., ensure_ascii=True)``, ``json.loads`` and :meth:`Trajectory.from_dict`
 whatever the model wrote: lone surrogates, NUL, control and bidi characters are escaped
-by ``ensure_ascii`` (a UTF-8 encoder would refuse a lone surrogate).
+by ``ensure_ascii`` (a UTF-8 encoder would refuse a lone surrogate).  One case JSON
+cannot carry: a high surrogate followed by a low one (two code points in Python) reads
+back as the single character they encode.  :meth:`~Trajectory.to_dict` therefore writes
+a text holding such a pair as ``{"unicode_escape": <its unicode_escape encoding>}``;
+every other text is written as itself.
 
 :meth:`Trajectory.tokenize` renders it for any Hugging Face tokenizer that has a chat
 template, with an assistant-only loss mask derived from the template itself (see
@@ -13,10 +17,14 @@ template, with an assistant-only loss mask derived from the template itself (see
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, fields
 from typing import Any
 
 ActionId = int | str  # Discrete envs: the action index; free-text envs: the answer string
+
+ESCAPED_TEXT_KEY = "unicode_escape"
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
 
 
 @dataclass
@@ -56,10 +64,25 @@ class TurnRecord:
         # Hand-written rather than dataclasses.asdict: records are written at eval
         # throughput, and asdict's generic recursion costs more than the episode.
         data = dict(vars(self))
-        for name in ("parsed_actions", "action_ids", "env_rewards"):
-            data[name] = list(data[name])
-        data["info"] = dict(self.info)
+        for name in ("raw_response", "normalized_response", "finish_reason"):
+            data[name] = pack_text(data[name])
+        data["parsed_actions"] = [pack_text(action) for action in self.parsed_actions]
+        data["action_ids"] = [pack_text(action) for action in self.action_ids]
+        data["env_rewards"] = list(self.env_rewards)
+        data["info"] = {key: pack_text(value) for key, value in self.info.items()}
         return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> TurnRecord:
+        """The inverse of :meth:`to_dict` (records written before ``finish_reason`` existed load it as ``None``)."""
+        values = dict(data)
+        for name in ("raw_response", "normalized_response", "finish_reason"):
+            if name in values:
+                values[name] = unpack_text(values[name])
+        for name in ("parsed_actions", "action_ids"):
+            values[name] = [unpack_text(item) for item in values[name]]
+        values["info"] = {key: unpack_text(value) for key, value in values.get("info", {}).items()}
+        return cls(**values)
 
 
 @dataclass
@@ -99,14 +122,15 @@ class Trajectory:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data; shares nothing mutable with the record."""
         data = dict(vars(self))
-        data["messages"] = [dict(message) for message in self.messages]
+        data["messages"] = [{key: pack_text(text) for key, text in message.items()} for message in self.messages]
         data["turns"] = [turn.to_dict() for turn in self.turns]
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Trajectory:
         values = {f.name: data[f.name] for f in fields(cls)}
-        values["turns"] = [TurnRecord(**turn) for turn in data["turns"]]
+        values["messages"] = [{key: unpack_text(text) for key, text in message.items()} for message in data["messages"]]
+        values["turns"] = [TurnRecord.from_dict(turn) for turn in data["turns"]]
         return cls(**values)
 
     def training_messages(self) -> list[dict[str, str]]:
@@ -149,6 +173,20 @@ class Trajectory:
             "loss_mask": loss_mask,
             "scores": scores,
         }
+
+
+def pack_text(value: Any) -> Any:
+    """``value`` as JSON carries it exactly: a text with a surrogate pair escaped, anything else as is."""
+    if type(value) is str and not value.isascii() and _SURROGATE_PAIR.search(value):
+        return {ESCAPED_TEXT_KEY: value.encode("unicode_escape").decode("ascii")}
+    return value
+
+
+def unpack_text(value: Any) -> Any:
+    """The inverse of :func:`pack_text`."""
+    if type(value) is dict and ESCAPED_TEXT_KEY in value:
+        return value[ESCAPED_TEXT_KEY].encode("ascii").decode("unicode_escape")
+    return value
 
 
 def episode_key(env_id: str, split: str, seed: int, sample: int) -> str:
