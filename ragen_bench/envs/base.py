@@ -252,14 +252,14 @@ class TextEnv(gymnasium.Env):
 
     # -- constructor argument validators --------------------------------------------
 
-    def _arg_error(self, name: str, expected: str, value: Any) -> ValueError | TypeError:
-        message = f"{type(self).__name__}: {name} must be {expected}, got {value!r}"
-        return ValueError(message)
+    def _arg_error(self, name: str, expected: str, value: Any, error: type[Exception] = ValueError) -> Exception:
+        """One wording for every refused argument: the env, the argument, the rule, the value."""
+        return error(f"{type(self).__name__}: {name} must be {expected}, got {value!r}")
 
     def _int_arg(self, name: str, value: Any, low: int, high: int | None = None) -> int:
         expected = f"an int >= {low}" if high is None else f"an int in {low}..{high}"
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-            raise TypeError(f"{type(self).__name__}: {name} must be {expected}, got {value!r}")
+            raise self._arg_error(name, expected, value, TypeError)
         if value < low or (high is not None and value > high):
             raise self._arg_error(name, expected, value)
         return int(value)
@@ -267,7 +267,7 @@ class TextEnv(gymnasium.Env):
     def _real_arg(self, name: str, value: Any, low: float, high: float, low_open: bool = False) -> float:
         expected = f"a number in {'(' if low_open else '['}{low}, {high}]"
         if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-            raise TypeError(f"{type(self).__name__}: {name} must be {expected}, got {value!r}")
+            raise self._arg_error(name, expected, value, TypeError)
         value = float(value)
         if not math.isfinite(value) or value > high or value < low or (low_open and value == low):
             raise self._arg_error(name, expected, value)
@@ -275,7 +275,7 @@ class TextEnv(gymnasium.Env):
 
     def _bool_arg(self, name: str, value: Any) -> bool:
         if not isinstance(value, (bool, np.bool_)):
-            raise TypeError(f"{type(self).__name__}: {name} must be True or False, got {value!r}")
+            raise self._arg_error(name, "True or False", value, TypeError)
         return bool(value)
 
     def _choice_arg(self, name: str, value: Any, choices: Collection[Any]) -> Any:
@@ -287,7 +287,7 @@ class TextEnv(gymnasium.Env):
     def _text_arg(self, name: str, value: Any, max_chars: int) -> str:
         expected = f"a non-empty printable ASCII str of at most {max_chars} characters"
         if not isinstance(value, str):
-            raise TypeError(f"{type(self).__name__}: {name} must be {expected}, got {value!r}")
+            raise self._arg_error(name, expected, value, TypeError)
         if not value.strip() or len(value) > max_chars or not (value.isascii() and value.isprintable()):
             raise self._arg_error(name, expected, value)
         return value

@@ -45,7 +45,9 @@ def test_step(benchmark, env_id):
     def fresh_episode() -> None:  # pedantic() would pass a returned value on as arguments
         env.reset(seed=123)
 
-    benchmark.pedantic(lambda: env.step(next(actions)), setup=fresh_episode, rounds=2000, iterations=1, warmup_rounds=10)
+    benchmark.pedantic(
+        lambda: env.step(next(actions)), setup=fresh_episode, rounds=2000, iterations=1, warmup_rounds=10
+    )
 
 
 @pytest.mark.parametrize("env_id", ["RAGEN/FrozenLake-4x4-v0", "RAGEN/FrozenLake-8x8-v0", "RAGEN/Countdown-v0"])

@@ -1,4 +1,4 @@
-"""Countdown: ``env`` (the Gymnasium env, generator, scoring) -> ``solver`` (exhaustive search) -> ``arith`` (parser)."""
+"""Countdown: ``env`` (env, generator, scoring) -> ``solver`` (exhaustive search) -> ``arith`` (parser)."""
 
 from ragen_bench.envs.countdown.env import CountdownEnv
 
