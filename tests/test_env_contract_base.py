@@ -7,7 +7,10 @@ episode boundaries and render modes.  These tests hold every id to that one cont
 
 from __future__ import annotations
 
+import ast
+import importlib
 import random
+from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -219,3 +222,43 @@ def test_refused_calls_leave_global_random_states_untouched(env_id):
             env.step(action)
     assert random.getstate() == python_state
     assert np.array_equal(np.random.get_state()[1], numpy_state[1])
+
+
+# -- package layout -----------------------------------------------------------------------
+
+# Each family's modules from top to bottom; a module may import only modules below it.
+LAYERS = {
+    "sokoban": ["env", "solver", "levels"],
+    "frozen_lake": ["env", "solver", "levels"],
+    "bandit": ["env"],
+    "countdown": ["env", "solver", "arith"],
+    "math_qa": ["env", "questions"],
+}
+
+
+def _imported_names(path: Path) -> set[str]:
+    """Dotted names a module imports (``from a import b`` gives ``a.b``)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            found.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return found
+
+
+@pytest.mark.parametrize("family", sorted(LAYERS))
+def test_family_imports_run_one_way(family):
+    package = Path(ragen_bench.__file__).parent / "envs" / family
+    layers = LAYERS[family]
+    assert sorted(p.stem for p in package.glob("*.py")) == sorted(layers + ["__init__"])
+    for rank, module in enumerate(layers):
+        names = _imported_names(package / f"{module}.py")
+        below = tuple(f"ragen_bench.envs.{family}.{lower}" for lower in layers[rank + 1 :])
+        own = {n for n in names if n.startswith(f"ragen_bench.envs.{family}.")}
+        assert all(n.startswith(below) for n in own) if below else not own, (module, own)
+        others = {n.split(".")[2] for n in names if n.startswith("ragen_bench.envs.")} - {family, "base", "datafiles"}
+        assert not others, (module, others)  # no family imports another
+        assert not {n for n in names if n.startswith(("ragen_bench.chat", "ragen_bench.agents", "ragen_bench.eval"))}
+    exported = importlib.import_module(f"ragen_bench.envs.{family}").__all__
+    assert len(exported) == 1 and exported[0].endswith("Env")
