@@ -190,6 +190,26 @@ def test_sampling_settings_pass_through_with_per_episode_seeds(stand_in):
     assert all(0 <= s < 2**31 for s in first_seeds)
 
 
+def test_hostile_prompt_text_reaches_the_server_exactly(stand_in):
+    # A lone surrogate from an earlier reply is in the conversation: UTF-8 cannot encode it,
+    # so the body is ASCII JSON with escapes, which the server decodes back exactly.
+    state, url = stand_in
+    hostile = "<think>\ud83d</think>\x00 \u202e right-to-left \udfff \ufeff \U0001f600 e\u0301 \\ \""
+    request = AgentRequest(
+        messages=[{"role": "user", "content": "state"}, {"role": "assistant", "content": hostile}, {"role": "user", "content": hostile}],
+        episode_key="k/0",
+        turn=2,
+    )
+    agent = _agent(url)
+    try:
+        (reply,) = agent.act([request])
+    finally:
+        agent.close()
+    assert state.bodies[0]["messages"] == request.messages
+    assert reply.text == "echo:" + hostile
+    assert state.headers[0]["content-type"] == "application/json"
+
+
 def test_seed_none_sends_no_seed(stand_in):
     state, url = stand_in
     agent = _agent(url, sampling_seed=None)

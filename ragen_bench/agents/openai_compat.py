@@ -29,6 +29,7 @@ httpx is imported only when an agent is built.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 from collections.abc import Sequence
@@ -182,14 +183,16 @@ class OpenAICompatAgent:
         """One chat completion, retried on transient failures."""
         import httpx
 
-        body = self.settings.body(request)
+        # ASCII JSON, not httpx's UTF-8: a lone surrogate an earlier reply put into the
+        # conversation cannot be encoded as UTF-8, but travels exactly as a \u escape.
+        body = json.dumps(self.settings.body(request), ensure_ascii=True).encode("ascii")
         attempts = self.retry.max_retries + 1
         failure = ""
         for attempt in range(attempts):
             retry_after = None
             try:
                 async with self._slots, asyncio.timeout(self.timeout_s):
-                    response = await self.client.post("chat/completions", json=body)
+                    response = await self.client.post("chat/completions", content=body)
             except TimeoutError:
                 failure = f"no complete answer within timeout_s={self.timeout_s}"
             except httpx.TransportError as error:  # refused and dropped connections
