@@ -145,11 +145,14 @@ def test_policy_loss_without_dual_clip_and_with_negative_advantage_below_the_ran
 
 def test_policy_loss_on_policy_is_minus_mean_advantage_and_masks_apply():
     log_probs = t([[-1.0, -2.0, -3.0], [-0.5, -0.5, -0.5]])
-    advantages = t([[2.0, -1.0, 100.0], [0.5, 0.5, 0.5]])
+    advantages = t([[2.0, -1.0, 100.0], [1.0, 0.5, 0.5]])
     mask = torch.tensor([[1, 1, 0], [1, 0, 0]])  # one-token response in row 1
-    loss, metrics = policy_loss(log_probs, log_probs.clone(), advantages, mask, agg="seq-mean-token-mean")
-    # rho = 1 everywhere: per-token loss -A; row means (-2 + 1) / 2 = -0.5 and -0.5.
-    assert float(loss) == pytest.approx(-0.5)
+    loss, metrics = policy_loss(log_probs, log_probs.clone(), advantages, mask)
+    # rho = 1 everywhere: per-token loss -A.  The default aggregation is RAGEN's effective
+    # seq-mean-token-mean: row means (-2 + 1) / 2 = -0.5 and -1 -> -0.75.
+    assert float(loss) == pytest.approx(-0.75)
+    token_mean, _ = policy_loss(log_probs, log_probs.clone(), advantages, mask, agg="token-mean")
+    assert float(token_mean) == pytest.approx((-2 + 1 - 1) / 3)
     assert metrics == {"ppo_clipfrac": 0.0, "dual_clipfrac": 0.0, "approx_kl": 0.0}
 
 

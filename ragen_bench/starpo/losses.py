@@ -4,6 +4,9 @@ Every loss is a per-token matrix reduced by :func:`aggregate` over the response 
 positions outside the mask (observations, padding) never contribute, even as NaN, and an
 empty mask gives a loss of 0 with zero gradient.  Losses are to be minimised; the functions
 also return metrics as Python floats for logging.
+
+The default aggregation is ``seq-mean-token-mean``: RAGEN configures ``token-mean`` but runs
+with one trajectory per micro-batch and averages the micro-batches, which is the same thing.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ KlEstimator = Literal["k1", "k3"]
 _MAX_LOG_RATIO = 20.0
 
 
-def aggregate(loss_mat: torch.Tensor, mask: torch.Tensor, mode: AggMode = "token-mean") -> torch.Tensor:
+def aggregate(loss_mat: torch.Tensor, mask: torch.Tensor, mode: AggMode) -> torch.Tensor:
     """Reduce a ``[batch, tokens]`` loss matrix to a scalar over the masked tokens.
 
     - ``token-mean``: sum over all masked tokens / their number (long replies weigh more);
@@ -57,7 +60,7 @@ def policy_loss(
     clip_low: float = 0.2,
     clip_high: float = 0.28,
     dual_clip: float | None = 3.0,
-    agg: AggMode = "token-mean",
+    agg: AggMode = "seq-mean-token-mean",
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """PPO clipped surrogate with decoupled clip range and dual clip.
 
@@ -148,7 +151,7 @@ def value_loss(
     returns: torch.Tensor,
     mask: torch.Tensor,
     clip: float = 0.5,
-    agg: AggMode = "token-mean",
+    agg: AggMode = "seq-mean-token-mean",
 ) -> tuple[torch.Tensor, dict[str, float]]:
     """Clipped value loss ``0.5 * max((V - R)^2, (clip(V, V_old - c, V_old + c) - R)^2)``, aggregated.
 
