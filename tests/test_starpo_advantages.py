@@ -109,6 +109,10 @@ def test_gae_one_token_and_empty_rows_give_no_nan():
 def test_gae_refuses_rewards_outside_the_mask_and_bad_shapes():
     with pytest.raises(ValueError, match="outside the response mask"):
         compute_gae(t([[0, 0, 1]]), torch.zeros(1, 3), torch.tensor([[1, 1, 0]]))
+    with pytest.raises(ValueError, match=r"values are not finite on masked tokens \(rows \[1\]\)"):
+        compute_gae(torch.zeros(2, 2), t([[0, 9], [float("nan"), 0]]), torch.tensor([[1, 0], [1, 1]]))
+    with pytest.raises(ValueError, match="rewards are not finite"):
+        compute_bi_level_gae(t([[float("inf"), 0]]), torch.zeros(1, 2), torch.ones(1, 2))
     with pytest.raises(ValueError, match="values has shape"):
         compute_gae(torch.zeros(1, 3), torch.zeros(1, 4), torch.ones(1, 3))
     with pytest.raises(ValueError, match=r"mask must be \[batch, tokens\]"):

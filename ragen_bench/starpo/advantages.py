@@ -34,12 +34,19 @@ def _check_token_tensors(mask: torch.Tensor, **tensors: torch.Tensor) -> None:
             raise ValueError(f"{name} has shape {tuple(tensor.shape)} but mask has shape {tuple(mask.shape)}")
 
 
-def _check_rewards_in_mask(rewards: torch.Tensor, mask: torch.Tensor) -> None:
+def _check_rewards_and_values(rewards: torch.Tensor, values: torch.Tensor, mask: torch.Tensor) -> None:
+    """Rewards only on masked tokens; finite rewards and values there (padding may hold anything)."""
+    selected = mask.bool()
     # A reward on an unmasked position would silently vanish from every return (veRL drops it too).
-    stray = (rewards != 0) & ~mask.bool()
+    stray = (rewards != 0) & ~selected
     if bool(stray.any()):
         rows = torch.nonzero(stray.any(dim=1)).flatten().tolist()
         raise ValueError(f"nonzero rewards outside the response mask (rows {rows}); put each reward on a masked token")
+    for name, tensor in (("rewards", rewards), ("values", values)):
+        bad = selected & ~torch.isfinite(tensor)
+        if bool(bad.any()):
+            rows = torch.nonzero(bad.any(dim=1)).flatten().tolist()
+            raise ValueError(f"{name} are not finite on masked tokens (rows {rows})")
 
 
 def _gae_scan(
@@ -60,8 +67,8 @@ def _gae_scan(
     batch, length = rewards.shape
     selected = mask.bool()
     advantages = torch.zeros_like(rewards)
-    next_value = torch.zeros(batch, dtype=rewards.dtype)
-    running = torch.zeros(batch, dtype=rewards.dtype)
+    next_value = torch.zeros(batch, dtype=rewards.dtype, device=rewards.device)
+    running = torch.zeros_like(next_value)
     for t in reversed(range(length)):
         if resets is not None:
             next_value = torch.where(resets[:, t], 0.0, next_value)
@@ -104,7 +111,7 @@ def compute_gae(
     _check_token_tensors(mask, rewards=rewards, values=values)
     rewards = _as_float(rewards)
     values = _as_float(values).to(rewards.dtype)
-    _check_rewards_in_mask(rewards, mask)
+    _check_rewards_and_values(rewards, values, mask)
     return _finish(_gae_scan(rewards, values, mask, gamma, lam), values, mask, whiten)
 
 
@@ -126,6 +133,7 @@ def grpo_scores(
     check_scores(scores, group_ids)
     scores = _as_float(scores)
     index, num_groups = group_index(group_ids)
+    index = index.to(scores.device)
     stats = group_stats(scores, index, num_groups)
     # Exactly 0 for groups without spread (the mean of equal floats can round off by 1 ulp).
     centered = torch.where(stats.std[index] > 0, scores - stats.mean[index], 0.0)
@@ -202,7 +210,7 @@ def compute_bi_level_gae(
     _check_token_tensors(mask, rewards=rewards, values=values)
     rewards = _as_float(rewards)
     values = _as_float(values).to(rewards.dtype)
-    _check_rewards_in_mask(rewards, mask)
+    _check_rewards_and_values(rewards, values, mask)
     selected = mask.bool()
     if turn_ends is None:
         ends = turn_ends_from_mask(selected)
@@ -215,7 +223,7 @@ def compute_bi_level_gae(
     # Turn number of each position (turn k spans the positions after end k-1 up to end k).
     turn = ends.long().cumsum(1) - ends.long()
     num_turns = int(turn.max()) + 1 if turn.numel() else 1
-    turn_rewards = torch.zeros(rewards.shape[0], num_turns, dtype=rewards.dtype).scatter_add(1, turn, rewards)
+    turn_rewards = rewards.new_zeros(rewards.shape[0], num_turns).scatter_add(1, turn, rewards)
     rewards_at_ends = torch.where(ends, turn_rewards.gather(1, turn), 0.0)
 
     turn_advantages = _gae_scan(rewards_at_ends, values, ends, high_level_gamma, lam)

@@ -63,12 +63,13 @@ def filter_groups(
     if mode not in ("std", "std_rev"):
         raise ValueError(f"unknown rollout filter type {mode!r}; expected 'std' or 'std_rev'")
     index, num_groups = group_index(group_ids)
+    index = index.to(scores.device)
     stats = group_stats(scores.double(), index, num_groups)
     kept = groups_to_keep(num_groups, ratio)
     # A stable sort keeps equal spreads in first-appearance order.
     order = torch.sort(stats.std, descending=(mode == "std"), stable=True).indices
     groups = order[:kept]
-    is_kept = torch.zeros(num_groups, dtype=torch.bool)
+    is_kept = torch.zeros(num_groups, dtype=torch.bool, device=scores.device)
     is_kept[groups] = True
     rows = torch.nonzero(is_kept[index]).flatten()
     return FilterResult(rows=rows, groups=groups, stats=stats)

@@ -43,12 +43,13 @@ def group_stats(scores: torch.Tensor, index: torch.Tensor, num_groups: int) -> G
     equal scores has std exactly 0 (rounding in the mean would otherwise leave ~1e-17, and
     the filter's tie-break must see such groups as tied).
     """
-    zeros = torch.zeros(num_groups, dtype=scores.dtype)
+    index = index.to(scores.device)
+    zeros = torch.zeros(num_groups, dtype=scores.dtype, device=scores.device)
     count = zeros.index_add(0, index, torch.ones_like(scores))
     mean = zeros.index_add(0, index, scores) / count
     squares = zeros.index_add(0, index, (scores - mean[index]) ** 2)
-    maximum = torch.full((num_groups,), -torch.inf, dtype=scores.dtype).scatter_reduce(0, index, scores, "amax")
-    minimum = torch.full((num_groups,), torch.inf, dtype=scores.dtype).scatter_reduce(0, index, scores, "amin")
+    maximum = torch.full_like(zeros, -torch.inf).scatter_reduce(0, index, scores, "amax")
+    minimum = torch.full_like(zeros, torch.inf).scatter_reduce(0, index, scores, "amin")
     spread = (count > 1) & (maximum > minimum)
     std = torch.where(spread, squares / (count - 1).clamp(min=1), zeros).sqrt()
     return GroupStats(count=count, mean=mean, std=std, max=maximum, min=minimum)

@@ -13,7 +13,7 @@ import torch
 def masked_sum(values: torch.Tensor, mask: torch.Tensor, dim: int | None = None) -> torch.Tensor:
     """Sum of ``values`` where ``mask`` is nonzero (over all elements, or along ``dim``)."""
     # `where` rather than a product: 0 * NaN is NaN, and padding may hold NaN.
-    selected = torch.where(mask.bool(), values, torch.zeros((), dtype=values.dtype))
+    selected = torch.where(mask.bool(), values, torch.zeros((), dtype=values.dtype, device=values.device))
     return selected.sum() if dim is None else selected.sum(dim=dim)
 
 
@@ -40,7 +40,7 @@ def masked_var(values: torch.Tensor, mask: torch.Tensor, unbiased: bool = True) 
     centered = values - masked_mean(values, mask)
     squares = masked_sum(centered * centered, mask)
     if count < 2:
-        return torch.zeros((), dtype=values.dtype)
+        return torch.zeros((), dtype=values.dtype, device=values.device)
     return squares / (count - 1 if unbiased else count)
 
 
@@ -51,4 +51,4 @@ def masked_whiten(values: torch.Tensor, mask: torch.Tensor, eps: float = 1e-8) -
     never used).  ``var`` is unbiased, as in veRL.
     """
     whitened = (values - masked_mean(values, mask)) * torch.rsqrt(masked_var(values, mask) + eps)
-    return torch.where(mask.bool(), whitened, torch.zeros((), dtype=values.dtype))
+    return torch.where(mask.bool(), whitened, torch.zeros((), dtype=values.dtype, device=values.device))
