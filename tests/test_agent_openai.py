@@ -98,9 +98,12 @@ def _handler(state: StandIn) -> type[BaseHTTPRequestHandler]:
             last = body["messages"][-1]["content"]
             message = {"role": "assistant", "content": f"echo:{last}"}
             if behaviour in ("null", "refusal"):
-                message = {"role": "assistant", "content": None, "refusal": "I can't." if behaviour == "refusal" else None}
+                refusal = "I can't." if behaviour == "refusal" else None
+                message = {"role": "assistant", "content": None, "refusal": refusal}
             reply = {
-                "choices": [{"index": 0, "message": message, "finish_reason": "length" if behaviour == "length" else "stop"}],
+                "choices": [
+                    {"index": 0, "message": message, "finish_reason": "length" if behaviour == "length" else "stop"}
+                ],
                 "usage": {"prompt_tokens": len(last), "completion_tokens": len(last) + 5},
             }
             self._send(200, json.dumps(reply).encode())
@@ -196,7 +199,11 @@ def test_hostile_prompt_text_reaches_the_server_exactly(stand_in):
     state, url = stand_in
     hostile = "<think>\ud83d</think>\x00 \u202e right-to-left \udfff \ufeff \U0001f600 e\u0301 \\ \""
     request = AgentRequest(
-        messages=[{"role": "user", "content": "state"}, {"role": "assistant", "content": hostile}, {"role": "user", "content": hostile}],
+        messages=[
+            {"role": "user", "content": "state"},
+            {"role": "assistant", "content": hostile},
+            {"role": "user", "content": hostile},
+        ],
         episode_key="k/0",
         turn=2,
     )
@@ -364,7 +371,10 @@ def test_parse_completion_says_why_a_reply_ended(message, finish_reason, expecte
     assert (reply.prompt_tokens, reply.completion_tokens) == (None, None)  # no usage block
 
 
-@pytest.mark.parametrize(("behaviour", "expected"), [("null", ("", "null_content")), ("refusal", ("", "refusal")), ("length", ("echo:state 0", "length"))])
+@pytest.mark.parametrize(
+    ("behaviour", "expected"),
+    [("null", ("", "null_content")), ("refusal", ("", "refusal")), ("length", ("echo:state 0", "length"))],
+)
 def test_null_and_cut_replies_are_marked_not_silent(stand_in, behaviour, expected):
     state, url = stand_in
     state.script = [behaviour]

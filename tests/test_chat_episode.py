@@ -492,7 +492,9 @@ HOSTILE_PIECES = [
 ]
 hostile_text = st.one_of(
     st.text(st.characters(exclude_categories=()), max_size=200),
-    st.lists(st.sampled_from(HOSTILE_PIECES) | st.text(st.characters(exclude_categories=()), max_size=3), max_size=40).map("".join),
+    st.lists(
+        st.sampled_from(HOSTILE_PIECES) | st.text(st.characters(exclude_categories=()), max_size=3), max_size=40
+    ).map("".join),
 )
 
 
@@ -564,7 +566,14 @@ def test_free_text_answers_in_any_notation_are_actions_not_format_errors(env_id,
 
 @pytest.mark.parametrize(
     ("written", "valid"),
-    [("Oak", True), ("OAK", True), ("oAk", True), ("OA\u212a", False), ("\uff2f\uff41\uff4b", False), ("Oak\u0307", False)],
+    [
+        ("Oak", True),
+        ("OAK", True),
+        ("oAk", True),
+        ("OA\u212a", False),  # Kelvin sign
+        ("\uff2f\uff41\uff4b", False),  # fullwidth letters
+        ("Oak\u0307", False),  # a combining dot above
+    ],
 )
 def test_arm_names_match_ignoring_ascii_case_only(written, valid):
     # The Kelvin sign (U+212A) lower-cases to "k" with str.lower; it must not pick the arm Oak.
@@ -596,5 +605,6 @@ def test_an_agent_editing_its_prompt_in_place_cannot_rewrite_the_record():
 def test_the_chat_layer_does_not_import_the_agents():
     from tests.conftest import run_python
 
-    loaded = run_python("import sys, ragen_bench.chat; print(sorted(m for m in sys.modules if m.startswith('ragen_bench.agents')))")
+    code = "import sys, ragen_bench.chat; print(sorted(m for m in sys.modules if m.startswith('ragen_bench.agents')))"
+    loaded = run_python(code)
     assert loaded.strip() == "[]"

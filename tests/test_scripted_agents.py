@@ -11,7 +11,16 @@ import ragen_bench  # noqa: F401  (registers the ids)
 from ragen_bench import panels
 from ragen_bench.agents import AGENT_FACTORIES, make_agent
 from ragen_bench.agents.scripted import OptimalAgent, RandomAgent
-from ragen_bench.chat import Agent, AgentError, AgentRequest, ChatConfig, ChatEpisode, LiveEnvView, parse_response, run_lockstep
+from ragen_bench.chat import (
+    Agent,
+    AgentError,
+    AgentRequest,
+    ChatConfig,
+    ChatEpisode,
+    LiveEnvView,
+    parse_response,
+    run_lockstep,
+)
 from ragen_bench.chat.protocol import clone_env
 
 SOKOBAN = "RAGEN/Sokoban-6x6-v0"

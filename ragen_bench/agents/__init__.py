@@ -59,7 +59,9 @@ def make_agent(name: str, /, **settings: Any) -> Agent:
     except (ValueError, FileNotFoundError) as invalid:  # our range checks and missing model paths
         raise AgentError(f"agent {name!r}: {invalid}") from invalid
     if not isinstance(agent, Agent):
-        raise AgentError(f"agent {name!r}: the factory returned a {type(agent).__name__}, not an agent (name, act, close)")
+        raise AgentError(
+            f"agent {name!r}: the factory returned a {type(agent).__name__}, not an agent (name, act, close)"
+        )
     return agent
 
 
@@ -106,8 +108,9 @@ def check_settings(name: str, factory: Callable[..., Any], settings: Mapping[str
     hints = _type_hints(factory)
     for key, value in settings.items():
         if key in hints and not _matches(value, hints[key]):
+            expected = _describe(hints[key])
             raise AgentError(
-                f"agent {name!r}: setting {key!r} must be {_describe(hints[key])}, got {value!r} ({type(value).__name__})"
+                f"agent {name!r}: setting {key!r} must be {expected}, got {value!r} ({type(value).__name__})"
             )
 
 

@@ -287,5 +287,10 @@ def make_openai_agent(
         limits=httpx.Limits(max_connections=max_concurrency, max_keepalive_connections=max_concurrency),
     )
     return OpenAICompatAgent(
-        client, settings, max_concurrency=max_concurrency, timeout_s=timeout_s, retry=retry, name=name or f"openai:{model}"
+        client,
+        settings,
+        max_concurrency=max_concurrency,
+        timeout_s=timeout_s,
+        retry=retry,
+        name=name or f"openai:{model}",
     )

@@ -34,11 +34,6 @@ from gymnasium.envs.registration import EnvSpec
 if TYPE_CHECKING:
     import gymnasium
 
-# Values of AgentReply.finish_reason that the agents in this package produce: the first
-# four as servers (and transformers / vLLM) report them, the last two our own names for a
-# server answer whose content was null, or that carried a refusal instead of content.
-FINISH_REASONS = ("stop", "length", "content_filter", "tool_calls", "null_content", "refusal")
-
 
 class AgentError(RuntimeError):
     """An agent (or its construction) failed in a way the user must fix.
@@ -105,8 +100,11 @@ class AgentRequest:
 class AgentReply:
     """The assistant text for one request, with what the agent knows about how it ended.
 
-    ``finish_reason`` is why generation stopped (see :data:`FINISH_REASONS`;
-    ``"length"`` means the reply was cut by the token limit), ``None`` when unknown.
+    ``finish_reason`` is why generation stopped, ``None`` when unknown.  The agents here
+    give ``"stop"``, ``"length"`` (cut by the token limit), ``"content_filter"`` or
+    ``"tool_calls"`` as the server / transformers / vLLM report them, and two names of
+    their own for a server answer without text: ``"null_content"`` (content was null) and
+    ``"refusal"`` (the message carried a refusal instead).
     """
 
     text: str
