@@ -60,9 +60,8 @@ def _gae_scan(
     """GAE over the masked positions of each row, walking backwards.
 
     Unmasked positions are skipped: the masked position before a gap bootstraps from the
-    value of the masked position after it, one ``gamma`` step away.  At a position flagged in
-    ``resets`` the future is cut (the next value and the running advantage restart at 0), which
-    makes that position terminal for the positions before it.
+    value of the masked position after it, one ``gamma`` step away.  A position flagged in
+    ``resets`` is terminal: nothing after it is bootstrapped from or carried back into it.
     """
     batch, length = rewards.shape
     selected = mask.bool()
