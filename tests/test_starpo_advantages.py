@@ -88,7 +88,8 @@ def test_gae_trailing_padding_is_terminal():
 
 def test_gae_whitens_over_the_whole_batch_after_taking_returns():
     # Values 0, gamma = lam = 1: raw A = [1,1,1] and [3,3,3]; mean 2, unbiased var 6*1/5 = 1.2.
-    advantages, returns = compute_gae(t([[0, 0, 1], [0, 0, 3]]), torch.zeros(2, 3, dtype=torch.float64), torch.ones(2, 3))
+    values = torch.zeros(2, 3, dtype=torch.float64)
+    advantages, returns = compute_gae(t([[0, 0, 1], [0, 0, 3]]), values, torch.ones(2, 3))
     w = 1 / math.sqrt(1.2 + 1e-8)
     close(advantages, [[-w] * 3, [w] * 3])
     close(returns, [[1.0] * 3, [3.0] * 3])
@@ -119,15 +120,20 @@ def test_gae_refuses_rewards_outside_the_mask_and_bad_shapes():
         compute_gae(torch.zeros(3), torch.zeros(3), torch.ones(3))
 
 
+def grid(elements, rows, tokens):
+    """Strategy for a rows x tokens nested list."""
+    return st.lists(st.lists(elements, min_size=tokens, max_size=tokens), min_size=rows, max_size=rows)
+
+
 @st.composite
 def masked_batches(draw, max_rows=3, max_tokens=8):
     """(rewards, values, mask) with rewards only on masked tokens; masks may have gaps or be empty."""
     rows = draw(st.integers(1, max_rows))
     tokens = draw(st.integers(1, max_tokens))
     floats = st.floats(-4, 4, allow_nan=False, width=32)
-    mask = t(draw(st.lists(st.lists(st.sampled_from([0.0, 1.0]), min_size=tokens, max_size=tokens), min_size=rows, max_size=rows)))
-    rewards = t(draw(st.lists(st.lists(floats, min_size=tokens, max_size=tokens), min_size=rows, max_size=rows))) * mask
-    values = t(draw(st.lists(st.lists(floats, min_size=tokens, max_size=tokens), min_size=rows, max_size=rows)))
+    mask = t(draw(grid(st.sampled_from([0.0, 1.0]), rows, tokens)))
+    rewards = t(draw(grid(floats, rows, tokens))) * mask
+    values = t(draw(grid(floats, rows, tokens)))
     return rewards, values, mask
 
 
@@ -159,7 +165,9 @@ def test_gae_is_unchanged_by_inserting_unmasked_columns(batch, gamma, where, wid
         return torch.cat([x[:, :where], gap, x[:, where:]], dim=1)
 
     plain, _ = compute_gae(rewards, values, mask, gamma=gamma, lam=0.9, whiten=False)
-    gapped, _ = compute_gae(insert(rewards, 0.0), insert(values, 123.0), insert(mask, 0.0), gamma=gamma, lam=0.9, whiten=False)
+    gapped, _ = compute_gae(
+        insert(rewards, 0.0), insert(values, 123.0), insert(mask, 0.0), gamma=gamma, lam=0.9, whiten=False
+    )
     keep = torch.cat([torch.arange(where), torch.arange(where + width, gapped.shape[1])])
     close(gapped[:, keep], plain)
 
@@ -285,7 +293,9 @@ def test_bi_level_gae_default_turns_are_the_replies_between_observations():
     #   turn 1: A = 0.5 + 0.5*V(t4) - V(t1) + 0.5*1*0.5 = 0.5 + 0.25 - 0.5 + 0.25 = 0.5, G1 = 1.0.
     # Token level, gamma 0.5, lam 1: A4 = 0.5; A3 = (0.5*0.5 - 0.25) + 0.5*0.5 = 0.25;
     #   A1 = 0.5; A0 = (0.5*0.5 - 0.25) + 0.5*0.5 = 0.25.
-    advantages, returns = compute_bi_level_gae(rewards, values, mask, gamma=0.5, lam=1.0, high_level_gamma=0.5, whiten=False)
+    advantages, returns = compute_bi_level_gae(
+        rewards, values, mask, gamma=0.5, lam=1.0, high_level_gamma=0.5, whiten=False
+    )
     close(advantages, [[0.25, 0.5, 0.0, 0.25, 0.5]])
     close(returns, [[0.5, 1.0, 0.0, 0.5, 1.0]])
     assert turn_ends_from_mask(mask).tolist() == [[False, True, False, False, True]]

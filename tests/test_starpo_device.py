@@ -37,7 +37,8 @@ def run_all(d):
     pg, pg_metrics = policy_loss(d["log_probs"], d["old"], adv, mask)
     vf, vf_metrics = value_loss(d["values"] + 0.7, d["values"], ret, mask)
     penalized, _ = kl_penalized_rewards(d["rewards"], d["log_probs"], d["old"], mask, coef=0.1, estimator="k3")
-    tensors = [adv, ret, bi_adv, bi_ret, grpo, kept.rows, kept.stats.std, pg, vf, penalized, entropy_from_logits(d["logits"])]
+    entropy = entropy_from_logits(d["logits"])
+    tensors = [adv, ret, bi_adv, bi_ret, grpo, kept.rows, kept.stats.std, pg, vf, penalized, entropy]
     return [x.cpu() for x in tensors], {**pg_metrics, **vf_metrics}
 
 

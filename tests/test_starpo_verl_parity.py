@@ -78,7 +78,8 @@ def test_losses_match_verl(seed, mode):
 
     ours, metrics = policy_loss(new, old, advantages, mask, 0.2, 0.28, 3.0, agg=mode)
     theirs, clipfrac, approx_kl, dual_clipfrac = verl_algos.compute_policy_loss(
-        old, new, advantages, weights, cliprange=0.2, cliprange_low=0.2, cliprange_high=0.28, clip_ratio_c=3.0, loss_agg_mode=mode
+        old, new, advantages, weights, cliprange=0.2, cliprange_low=0.2, cliprange_high=0.28, clip_ratio_c=3.0,
+        loss_agg_mode=mode,
     )
     torch.testing.assert_close(ours, theirs)
     assert metrics["ppo_clipfrac"] == pytest.approx(float(clipfrac))

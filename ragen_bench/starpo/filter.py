@@ -77,7 +77,7 @@ def filter_groups(
 
 def filter_metrics(result: FilterResult) -> dict[str, float]:
     """Logging numbers: mean over groups of std / max / mean score, for all groups and for the kept ones."""
-    metrics: dict[str, float] = {"groups": float(result.stats.count.numel()), "kept_groups": float(result.groups.numel())}
+    metrics = {"groups": float(result.stats.count.numel()), "kept_groups": float(result.groups.numel())}
     for name in ("std", "max", "mean"):
         values = getattr(result.stats, name)
         metrics[f"in_group_{name}"] = float(values.mean())

@@ -62,4 +62,5 @@ def check_scores(scores: torch.Tensor, group_ids: Sequence[Hashable] | torch.Ten
     if len(group_ids) != scores.shape[0]:
         raise ValueError(f"group_ids has {len(group_ids)} entries but {name} has {scores.shape[0]} rows")
     if not bool(torch.isfinite(scores).all()):
-        raise ValueError(f"{name} must be finite; rows {torch.nonzero(~torch.isfinite(scores)).flatten().tolist()} are not")
+        rows = torch.nonzero(~torch.isfinite(scores)).flatten().tolist()
+        raise ValueError(f"{name} must be finite; rows {rows} are not")
