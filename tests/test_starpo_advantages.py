@@ -314,6 +314,31 @@ def test_bi_level_gae_zero_reward_trajectory_does_not_index_past_the_end():
     assert bool(torch.isfinite(whitened).all())
 
 
+def test_bi_level_gae_tokens_after_the_last_given_turn_end_form_a_final_turn():
+    # turn_ends marks only t1, but t2..t3 follow with a reward on t3: t3 ends a second turn.
+    rewards = t([[0, 0, 0, 1]])
+    values = t([[0.5, 0.25, 0.5, 0.25]])
+    turn_ends = torch.tensor([[False, True, False, False]])
+    # Turn level (high gamma 0.5, lam 1): turn 2: A = 1 - 0.25 = 0.75, G2 = 1.0;
+    #   turn 1: A = 0 + 0.5*0.25 - 0.25 + 0.5*0.75 = 0.25, G1 = 0.5.
+    # Token level (gamma = lam = 1): A_t = G_turn - V_t: [0.5 - 0.5, 0.25, 1 - 0.5, 0.75].
+    advantages, returns = compute_bi_level_gae(
+        rewards, values, torch.ones(1, 4), high_level_gamma=0.5, turn_ends=turn_ends, whiten=False
+    )
+    close(advantages, [[0.0, 0.25, 0.5, 0.75]])
+    close(returns, [[0.5, 0.5, 1.0, 1.0]])
+
+
+def test_bi_level_gae_moves_rewards_inside_a_turn_to_its_end():
+    # One turn t0..t2 with rewards 0.5 (t0) and 1 (t2), values 0, gamma 0.5, lam 1:
+    # R = 1.5 at t2, so A2 = 1.5, A1 = 0.5 * 1.5 = 0.75, A0 = 0.5 * 0.75 = 0.375
+    # (plain GAE would give A0 = 0.5 + 0.5 * 0.5 = 0.75: the early reward is not discounted).
+    advantages, _ = compute_bi_level_gae(
+        t([[0.5, 0, 1]]), torch.zeros(1, 3, dtype=torch.float64), torch.ones(1, 3), gamma=0.5, whiten=False
+    )
+    close(advantages, [[0.375, 0.75, 1.5]])
+
+
 def test_bi_level_gae_rejects_turn_ends_outside_the_mask():
     with pytest.raises(ValueError, match="turn_ends marks positions outside the mask"):
         compute_bi_level_gae(
