@@ -6,10 +6,11 @@ namespace, so ``gymnasium.make("RAGEN/Sokoban-6x6-v0")`` works right after
 works without it).  Nothing heavy (torch, transformers, ray, vllm) is imported here.
 """
 
+from ragen_bench.games.registry import make_multiagent  # PettingZoo is imported only when a game is made
 from ragen_bench.registry import ENV_IDS, register_all
 
 __version__ = "0.1.0"
 
 register_all()
 
-__all__ = ["ENV_IDS", "__version__", "register_all"]
+__all__ = ["ENV_IDS", "__version__", "make_multiagent", "register_all"]

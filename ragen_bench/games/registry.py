@@ -1,0 +1,89 @@
+"""The multi-agent id table (``RAGEN/TicTacToe-v0`` ...) and :func:`make_multiagent`.
+
+Kept free of PettingZoo so that ``import ragen_bench`` stays light: a game's module
+(which subclasses PettingZoo's ``AECEnv``/``ParallelEnv``) is imported only when
+:func:`make_multiagent` builds it.  As for the single-agent ids, an id is a promise:
+a change to what any seed produces needs a new version suffix.
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from typing import Any
+
+INSTALL_HINT = "the multi-agent games need PettingZoo: pip install 'ragen-bench[games]'"
+
+
+@dataclass(frozen=True)
+class GameEntry:
+    """One multi-agent id.
+
+    ``family`` is the game's folder under ``envs/`` (card, panels) and its package
+    under ``ragen_bench/games/``.  ``parallel``: the game is simultaneous-move and has
+    a ``parallel_env()``.  ``default_opponent`` is the scripted player an eval uses
+    when none is named.
+    """
+
+    id: str
+    family: str
+    parallel: bool
+    default_opponent: str
+    kwargs: dict[str, Any] = field(default_factory=dict)
+    description: str = ""
+
+    @property
+    def module(self) -> str:
+        return f"ragen_bench.games.{self.family}"
+
+
+GAME_ENTRIES: tuple[GameEntry, ...] = (
+    GameEntry(
+        "RAGEN/TicTacToe-v0", "tictactoe", parallel=False, default_opponent="minimax",
+        description="Two seats, turn-based, 3x3; the minimax opponent never loses.",
+    ),
+    GameEntry(
+        "RAGEN/ConnectFour-v0", "connect_four", parallel=False, default_opponent="strong",
+        description="Two seats, turn-based, 6x7; depth-6 alpha-beta opponent (strength in the card).",
+    ),
+    GameEntry(
+        "RAGEN/PrisonersDilemma-v0", "prisoners_dilemma", parallel=True, default_opponent="tit_for_tat",
+        kwargs=dict(min_rounds=5, max_rounds=10, message_chars=200),
+        description="Two seats, simultaneous; 5-10 rounds (seed decides), one message per round each.",
+    ),
+)
+
+GAME_IDS: tuple[str, ...] = tuple(row.id for row in GAME_ENTRIES)
+_BY_ID = {row.id: row for row in GAME_ENTRIES}
+
+
+def game_entry(env_id: str) -> GameEntry:
+    """The table row of ``env_id``; a clear error names the known ids otherwise."""
+    try:
+        return _BY_ID[env_id]
+    except KeyError:
+        raise KeyError(f"unknown multi-agent id {env_id!r}; known ids: {', '.join(GAME_IDS)}") from None
+
+
+def game_module(env_id: str) -> Any:
+    """The game's package (``env``, ``raw_env``, ``parallel_env``), or ImportError with the install hint."""
+    row = game_entry(env_id)
+    try:
+        return importlib.import_module(row.module)
+    except ModuleNotFoundError as error:
+        if error.name is not None and error.name.split(".")[0] == "pettingzoo":
+            raise ImportError(f"{env_id}: {INSTALL_HINT}") from None
+        raise
+
+
+def make_multiagent(env_id: str, *, parallel: bool = False, **kwargs: Any) -> Any:
+    """A PettingZoo env for ``env_id``: the wrapped AEC ``env()``, or ``parallel_env()`` with ``parallel=True``.
+
+    ``kwargs`` override the id's own arguments (as ``gymnasium.make`` does).
+    """
+    row = game_entry(env_id)
+    if parallel and not row.parallel:
+        raise ValueError(f"{env_id} is turn-based: it has no parallel_env(); call make_multiagent({env_id!r})")
+    module = game_module(env_id)
+    settings = {**row.kwargs, **kwargs}
+    return module.parallel_env(**settings) if parallel else module.env(**settings)
