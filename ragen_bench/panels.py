@@ -5,7 +5,9 @@ split of one env id together with the SHA-256 of the initial observation each se
 produces, and a checksum over all of that.  Results name the checksum, so two
 numbers are comparable exactly when their panel checksums match.  ``Panel.verify``
 regenerates every level and fails loudly, naming the seed, if the generator has
-drifted -- which would require a new env version, never an edited panel.
+drifted -- which would require a new env version, never an edited panel.  For a
+multi-agent game the hashed text is what the seed decides there (seat, opponent
+tie-breaks, horizon; see :mod:`ragen_bench.games.seeds`).
 
 Splits:
 
@@ -37,6 +39,7 @@ from typing import Any
 import gymnasium
 
 from ragen_bench import data
+from ragen_bench.games.registry import GAME_IDS, game_entry
 from ragen_bench.registry import ENV_IDS, entry
 
 # v2: the checksum covers every field of the file (v1 covered id, split, seeds and hashes).
@@ -62,8 +65,8 @@ def envs_dir() -> Traversable:
 
 
 def family(env_id: str) -> str:
-    """Folder name of an id's family under ``envs/`` (``sokoban``), from the id table."""
-    return entry(env_id).family
+    """Folder name of an id's family under ``envs/`` (``sokoban``), from the id table (or the games' table)."""
+    return game_entry(env_id).family if env_id in GAME_IDS else entry(env_id).family
 
 
 def panel_path(env_id: str, split: str) -> Traversable:
@@ -150,6 +153,11 @@ def initial_observation(env_id: str, seed: int) -> str:
 
 
 def _reset(env_id: str, seed: int) -> tuple[str, dict[str, Any]]:
+    if env_id in GAME_IDS:
+        # A multi-agent game has no single observation: its panels pin what the seed decides.
+        from ragen_bench.games.seeds import seed_view
+
+        return seed_view(env_id, seed)
     env = _MAKE_CACHE.get(env_id)
     if env is None:
         env = _MAKE_CACHE[env_id] = gymnasium.make(env_id).unwrapped
@@ -276,7 +284,7 @@ def _main(argv: list[str]) -> int:
     if not argv or argv[0] not in ("build", "verify"):
         print(__doc__)
         return 2
-    ids = argv[1:] or list(ENV_IDS)
+    ids = argv[1:] or [*ENV_IDS, *GAME_IDS]
     for env_id in ids:
         for split in SPLITS:
             if argv[0] == "build":

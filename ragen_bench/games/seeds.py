@@ -1,0 +1,44 @@
+"""What a seed decides in a game, written out as text so that panels can pin it.
+
+The rules of the board games hold no chance, so a seed decides three things:
+
+* the seat the evaluated agent takes (:func:`agent_seat`: ``player_0``, who moves
+  first, on even seeds, ``player_1`` on odd ones), so a panel alternates seats;
+* the scripted opponents' tie-breaking generator (``np_random``, seeded by ``reset``);
+* in the Prisoner's Dilemma also the hidden number of rounds.
+
+:func:`seed_view` is the text a panel hashes for a seed: all of the above plus every
+seat's first text observation.  A change in any of them changes the hash, which
+:meth:`ragen_bench.panels.Panel.verify` reports as drift.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ragen_bench.games.board import AGENTS
+from ragen_bench.games.registry import game_entry, make_multiagent
+
+# How many of the opponent's tie-break draws a seed view shows (enough to pin the generator).
+_DRAWS = 4
+
+
+def agent_seat(seed: int) -> str:
+    """The seat the evaluated agent plays on ``seed``; the opponent takes the other."""
+    return AGENTS[seed % 2]
+
+
+def seed_view(env_id: str, seed: int) -> tuple[str, dict[str, Any]]:
+    """``(text, info)`` for ``seed`` (``info`` is empty: no difficulty metadata for games)."""
+    row = game_entry(env_id)
+    game = make_multiagent(env_id, parallel=row.parallel)
+    game.reset(seed=seed)
+    game = game.unwrapped
+    lines = [f"env: {env_id}", f"seed: {seed}", f"agent seat: {agent_seat(seed)}"]
+    if row.parallel:
+        lines.append(f"rounds: {game.rounds}")
+    for agent in AGENTS:
+        lines += [f"--- first view of {agent}", game.text_observation(agent)]
+    draws = game.np_random.integers(0, 2**31, size=_DRAWS)
+    lines.append(f"tie-break draws: {' '.join(str(int(d)) for d in draws)}")
+    return "\n".join(lines) + "\n", {}
