@@ -46,6 +46,7 @@ class BoardRules:
     rows: ClassVar[int]
     cols: ClassVar[int]
     action_names: ClassVar[tuple[str, ...]]
+    max_seat_moves: ClassVar[int]  # the most moves one seat can make in a game
 
     def __init__(self) -> None:
         self.cells = np.zeros((self.rows, self.cols), dtype=np.int8)
@@ -86,6 +87,7 @@ class BoardGameEnv(AECEnv):
         self.agents = list(AGENTS)
         rules = self.rules
         self.action_names = rules.action_names
+        self.max_seat_moves = rules.max_seat_moves
         board = spaces.Box(0, 1, shape=(rules.rows, rules.cols, 2), dtype=np.int8)
         mask = spaces.Box(0, 1, shape=(len(rules.action_names),), dtype=np.int8)
         self.observation_spaces = {a: spaces.Dict({"observation": board, "action_mask": mask}) for a in AGENTS}

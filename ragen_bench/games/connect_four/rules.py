@@ -119,6 +119,7 @@ class ConnectFourRules(BoardRules):
     rows = ROWS
     cols = COLS
     action_names = ACTION_NAMES
+    max_seat_moves = ROWS * COLS // 2
 
     def __init__(self) -> None:
         super().__init__()

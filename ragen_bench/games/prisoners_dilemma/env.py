@@ -28,7 +28,7 @@ def clean_message(text: str, limit: int) -> str:
     cannot fake lines of the observation it is shown in (``Round 3: ...``).
     """
     flat = "".join(" " if unicodedata.category(ch)[0] in "CZ" and ch != " " else ch for ch in text)
-    return " ".join(flat.split())[:limit]
+    return " ".join(flat.split())[:limit].rstrip()
 
 
 class PrisonersDilemmaEnv(ParallelEnv):
@@ -94,6 +94,7 @@ class PrisonersDilemmaEnv(ParallelEnv):
         self.render_mode = render_mode
         self.possible_agents = list(AGENTS)
         self.action_names = ACTION_NAMES
+        self.max_seat_moves = max_rounds
         history = spaces.Box(0, 2, shape=(max_rounds, 2), dtype=np.int8)
         mask = spaces.Box(0, 1, shape=(2,), dtype=np.int8)
         self.observation_spaces = {a: spaces.Dict({"observation": history, "action_mask": mask}) for a in AGENTS}

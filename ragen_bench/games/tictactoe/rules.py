@@ -51,6 +51,7 @@ class TicTacToeRules(BoardRules):
     rows = 3
     cols = 3
     action_names = ACTION_NAMES
+    max_seat_moves = 5
 
     def flat(self) -> tuple[int, ...]:
         return tuple(int(cell) for cell in self.cells.flat)

@@ -1,0 +1,157 @@
+"""Games played as chats: per-seat transcripts, illegal moves, messages, self-play records."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("pettingzoo")
+
+from ragen_bench.chat import AgentError, AgentReply, ChatConfig, Trajectory  # noqa: E402
+from ragen_bench.chat.multiagent import GameChatConfig, GameMatch, play_matches  # noqa: E402
+from ragen_bench.games.opponents import MinimaxPlayer, OPPONENTS, RandomPlayer, TitForTat  # noqa: E402
+
+TTT, C4, PD = "RAGEN/TicTacToe-v0", "RAGEN/ConnectFour-v0", "RAGEN/PrisonersDilemma-v0"
+_LEGAL = re.compile(r"Legal moves: ([^\n]*)\.")
+
+
+class FirstLegal:
+    """Answers the first legal move its prompt lists (or ``cooperate``), counting its calls."""
+
+    name = "first-legal"
+
+    def __init__(self, message: str = "") -> None:
+        self.calls, self.message = 0, message
+
+    def act(self, requests):
+        self.calls += 1
+        replies = []
+        for request in requests:
+            found = _LEGAL.findall(request.messages[-1]["content"])
+            move = found[-1].split(", ")[0] if found else "cooperate"
+            replies.append(AgentReply(f"<think>ok</think><answer>{move}</answer>{self.message}"))
+        return replies
+
+
+class Says:
+    """Always replies with the same text."""
+
+    def __init__(self, text: str) -> None:
+        self.name, self.text = "says", text
+
+    def act(self, requests):
+        return [AgentReply(self.text) for _ in requests]
+
+
+def test_self_play_gives_one_exact_trajectory_per_seat():
+    agent = FirstLegal()
+    (result,) = play_matches([GameMatch(TTT, {"player_0": agent, "player_1": agent}, GameChatConfig(), seed=5)])
+    # First-legal play: X A1, O A2, X A3, O B1, X B2, O B3, X C1 -- X completes A3-B2-C1.
+    assert [move for _, move in result.moves] == [0, 1, 2, 3, 4, 5, 6]
+    assert result.winner == "player_0" and result.outcome("player_1") == "loss"
+    x, o = result.trajectories["player_0"], result.trajectories["player_1"]
+    assert (x.num_turns, o.num_turns, x.success, o.success) == (4, 3, True, False)
+    assert [t.env_rewards for t in x.turns] == [[0.0], [0.0], [0.0], [1.0]]
+    assert [t.env_rewards for t in o.turns] == [[0.0], [0.0], [-1.0]]  # the loss lands on O's last move
+    assert (x.total_reward, o.total_reward) == (1.0, -1.0)
+    assert [m["role"] for m in o.messages] == ["system", "user"] + ["assistant", "user"] * 3
+    assert all("You play O" in m["content"] for m in o.messages[1::2][:-1] if m["role"] == "user")
+    assert "Reward: -1.0\n\nFinal state:\nYou play O" in o.messages[-1]["content"]
+    assert "B2 is the centre" in x.messages[1]["content"]
+    assert set(result.seat_keys.values()) == {f"{TTT}//5/0/player_0", f"{TTT}//5/0/player_1"}
+    assert Trajectory.from_dict(o.to_dict()) == o
+
+
+def test_illegal_replies_cost_the_penalty_then_forfeit():
+    config = GameChatConfig(chat=ChatConfig(format_penalty=-0.25), max_retries=2, on_illegal="forfeit")
+    match = GameMatch(TTT, {"player_0": Says("<think>x</think><answer>Z9</answer>"), "player_1": MinimaxPlayer()},
+                      config, seed=1)
+    (result,) = play_matches([match])
+    trajectory = result.trajectories["player_0"]
+    assert result.forfeit == "player_0" and result.winner == "player_1" and result.moves == []
+    assert [t.valid for t in trajectory.turns] == [False, False, False]
+    assert trajectory.total_reward == pytest.approx(3 * -0.25 - 1)
+    notes = [m["content"] for m in trajectory.messages if "attempt(s) left" in m["content"]]
+    assert [re.search(r"\((\d) attempt", n)[1] for n in notes] == ["2", "1"]
+
+
+def test_random_fallback_plays_a_legal_move_after_the_retries():
+    config = GameChatConfig(max_retries=0, on_illegal="random")
+    match = GameMatch(C4, {"player_0": Says("no idea"), "player_1": RandomPlayer()}, config, seed=3)
+    (result,) = play_matches([match])
+    trajectory = result.trajectories["player_0"]
+    assert result.forfeit is None and result.winner is not None  # the game was played out
+    assert all(t.info == {"fallback": "random"} and len(t.action_ids) == 1 for t in trajectory.turns)
+    assert trajectory.num_actions == len(trajectory.turns) == sum(1 for seat, _ in result.moves if seat == "player_0")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.text(max_size=80), min_size=1, max_size=4), st.sampled_from([TTT, C4, PD]),
+       st.sampled_from(["forfeit", "random"]))
+def test_no_reply_text_can_crash_a_game(texts, env_id, on_illegal):
+    class Cycle:
+        name = "cycle"
+        count = 0
+
+        def act(self, requests):
+            self.count += 1
+            return [AgentReply(texts[(self.count + i) % len(texts)]) for i, _ in enumerate(requests)]
+
+    agent = Cycle()
+    config = GameChatConfig(max_retries=1, on_illegal=on_illegal)
+    (result,) = play_matches([GameMatch(env_id, {"player_0": agent, "player_1": agent}, config, seed=0)])
+    assert set(result.trajectories) == {"player_0", "player_1"}
+    for trajectory in result.trajectories.values():
+        assert all(t.valid or t.format_penalty == -0.1 for t in trajectory.turns)
+
+
+def test_messages_reach_the_other_seat_flattened_and_bounded():
+    talker = FirstLegal(message="<message>Let us both\ncooperate. " + "x" * 500 + "</message>")
+    listener = FirstLegal()
+    match = GameMatch(PD, {"player_0": talker, "player_1": listener}, GameChatConfig(), seed=2)
+    (result,) = play_matches([match])
+    heard = result.trajectories["player_1"].messages[3]["content"]
+    assert 'The other player says: "Let us both cooperate. xxx' in heard
+    said = re.search(r'says: "([^"]*)"', heard)[1]
+    assert len(said) == 200
+    assert "says" not in result.trajectories["player_0"].messages[3]["content"].replace("sent no message", "")
+    assert result.winner is None and result.totals == {"player_0": 3.0 * match.game.rounds, "player_1": 3.0 * match.game.rounds}
+    assert "<message>your text</message>" in result.trajectories["player_0"].messages[1]["content"]
+
+
+def test_lock_step_batches_one_call_per_agent_per_step():
+    agent = FirstLegal()
+    matches = [GameMatch(PD, {"player_0": agent, "player_1": TitForTat()}, GameChatConfig(), seed=s) for s in range(6)]
+    results = play_matches(matches)
+    assert len(results) == 6
+    assert agent.calls == max(m.game.rounds for m in matches)  # not the sum over games
+
+
+def test_a_protocol_break_is_one_agent_error():
+    class Broken:
+        name = "broken"
+
+        def act(self, requests):
+            return []
+
+    with pytest.raises(AgentError, match="broken.*0 replies for 1 requests"):
+        play_matches([GameMatch(TTT, {"player_0": Broken(), "player_1": RandomPlayer()}, GameChatConfig(), seed=0)])
+
+
+@pytest.mark.parametrize(
+    ("settings_", "message"),
+    [({"max_retries": -1}, "max_retries"), ({"max_retries": 1.5}, "max_retries"), ({"on_illegal": "pass"}, "on_illegal")],
+)
+def test_game_chat_config_refuses_bad_settings(settings_, message):
+    with pytest.raises(ValueError, match=message):
+        GameChatConfig(**settings_)
+
+
+def test_scripted_players_alone_finish_the_game():
+    for env_id, family in ((TTT, "tictactoe"), (PD, "prisoners_dilemma")):
+        players = dict(zip(("player_0", "player_1"), (f() for f in list(OPPONENTS[family].values())[:2])))
+        match = GameMatch(env_id, players, GameChatConfig(), seed=9)
+        assert match.done and match.result().trajectories == {}
