@@ -8,6 +8,9 @@ Subcommands::
     ragen-bench envs list                     registered env ids and their panels
     ragen-bench envs show ID                  one env: rules, symbols, actions, panels
     ragen-bench envs verify [ID ...]          regenerate panels and check their checksums
+    ragen-bench leaderboard verify PATH       check a submission by replaying every episode
+    ragen-bench leaderboard build             leaderboard/ tables, plots and page from submissions
+    ragen-bench leaderboard compare A B       paired test of two submissions on the same instances
 
 This module only parses arguments and maps errors to exit codes; the work is in
 :mod:`ragen_bench.eval`.  Heavy imports (Hydra, the harness) happen inside the
@@ -129,6 +132,30 @@ def _envs_verify(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def _leaderboard_verify(args: argparse.Namespace) -> int:
+    from ragen_bench.leaderboard.verify import verify
+
+    run = verify(Path(args.path))
+    print(f"ok {args.path}: {len(run.rows)} episodes ({run.turns} turns) replayed and matched in "
+          f"{run.seconds:.2f} s, {run.episodes_per_second:.0f} episodes/s")
+    return 0
+
+
+def _leaderboard_build(args: argparse.Namespace) -> int:
+    from ragen_bench.leaderboard.build import build
+
+    for path in build(Path(args.submissions), Path(args.out)):
+        print(f"wrote {path}")
+    return 0
+
+
+def _leaderboard_compare(args: argparse.Namespace) -> int:
+    from ragen_bench.leaderboard.stats import compare_submissions, format_comparison
+
+    print(format_comparison(compare_submissions(Path(args.a), Path(args.b), seed=args.seed)))
+    return 0
+
+
 def _usage_errors() -> tuple[type[BaseException], ...]:
     """Exception types that mean "bad request", not "bug" (Hydra's only once imported).
 
@@ -136,10 +163,13 @@ def _usage_errors() -> tuple[type[BaseException], ...]:
     """
     from ragen_bench.chat.protocol import AgentError
     from ragen_bench.eval.rundir import RunDirError
+    from ragen_bench.leaderboard.errors import LeaderboardError
     from ragen_bench.panels import PanelError
     from ragen_bench.suites import SuiteError
 
-    errors: list[type[BaseException]] = [ValueError, KeyError, OSError, RunDirError, PanelError, SuiteError, AgentError]
+    errors: list[type[BaseException]] = [
+        ValueError, KeyError, OSError, RunDirError, PanelError, SuiteError, AgentError, LeaderboardError
+    ]
     if "hydra" in sys.modules:
         from hydra.errors import HydraException
         from omegaconf.errors import OmegaConfBaseException
@@ -193,6 +223,22 @@ def build_parser() -> argparse.ArgumentParser:
     verify = env_commands.add_parser("verify", help="regenerate panels and compare checksums")
     verify.add_argument("env_ids", nargs="*", help="ids to verify (default: all)")
     verify.set_defaults(handler=_envs_verify)
+
+    board = commands.add_parser("leaderboard", help="verify submissions, build the leaderboard, compare entries",
+                                epilog="Guide: docs/leaderboard.md")
+    board_commands = board.add_subparsers(dest="leaderboard_command", required=True)
+    check = board_commands.add_parser("verify", help="check a submission folder by replaying every episode")
+    check.add_argument("path", help="submission folder (submission.json and an eval run directory)")
+    check.set_defaults(handler=_leaderboard_verify)
+    make = board_commands.add_parser("build", help="verify every submission and write tables, plots and index.html")
+    make.add_argument("--submissions", default="leaderboard/submissions", help="default: leaderboard/submissions")
+    make.add_argument("--out", default="leaderboard", help="default: leaderboard")
+    make.set_defaults(handler=_leaderboard_build)
+    pair = board_commands.add_parser("compare", help="paired test of two submissions on identical instances")
+    pair.add_argument("a")
+    pair.add_argument("b")
+    pair.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
+    pair.set_defaults(handler=_leaderboard_compare)
     return parser
 
 

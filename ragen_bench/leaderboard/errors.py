@@ -1,0 +1,62 @@
+"""The one error a leaderboard command reports: where a submission went wrong, precisely."""
+
+from __future__ import annotations
+
+from typing import Any
+
+_MISSING = object()
+
+
+class LeaderboardError(RuntimeError):
+    """A submission (or a leaderboard request) is refused.
+
+    Carries where the first problem is -- ``file``, ``line``, ``episode`` key, ``turn``
+    and ``field`` -- and, for a value that differs from what replay or recomputation
+    gives, ``expected`` and ``found``.  ``str()`` is one line naming all of them.
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        file: str | None = None,
+        line: int | None = None,
+        episode: str | None = None,
+        turn: int | None = None,
+        field: str | None = None,
+        expected: Any = _MISSING,
+        found: Any = _MISSING,
+    ) -> None:
+        self.problem = problem
+        self.file = file
+        self.line = line
+        self.episode = episode
+        self.turn = turn
+        self.field = field
+        self.expected = None if expected is _MISSING else expected
+        self.found = None if found is _MISSING else found
+        self._has_values = expected is not _MISSING or found is not _MISSING
+        super().__init__(self._text())
+
+    def _text(self) -> str:
+        where = self.file or ""
+        if self.line is not None:
+            where += f":{self.line}"
+        parts = [where] if where else []
+        if self.episode is not None:
+            parts.append(f"episode {self.episode}")
+        if self.turn is not None:
+            parts.append(f"turn {self.turn}")
+        if self.field is not None:
+            parts.append(f"field {self.field}")
+        text = ", ".join(parts)
+        text = f"{text}: {self.problem}" if text else self.problem
+        if self._has_values:
+            text += f" (expected {_short(self.expected)}, found {_short(self.found)})"
+        return text
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    """``repr`` cut to ``limit`` characters: an edited 4 KB reply must still give one readable line."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

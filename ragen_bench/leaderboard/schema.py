@@ -1,0 +1,69 @@
+"""``submission.json``: the typed model, its JSON Schema, and validation against it.
+
+The model is the single source: :func:`json_schema` emits the schema published in
+``docs/leaderboard.md`` (a test keeps the two equal), and :func:`parse_submission`
+validates with the same model, so the document and the check cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, ValidationError, field_validator
+
+from ragen_bench.leaderboard.errors import LeaderboardError
+
+FORMAT = "ragen-bench/submission/v1"
+
+# Names become file names, CSV cells and HTML ids: a conservative alphabet.
+Name = Annotated[str, StringConstraints(strict=True, pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
+Text = Annotated[str, StringConstraints(strict=True, min_length=1, max_length=300)]
+
+
+class SubmissionInfo(BaseModel):
+    """Who made an entry and how; the numbers come from the run directory, never from here."""
+
+    model_config = ConfigDict(extra="forbid", title="ragen-bench leaderboard submission")
+
+    format: Literal["ragen-bench/submission/v1"] = Field(description="format of this file")
+    name: Name = Field(description="entry name, unique on the leaderboard (letters, digits, '.', '_', '-')")
+    model: Text = Field(description="the model or agent, e.g. 'SmolLM2-135M-Instruct' or 'scripted'")
+    link: Annotated[str, StringConstraints(strict=True, pattern=r"^https?://\S{1,500}$")] | None = Field(
+        default=None, description="where to read about the entry (http or https URL)"
+    )
+    recipe: Text = Field(description="'prompted' (no training), 'scripted', or the training recipe in brief")
+    date: Annotated[str, StringConstraints(strict=True, pattern=r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")] = Field(
+        description="date of the run, YYYY-MM-DD"
+    )
+    contact: Text = Field(description="who answers questions about the entry")
+    trained_on_train_panels: StrictBool = Field(
+        description="whether the model was trained on the suite's train panels (seeds disjoint from test)"
+    )
+    run_dir: Annotated[str, StringConstraints(strict=True, min_length=1, max_length=200)] = Field(
+        default=".", description="the eval run directory, relative to this file, inside the submission folder"
+    )
+    notes: Annotated[str, StringConstraints(strict=True, max_length=2000)] = Field(
+        default="", description="anything a reader should know (coverage, settings)"
+    )
+
+    @field_validator("date")
+    @classmethod
+    def _real_date(cls, value: str) -> str:
+        _dt.date.fromisoformat(value)  # 2025-02-30 matches the pattern but is no date
+        return value
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of ``submission.json``."""
+    return SubmissionInfo.model_json_schema()
+
+
+def parse_submission(data: Any, *, name: str) -> SubmissionInfo:
+    """Validate the parsed ``submission.json`` ``data``; the first problem names its field."""
+    try:
+        return SubmissionInfo.model_validate(data)
+    except ValidationError as error:
+        first = error.errors()[0]
+        field = ".".join(str(part) for part in first["loc"]) or None
+        raise LeaderboardError(f"does not match the submission schema: {first['msg']}", file=name, field=field) from None

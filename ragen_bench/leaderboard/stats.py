@@ -1,0 +1,126 @@
+"""Paired comparison of two entries measured on identical episodes.
+
+Both entries are verified first, so the compared numbers are replayed ones.  Episodes
+are paired by ``(env id, split, seed, sample)``:
+
+* success: McNemar's exact test -- under "no difference" each discordant pair (one
+  entry solved it, the other did not) is a fair coin, so the two-sided p-value is
+  twice the binomial tail of the smaller discordant count;
+* return: the mean paired difference A - B with a percentile bootstrap CI that
+  resamples pairs (seeded, so a comparison prints the same numbers every time).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Sequence
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from ragen_bench.leaderboard.errors import LeaderboardError
+
+BOOTSTRAP_RESAMPLES = 10_000
+
+
+def mcnemar_exact(only_a: int, only_b: int) -> float:
+    """Two-sided exact McNemar p-value from the discordant counts (1.0 when there are none)."""
+    if only_a < 0 or only_b < 0:
+        raise ValueError(f"discordant counts must be >= 0, got {only_a}, {only_b}")
+    n = only_a + only_b
+    if n == 0:
+        return 1.0
+    # Exact rational arithmetic: large panels give binomial terms far below float range.
+    tail = Fraction(sum(math.comb(n, i) for i in range(min(only_a, only_b) + 1)), 2**n)
+    return float(min(Fraction(1), 2 * tail))
+
+
+def paired_bootstrap_ci(differences: Sequence[float], *, seed: int, resamples: int = BOOTSTRAP_RESAMPLES,
+                        level: float = 0.95) -> tuple[float, float]:
+    """Percentile bootstrap CI of the mean of paired ``differences`` (resampling pairs)."""
+    import numpy as np
+
+    if not differences:
+        raise ValueError("no paired episodes")
+    values = np.asarray(differences, dtype=float)
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples)
+    # In blocks, so memory stays bounded for large panels.
+    block = max(1, 2_000_000 // len(values))
+    for start in range(0, resamples, block):
+        stop = min(resamples, start + block)
+        picks = rng.integers(0, len(values), size=(stop - start, len(values)))
+        means[start:stop] = values[picks].mean(axis=1)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(means, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def paired_comparison(rows_a: Sequence[dict[str, Any]], rows_b: Sequence[dict[str, Any]], *, seed: int) -> list[dict[str, Any]]:
+    """One comparison per ``(env id, split)`` and one over all episodes (``env`` ``"all"``).
+
+    ``rows_a`` and ``rows_b`` are :func:`ragen_bench.eval.metrics.episode_row` rows of
+    the same episodes; a missing partner is refused.
+    """
+    by_slot = {_slot(row): row for row in rows_b}
+    if len(by_slot) != len(rows_b) or {_slot(row) for row in rows_a} != set(by_slot):
+        raise LeaderboardError("the entries do not hold the same episodes; only identical instances are compared")
+    groups: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
+    for row in rows_a:
+        pair = (row, by_slot[_slot(row)])
+        groups[(row["env_id"], row["split"])].append(pair)
+    everything = [pair for key in sorted(groups) for pair in groups[key]]
+    named = [(f"{env_id}:{split}", groups[(env_id, split)]) for env_id, split in sorted(groups)]
+    return [_compare_pairs(name, pairs, seed) for name, pairs in [*named, ("all", everything)]]
+
+
+def _slot(row: dict[str, Any]) -> tuple[str, str, int, int]:
+    return row["env_id"], row["split"], row["seed"], row["sample"]
+
+
+def _compare_pairs(name: str, pairs: Sequence[tuple[dict[str, Any], dict[str, Any]]], seed: int) -> dict[str, Any]:
+    only_a = sum(a["success"] and not b["success"] for a, b in pairs)
+    only_b = sum(b["success"] and not a["success"] for a, b in pairs)
+    differences = [a["total_reward"] - b["total_reward"] for a, b in pairs]
+    low, high = paired_bootstrap_ci(differences, seed=seed)
+    return {
+        "env": name,
+        "pairs": len(pairs),
+        "success_a": sum(a["success"] for a, _ in pairs) / len(pairs),
+        "success_b": sum(b["success"] for _, b in pairs) / len(pairs),
+        "only_a": only_a,
+        "only_b": only_b,
+        "mcnemar_p": mcnemar_exact(only_a, only_b),
+        "return_diff": math.fsum(differences) / len(differences),
+        "return_diff_ci95": [low, high],
+    }
+
+
+def compare_submissions(path_a: Path, path_b: Path, *, seed: int = 0) -> dict[str, Any]:
+    """Verify two submissions and compare them pairwise; refused unless panels and chat settings match."""
+    from ragen_bench.leaderboard.verify import verify
+
+    a, b = verify(path_a), verify(path_b)
+    for field, problem in (("panels", "panels differ"), ("template_hash", "chat settings (template hash) differ")):
+        if a.manifest[field] != b.manifest[field]:
+            raise LeaderboardError(f"cannot pair the entries: their {problem}", field=field,
+                                   expected=a.manifest[field], found=b.manifest[field])
+    return {"a": a.info.name, "b": b.info.name, "seed": seed, "groups": paired_comparison(a.rows, b.rows, seed=seed)}
+
+
+def format_comparison(result: dict[str, Any]) -> str:
+    """The comparison as a text table (A minus B)."""
+    from ragen_bench.eval.report import format_table
+
+    rows = [
+        {
+            "env": g["env"], "pairs": g["pairs"], f"success {result['a']}": g["success_a"],
+            f"success {result['b']}": g["success_b"], "only A": g["only_a"], "only B": g["only_b"],
+            "McNemar p": f"{g['mcnemar_p']:.3g}", "return A-B": g["return_diff"],
+            "ci95": "[{:.3f}, {:.3f}]".format(*g["return_diff_ci95"]),
+        }
+        for g in result["groups"]
+    ]
+    return (f"A = {result['a']}, B = {result['b']} (paired by env, split, seed, sample; "
+            f"bootstrap seed {result['seed']}, {BOOTSTRAP_RESAMPLES} resamples)\n" + format_table(rows))

@@ -1,0 +1,388 @@
+"""``ragen-bench leaderboard verify``: check every number of a submission by replaying it.
+
+Our envs are deterministic given their seed (slippery FrozenLake too: its randomness
+is seeded by ``reset``), so an episode record can be checked completely: the env is
+reset with the recorded seed, every recorded ``raw_response`` is fed through the chat
+layer under the recorded chat settings -- exactly the code path of ``ragen-bench
+eval`` -- and the record the replay produces must equal the submitted one, field by
+field and turn by turn.  The summary is then recomputed from the replayed episodes
+with :mod:`ragen_bench.eval.metrics`.  The one thing replay cannot reproduce is token
+counts; implausible ones are refused (:func:`token_problem`).
+
+Checks run in a fixed order and the first failure is raised as a
+:class:`~ragen_bench.leaderboard.errors.LeaderboardError` naming the file, line,
+episode key, turn and field, with the expected and the found value.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ragen_bench.leaderboard import files
+from ragen_bench.leaderboard.errors import LeaderboardError
+from ragen_bench.leaderboard.schema import SubmissionInfo, parse_submission
+
+SUBMISSION = "submission.json"
+# Token-count plausibility.  A token never stands for more than this many characters
+# of text (real tokenizers average about 4) ...
+MAX_CHARS_PER_TOKEN = 20
+# ... and, byte-level BPE being the worst case, never less than one UTF-8 byte; the
+# slack covers special tokens (end of turn) and a chat template's own text.
+COMPLETION_SLACK = 16
+PROMPT_SLACK_PER_MESSAGE = 64
+PROMPT_SLACK = 2048
+# Turn fields in the order they are compared (what a reader checks first comes first).
+_TURN_ORDER = (
+    "raw_response", "parsed_actions", "valid", "action_ids", "env_rewards", "format_penalty",
+    "normalized_response", "num_effective_actions", "info",
+)
+_EPISODE_ORDER = (
+    "env_id", "split", "seed", "sample", "template_hash", "success", "total_reward", "num_turns",
+    "num_actions", "num_valid_actions", "num_effective_actions", "optimal_length", "terminated", "truncated",
+)
+
+
+@dataclass(frozen=True)
+class VerifiedRun:
+    """A submission that passed every check, with what the leaderboard needs of it."""
+
+    path: Path
+    run_dir: Path
+    episodes_path: Path
+    info: SubmissionInfo
+    manifest: dict[str, Any]
+    summary: dict[str, Any]
+    rows: list[dict[str, Any]]
+    turns: int
+    seconds: float
+
+    @property
+    def episodes_per_second(self) -> float:
+        return len(self.rows) / self.seconds if self.seconds > 0 else float("inf")
+
+
+@dataclass(frozen=True)
+class _RunSpec:
+    """What the manifest fixes for replay: chat settings and the planned episodes in order."""
+
+    chat_config: Any
+    plan: list[tuple[str, str, int, int]]
+    panels: dict[str, str]
+
+
+def verify(path: str | Path) -> VerifiedRun:
+    """Verify the submission folder ``path``; raises :class:`LeaderboardError` on the first failure."""
+    started = time.perf_counter()
+    root = Path(path)
+    if not root.is_dir():
+        raise LeaderboardError("not a submission folder (a directory is expected)", file=str(root))
+    info = parse_submission(files.read_json_file(root / SUBMISSION, name=SUBMISSION), name=str(root / SUBMISSION))
+    run_dir = files.inside(root, info.run_dir, what=f"{root / SUBMISSION}: run_dir")
+    if not run_dir.is_dir():
+        raise LeaderboardError(f"run_dir {info.run_dir!r} is not a folder", file=str(root / SUBMISSION))
+    manifest_path = run_dir / "manifest.json"
+    manifest = files.read_json_file(manifest_path, name="manifest.json")
+    spec = check_manifest(manifest, name=str(manifest_path))
+    summary_path = run_dir / "summary.json"
+    summary = files.read_json_file(summary_path, name="summary.json")
+    episodes_path = files.find_episodes(run_dir)
+    rows, turns = _replay_log(episodes_path, spec)
+    check_summary(summary, expected_summary(spec, rows), name=str(summary_path))
+    return VerifiedRun(
+        path=root, run_dir=run_dir, episodes_path=episodes_path, info=info, manifest=manifest, summary=summary,
+        rows=rows, turns=turns, seconds=time.perf_counter() - started,
+    )
+
+
+# -- manifest ------------------------------------------------------------------------
+
+_MANIFEST_FIELDS = {
+    "format": str, "config": dict, "panels": dict, "template_hash": str, "data_files": dict,
+    "expected_episodes": int, "envs": list, "complete": bool,
+}
+
+
+def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
+    """The run a manifest describes, checked against today's registry, panels and templates."""
+    from ragen_bench import panels as panels_module
+    from ragen_bench.chat import ChatConfig
+    from ragen_bench.eval import config as config_module
+    from ragen_bench.eval.plan import plan
+    from ragen_bench.eval.provenance import FORMAT
+
+    if not isinstance(manifest, dict):
+        raise LeaderboardError("not a run manifest (a JSON object is expected)", file=name)
+    for field, kind in _MANIFEST_FIELDS.items():
+        if type(manifest.get(field)) is not kind:
+            raise LeaderboardError(f"missing or not a {kind.__name__}", file=name, field=field)
+    if manifest["format"] != FORMAT:
+        raise LeaderboardError("unknown run format", file=name, field="format", expected=FORMAT, found=manifest["format"])
+    config = manifest["config"]
+    if config.get("env_kwargs") or manifest["data_files"]:
+        raise LeaderboardError("leaderboard runs use the envs' own data; env_kwargs must be empty",
+                               file=name, field="config.env_kwargs", expected={}, found=config.get("env_kwargs"))
+    if config.get("shard") != "0/1":
+        raise LeaderboardError("a submission is a whole run; merge the shards first (ragen-bench merge)",
+                               file=name, field="config.shard", expected="0/1", found=config.get("shard"))
+    try:
+        # out/progress are not recorded (they do not change results); validate wants them.
+        targets = config_module.validate({**config, "out": None, "progress": False})
+        chat_config = ChatConfig(**config["chat"])
+    except (config_module.ConfigError, TypeError, ValueError) as error:
+        raise LeaderboardError(f"not a valid eval config: {error}", file=name, field="config") from None
+    panels = [panels_module.load(env_id, split) for env_id, split in targets]
+    current = {f"{p.env_id}:{p.split}": p.checksum for p in panels}
+    _require_equal(manifest["panels"], current, file=name, field="panels",
+                   problem="panel checksums differ from the frozen panels")
+    envs = [
+        {"env_id": p.env_id, "split": p.split, "version": p.env_id.rsplit("-", 1)[-1],
+         "panel_checksum": p.checksum, "panel_seeds": len(p.seeds)}
+        for p in panels
+    ]
+    _require_equal(manifest["envs"], envs, file=name, field="envs", problem="env ids, versions or panels differ")
+    template_hash = chat_config.template_hash()
+    if manifest["template_hash"] != template_hash:
+        raise LeaderboardError("template hash is not the hash of the recorded chat config and today's templates",
+                               file=name, field="template_hash", expected=template_hash, found=manifest["template_hash"])
+    instances = plan(panels, samples=config["samples"], limit=config["limit"], shard=(0, 1))
+    if manifest["expected_episodes"] != len(instances):
+        raise LeaderboardError("does not match the plan", file=name, field="expected_episodes",
+                               expected=len(instances), found=manifest["expected_episodes"])
+    if manifest["complete"] is not True:
+        raise LeaderboardError("the run is incomplete; finish it (re-run the same eval command)",
+                               file=name, field="complete", expected=True, found=False)
+    return _RunSpec(chat_config, [i.slot for i in instances], current)
+
+
+def _require_equal(found: Any, expected: Any, *, problem: str, **where: Any) -> None:
+    difference = first_difference(found, expected)
+    if difference is not None:
+        path, expected_value, found_value = difference
+        where["field"] = where["field"] + path
+        raise LeaderboardError(problem, expected=expected_value, found=found_value, **where)
+
+
+def first_difference(found: Any, expected: Any, path: str = "") -> tuple[str, Any, Any] | None:
+    """``(path, expected, found)`` at the first place two JSON values differ, or ``None``.
+
+    Strict about types: ``true`` is not ``1`` and ``1`` is not ``1.0``, though Python's
+    ``==`` says they are.  Object keys are visited in the expected value's order.
+    """
+    if type(found) is not type(expected):
+        return path, expected, found
+    if isinstance(expected, dict):
+        for key in [*expected, *(k for k in found if k not in expected)]:
+            name = f"{path}.{key}"
+            if key not in found or key not in expected:
+                return name, expected.get(key, "<absent>"), found.get(key, "<absent>")
+            difference = first_difference(found[key], expected[key], name)
+            if difference is not None:
+                return difference
+        return None
+    if isinstance(expected, list):
+        for index, (a, b) in enumerate(zip(found, expected)):
+            difference = first_difference(a, b, f"{path}[{index}]")
+            if difference is not None:
+                return difference
+        if len(found) != len(expected):
+            return f"{path} (length)", len(expected), len(found)
+        return None
+    return None if found == expected else (path, expected, found)
+
+
+# -- episodes ------------------------------------------------------------------------
+
+
+def _replay_log(path: Path, spec: _RunSpec) -> tuple[list[dict[str, Any]], int]:
+    """Replay every record of the log; the rows of the summary and the number of turns."""
+    from ragen_bench.eval import metrics
+    from ragen_bench.eval.run import EnvPool
+
+    planned = set(spec.plan)
+    seen: dict[tuple[str, str, int, int], int] = {}
+    rows = []
+    turns = 0
+    pool = EnvPool({})
+    try:
+        for number, record in files.episode_lines(path):
+            where = {"file": str(path), "line": number}
+            slot = _slot(record, where)
+            if slot not in planned:
+                raise LeaderboardError("episode is not in the run's plan (a foreign panel, seed or sample)",
+                                       episode=_key(slot), **where)
+            if slot in seen:
+                raise LeaderboardError(f"episode appears twice (first on line {seen[slot]})", episode=_key(slot), **where)
+            seen[slot] = number
+            replayed = replay(record, pool.take([slot[0]])[0], spec.chat_config, where={**where, "episode": _key(slot)})
+            rows.append(metrics.episode_row(replayed))
+            turns += len(replayed["turns"])
+    finally:
+        pool.close()
+    for slot in spec.plan:
+        if slot not in seen:
+            raise LeaderboardError(
+                "episode is missing: every panel instance must appear exactly `samples` times",
+                file=str(path), episode=_key(slot),
+            )
+    return rows, turns
+
+
+def _key(slot: tuple[str, str, int, int]) -> str:
+    from ragen_bench.chat import episode_key
+
+    return episode_key(*slot)
+
+
+def _slot(record: Mapping[str, Any], where: Mapping[str, Any]) -> tuple[str, str, int, int]:
+    for field, kind in (("env_id", str), ("split", str), ("seed", int), ("sample", int)):
+        if type(record.get(field)) is not kind:
+            raise LeaderboardError(f"missing or not a {kind.__name__}", field=field, **where)
+    return record["env_id"], record["split"], record["seed"], record["sample"]
+
+
+def replay(record: Mapping[str, Any], env: Any, chat_config: Any, *, where: Mapping[str, Any]) -> dict[str, Any]:
+    """Replay one episode record on ``env``; the record (as JSON reads it) once it matches."""
+    from ragen_bench.chat import AgentError, AgentReply, ChatEpisode
+    from ragen_bench.chat.trajectory import unpack_text
+    from ragen_bench.eval import rundir
+
+    turns = record.get("turns")
+    if type(turns) is not list or not all(type(turn) is dict for turn in turns):
+        raise LeaderboardError("must be a list of turn objects", field="turns", **where)
+    episode = ChatEpisode(env, chat_config, env_id=record["env_id"], seed=record["seed"],
+                          sample=record["sample"], split=record["split"])
+    episode.reset()
+    # (characters, messages) of each turn's prompt, for the token check after the comparison.
+    prompts: list[tuple[int, int] | None] = []
+    for number, turn in enumerate(turns, start=1):
+        at = {**where, "turn": number}
+        if episode.done:
+            raise LeaderboardError("the episode had already ended; this turn cannot have been played",
+                                   field="num_turns", expected=number - 1, found=len(turns), **at)
+        text = unpack_text(turn.get("raw_response"))
+        if type(text) is not str:
+            raise LeaderboardError("missing or not a string", field="raw_response", **at)
+        reply = AgentReply(text=text, prompt_tokens=turn.get("prompt_tokens"),
+                           completion_tokens=turn.get("completion_tokens"), finish_reason=turn.get("finish_reason"))
+        if reply.prompt_tokens is None:
+            prompts.append(None)
+        else:
+            messages = episode.messages
+            prompts.append((sum(len(message["content"]) for message in messages), len(messages)))
+        try:
+            episode.step(reply)
+        except AgentError as error:
+            raise LeaderboardError(str(error).split(": ", 1)[-1], field="turns", **at) from None
+    if not episode.done:
+        raise LeaderboardError("the episode had not ended after the recorded turns (turns are missing)",
+                               field="num_turns", **where)
+    replayed = episode.trajectory().to_dict()
+    for turn, recorded in zip(replayed["turns"], turns):
+        # The only turn field replay cannot know: the reply's length before the cut.
+        turn["response_chars"] = recorded.get("response_chars")
+    encoded = rundir.encode_line(replayed)
+    # Fast path: equal JSON text means equal values of equal types (true is not 1).
+    if rundir.encode_line(record) != encoded:
+        # As JSON reads it back, so types compare exactly (a tuple is a list there).
+        difference = _first_episode_difference(record, json.loads(encoded))
+        if difference is not None:
+            turn_number, field, expected_value, found_value = difference
+            raise LeaderboardError("differs from the replay", turn=turn_number, field=field,
+                                   expected=expected_value, found=found_value, **where)
+    # Last: what replay cannot reproduce, once everything it can has matched.
+    for number, (turn, prompt) in enumerate(zip(turns, prompts), start=1):
+        _check_tokens(turn, prompt, chat_config, {**where, "turn": number})
+    return dict(record)
+
+
+def _check_tokens(turn: Mapping[str, Any], prompt: tuple[int, int] | None, chat_config: Any,
+                  where: Mapping[str, Any]) -> None:
+    """Refuse a response length or token count the turn's texts cannot have had."""
+    from ragen_bench.chat.trajectory import unpack_text
+
+    chars = turn["response_chars"]
+    kept = len(unpack_text(turn["raw_response"]))
+    # A reply longer than max_response_chars is stored cut; any other must be whole.
+    if type(chars) is not int or not (chars == kept or (kept == chat_config.max_response_chars and chars > kept)):
+        raise LeaderboardError("does not fit the recorded reply", field="response_chars", expected=kept,
+                               found=chars, **where)
+    completion = turn["completion_tokens"]
+    if completion is not None:
+        problem = token_problem(completion, chars, 4 * chars + COMPLETION_SLACK)
+        if problem:
+            raise LeaderboardError(f"implausible: {problem}", field="completion_tokens", **where)
+    if prompt is not None:
+        text, messages = prompt
+        most = 4 * text + PROMPT_SLACK_PER_MESSAGE * messages + PROMPT_SLACK
+        problem = token_problem(turn["prompt_tokens"], text, most)
+        if problem:
+            raise LeaderboardError(f"implausible: {problem}", field="prompt_tokens", **where)
+
+
+def token_problem(tokens: int, chars: int, most: int) -> str | None:
+    """Why ``tokens`` cannot encode ``chars`` characters (at most ``most`` tokens), or ``None``."""
+    if tokens * MAX_CHARS_PER_TOKEN < chars:
+        return f"{tokens} tokens for {chars} characters (fewer than characters / {MAX_CHARS_PER_TOKEN})"
+    if tokens > most:
+        return f"{tokens} tokens for {chars} characters (more than the text can hold, {most})"
+    return None
+
+
+def _first_episode_difference(found: Mapping[str, Any], expected: Mapping[str, Any]) -> tuple[int | None, str, Any, Any] | None:
+    """``(turn, field, expected, found)`` of the first difference, checked turn by turn.
+
+    Turn ``k`` covers ``turns[k-1]``, the assistant message and the user message
+    after it; message 1 (the first prompt) counts to turn 1.  Episode totals follow.
+    """
+    found_turns, expected_turns = found.get("turns"), expected["turns"]
+    found_messages = found.get("messages")
+    if type(found_messages) is not list:
+        return None, "messages", "a list", found_messages
+    for k, expected_turn in enumerate(expected_turns, start=1):
+        found_turn = found_turns[k - 1]
+        order = [*_TURN_ORDER, *(f for f in expected_turn if f not in _TURN_ORDER)]
+        for field in [*order, *(f for f in found_turn if f not in expected_turn)]:
+            difference = first_difference(found_turn.get(field, "<absent>"), expected_turn.get(field, "<absent>"))
+            if difference is not None:
+                return k, f"{field}{difference[0]}", difference[1], difference[2]
+        for index in ([0, 1] if k == 1 else []) + [2 * k, 2 * k + 1]:
+            if index >= len(expected["messages"]):
+                continue
+            if index >= len(found_messages):
+                return k, "messages (length)", len(expected["messages"]), len(found_messages)
+            difference = first_difference(found_messages[index], expected["messages"][index])
+            if difference is not None:
+                role = expected["messages"][index]["role"]
+                return k, f"messages[{index}]{difference[0]} ({role} message)", difference[1], difference[2]
+    order = [*_EPISODE_ORDER, *(f for f in expected if f not in _EPISODE_ORDER)]
+    for field in [*order, *(f for f in found if f not in expected)]:
+        difference = first_difference(found.get(field, "<absent>"), expected.get(field, "<absent>"))
+        if difference is not None:
+            return None, f"{field}{difference[0]}", difference[1], difference[2]
+    return None
+
+
+# -- summary -------------------------------------------------------------------------
+
+
+def expected_summary(spec: _RunSpec, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """What ``summary.json`` must hold for the replayed ``rows`` (as ``ragen-bench eval`` writes it)."""
+    from ragen_bench.eval import metrics
+
+    summary = {
+        "data_files": {},
+        "groups": metrics.summarize(rows),
+        "panels": spec.panels,
+        "template_hash": spec.chat_config.template_hash(),
+    }
+    return json.loads(json.dumps(summary))
+
+
+def check_summary(found: Any, expected: Mapping[str, Any], *, name: str) -> None:
+    _require_equal(found, expected, file=name, field="summary",
+                   problem="differs from the summary recomputed from the replayed episodes")
