@@ -2,7 +2,7 @@
 
 One module per job; a module imports only modules listed before it (no cycles)::
 
-    metrics, rundir  ->  config  ->  plan  ->  provenance  ->  report  ->  run, merge
+    metrics, rundir  ->  config  ->  plan  ->  provenance  ->  report  ->  games  ->  run, merge
 
 * :mod:`.config` -- compose the Hydra config and validate all of it;
 * :mod:`.plan` -- the episodes of a run (seeds x samples, limit, shard);
@@ -10,6 +10,7 @@ One module per job; a module imports only modules listed before it (no cycles)::
 * :mod:`.report` -- ``summary.json`` and the tables of ``compare``;
 * :mod:`.run` -- :func:`run_eval`, playing and resuming a run;
 * :mod:`.merge` -- :func:`merge_runs`, shards into one run;
+* :mod:`.games` -- multi-agent games against an ``opponent`` (seats, win/draw/loss);
 * :mod:`.rundir` -- crash-safe run-directory I/O; :mod:`.metrics` -- pure metrics.
 
 Importing this package is light; the chat layer and agents are imported when a run

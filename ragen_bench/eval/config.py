@@ -15,7 +15,7 @@ import math
 import re
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,10 @@ KEYS = (
     "env", "suite", "split", "samples", "sampling_seed", "limit", "shard", "lockstep_episodes",
     "env_kwargs", "out", "progress", "chat", "agent",
 )
+# Keys only multi-agent games read (ragen_bench.eval.games); a config may lack them (runs
+# recorded before they existed), and a single-agent run leaves them out of its identity.
+GAME_KEYS = ("opponent", "game")
+GAME_DEFAULTS: dict[str, Any] = {"opponent": None, "game": {"max_retries": 2, "on_illegal": "forfeit"}}
 
 
 class ConfigError(ValueError):
@@ -136,6 +140,7 @@ def eval_targets(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     suites and splits raise :class:`ConfigError`.
     """
     from ragen_bench import panels, suites
+    from ragen_bench.games.registry import GAME_IDS
     from ragen_bench.registry import ENV_IDS
 
     env_id, suite_name, split = config.get("env"), config.get("suite"), config.get("split")
@@ -143,7 +148,7 @@ def eval_targets(config: Mapping[str, Any]) -> list[tuple[str, str]]:
         raise ConfigError("give exactly one of env=<id> or suite=<name>")
     if env_id is not None:
         _require_type("env", env_id, str, "an env id")
-        if env_id not in ENV_IDS:
+        if env_id not in ENV_IDS and env_id not in GAME_IDS:
             raise ConfigError(f"env: unknown env id {env_id!r}; `ragen-bench envs list` shows the ids")
         _require_type("split", split, str, "a split name")
         if split not in panels.available(env_id):
@@ -169,9 +174,9 @@ def validate(config: Mapping[str, Any]) -> list[tuple[str, str]]:
 
     Writes nothing and starts no agent, so a refused config leaves no trace.
     """
-    unknown = [key for key in config if key not in KEYS]
+    unknown = [key for key in config if key not in KEYS + GAME_KEYS]
     if unknown:
-        raise ConfigError(f"unknown key {unknown[0]!r}; eval keys: {', '.join(KEYS)}")
+        raise ConfigError(f"unknown key {unknown[0]!r}; eval keys: {', '.join(KEYS + GAME_KEYS)}")
     missing = [key for key in KEYS if key not in config]
     if missing:
         raise ConfigError(f"missing key {missing[0]!r}")
@@ -187,4 +192,87 @@ def validate(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     _require_type("agent.name", agent.get("name"), str, "an agent name or 'module:factory'")
     validate_chat(config["chat"])
     validate_env_kwargs(config["env_kwargs"])
-    return eval_targets(config)
+    targets = eval_targets(config)
+    validate_game_keys(config, targets)
+    return targets
+
+
+def game_config(config: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``config`` with the game keys filled in when it evaluates a multi-agent game, else ``None``."""
+    from ragen_bench.games.registry import GAME_IDS
+
+    if config.get("env") not in GAME_IDS:
+        return None
+    full = {**GAME_DEFAULTS, **config}
+    if full["game"] is None:
+        full["game"] = GAME_DEFAULTS["game"]
+    return full
+
+
+def identity(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The config a run is identified by: a single-agent run's leaves the game keys out."""
+    full = game_config(config)
+    return dict(full) if full is not None else {key: v for key, v in config.items() if key not in GAME_KEYS}
+
+
+def validate_game_keys(config: Mapping[str, Any], targets: list[tuple[str, str]]) -> None:
+    """``opponent`` and ``game``: only for a multi-agent game, and well-formed there."""
+    full = game_config(config)
+    if full is None:
+        for key in GAME_KEYS:
+            if config.get(key, GAME_DEFAULTS[key]) != GAME_DEFAULTS[key]:
+                raise ConfigError(f"{key}: only multi-agent games (e.g. RAGEN/TicTacToe-v0) take {key}=")
+        return
+    opponent = full["opponent"]
+    if opponent is not None and not isinstance(opponent, str):
+        _require_type("opponent", opponent, Mapping, "a scripted player's name or an agent config")
+        _require_type("opponent.name", opponent.get("name"), str, "an agent name or 'module:factory'")
+    _require_type("game", full["game"], Mapping, "a mapping with max_retries and on_illegal")
+    if unknown := sorted(set(full["game"]) - set(GAME_DEFAULTS["game"])):
+        raise ConfigError(f"unknown key game.{unknown[0]}; game keys: {', '.join(GAME_DEFAULTS['game'])}")
+    check_game_setup(targets[0][0], full)
+
+
+def game_chat_config(config: Mapping[str, Any]) -> Any:
+    """The :class:`~ragen_bench.chat.multiagent.GameChatConfig` of a (validated) eval config."""
+    from ragen_bench.chat import ChatConfig
+    from ragen_bench.chat.multiagent import GameChatConfig
+
+    return GameChatConfig(chat=ChatConfig(**config["chat"]), **config["game"])
+
+
+def opponent_label(env_id: str, opponent: Any) -> str:
+    """How records and tables name the opponent: the scripted name, or ``agent:<name>``."""
+    from ragen_bench.games.registry import game_entry
+
+    if opponent is None:
+        return game_entry(env_id).default_opponent
+    return opponent if isinstance(opponent, str) else f"agent:{opponent['name']}"
+
+
+def scripted_opponents(env_id: str) -> dict[str, Callable[[], Any]]:
+    from ragen_bench.games.opponents import OPPONENTS
+    from ragen_bench.games.registry import game_entry
+
+    return OPPONENTS[game_entry(env_id).family]
+
+
+def check_game_setup(env_id: str, config: Mapping[str, Any]) -> None:
+    """Refuse a bad ``opponent``, ``game`` or ``env_kwargs`` for a game id before anything runs."""
+    opponent = config["opponent"]
+    if isinstance(opponent, str):
+        known = scripted_opponents(env_id)
+        if opponent not in known:
+            raise ConfigError(f"opponent: {env_id} has no scripted player {opponent!r}; known: {', '.join(known)}")
+    try:
+        game_chat_config(config)
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"game: {error}") from None
+    from ragen_bench.games.registry import make_multiagent
+
+    try:
+        make_multiagent(env_id, **config["env_kwargs"])
+    except ImportError as error:
+        raise ConfigError(f"env: {error}") from None
+    except (TypeError, ValueError) as error:
+        raise ConfigError(f"env_kwargs {dict(config['env_kwargs'])} for {env_id}: {error}") from None

@@ -20,7 +20,7 @@ import gymnasium
 
 from ragen_bench import panels as panels_module
 from ragen_bench.eval import config as config_module
-from ragen_bench.eval import metrics, provenance, report, rundir
+from ragen_bench.eval import games, metrics, provenance, report, rundir
 from ragen_bench.eval.plan import Instance, batches, default_out, plan
 from ragen_bench.eval.rundir import RunDirError
 
@@ -113,17 +113,21 @@ def run_eval(config: Mapping[str, Any]) -> EvalResult:
 
     targets = config_module.validate(config)
     chat_config = ChatConfig(**config["chat"])
+    game = config_module.game_config(config)  # None unless a multi-agent game is evaluated
+    template_hash = chat_config.template_hash() if game is None else config_module.game_chat_config(game).template_hash()
     out = Path(config["out"] or default_out(config))
     panels = [panels_module.load(env_id, split) for env_id, split in targets]
     instances = plan(
         panels, samples=config["samples"], limit=config["limit"], shard=config_module.parse_shard(config["shard"])
     )
-    fingerprint_ = provenance.fingerprint(config, panels, chat_config.template_hash())
+    fingerprint_ = provenance.fingerprint(config_module.identity(config), panels, template_hash)
     planned = {instance.slot for instance in instances}
     pool = EnvPool(config["env_kwargs"])
     try:
-        # One env per id now: bad env arguments are refused before anything is written.
-        pool.take(list(dict.fromkeys(env_id for env_id, _ in targets)))
+        # One env per id now: bad env arguments are refused before anything is written
+        # (a game's were checked with the config).
+        if game is None:
+            pool.take(list(dict.fromkeys(env_id for env_id, _ in targets)))
         with rundir.locked(out):
             previous = provenance.read_manifest(out)
             if previous is not None:
@@ -137,18 +141,26 @@ def run_eval(config: Mapping[str, Any]) -> EvalResult:
             todo = [instance for instance in instances if instance.slot not in done]
             # Built before the manifest is written: bad agent settings leave no run behind.
             agent = build_agent(config["agent"]) if todo else None
+            # An agent config as opponent plays through the chat layer like the agent.
+            rival = build_agent(game["opponent"]) if todo and game and isinstance(game["opponent"], Mapping) else None
             manifest = provenance.build_manifest(
                 fingerprint_, panels, expected_episodes=len(instances), previous=previous
             )
             rundir.write_json_atomic(out / rundir.MANIFEST, manifest)
             progress = Progress(len(instances), rows, enabled=config["progress"])
             try:
-                _play(out, todo, agent, pool, chat_config, config["lockstep_episodes"], rows, progress)
+                if game is None:
+                    _play(out, todo, agent, pool, chat_config, config["lockstep_episodes"], rows, progress)
+                else:
+                    games.play_games(out, todo, agent, rival, game, config["lockstep_episodes"], rows, progress)
             finally:
                 progress.close()
-                if agent is not None:
-                    agent.close()
+                for player in (agent, rival):
+                    if player is not None:
+                        player.close()
             summary = report.write_summary(out, rows, fingerprint_)
+            if game is not None:
+                summary["games"] = games.add_game_summary(out)
             complete = {rundir.slot_of(row) for row in rows} >= planned
             # Again at the end: a model agent may have imported torch, revealing GPUs.
             manifest.update(finished_at=provenance.utc_now(), complete=complete, hardware=provenance.hardware())

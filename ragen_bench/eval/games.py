@@ -1,0 +1,166 @@
+"""Evaluating an agent at a multi-agent game against a fixed opponent.
+
+``ragen-bench eval env=RAGEN/TicTacToe-v0 agent=... opponent=...`` plays one game per
+planned episode (panel seed x sample).  The seed decides the agent's seat
+(:func:`ragen_bench.games.seeds.agent_seat`: seats alternate along a panel) and the
+game's random stream (opponent tie-breaks, the Prisoner's Dilemma's length).
+
+``opponent`` is a scripted player of the game by name (``random``, ``minimax``,
+``strong``, ``tit_for_tat`` ...; ``null``: the game's default) or an agent config
+mapping (``{name: hf, model: ...}``), which plays through the chat layer like the agent.
+
+Each game is one line of ``episodes.jsonl``: the agent seat's trajectory (the usual
+record, ``success`` meaning a win, so resume, shards, merge and compare read it
+unchanged) plus a ``game`` object: seat, opponent, outcome, the moves of both seats and
+the opponent's own trajectory when it is a chat agent.  :func:`summarize_games` reduces
+those to win/draw/loss rates with 95% Wilson intervals, the illegal-move rate and the
+mean game length; ``summary.json`` carries them under ``games``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragen_bench.eval import metrics, rundir
+from ragen_bench.eval.config import game_chat_config, opponent_label, scripted_opponents
+from ragen_bench.eval.plan import Instance, batches
+
+OUTCOMES = ("win", "draw", "loss")
+
+
+class _SeatView:
+    """What a privileged scripted agent (``random``) may read of a game: the move names."""
+
+    def __init__(self, game: Any, seat: str) -> None:
+        self.action_names = tuple(game.action_names)
+        self.action_space = game.action_space(seat)
+
+    def optimal_action(self, steps_left: int | None = None) -> None:
+        return None  # no single-agent optimum exists in a game
+
+    def optimal_plan(self, max_actions: int) -> None:
+        return None
+
+
+class _PrivilegedSeat:
+    """Gives a ``needs_live_env`` agent its game's move names with every request."""
+
+    def __init__(self, agent: Any, views: Mapping[str, _SeatView]) -> None:
+        self.agent, self.name, self.views = agent, agent.name, dict(views)
+
+    def act(self, requests: Sequence[Any]) -> Any:
+        return self.agent.act([replace(request, live_env=self.views[request.episode_key]) for request in requests])
+
+
+def play_games(
+    out: Path,
+    todo: Sequence[Instance],
+    agent: Any,
+    opponent_agent: Any,
+    config: Mapping[str, Any],
+    group_size: int,
+    rows: list[metrics.Row],
+    progress: Any,
+) -> None:
+    """Play ``todo`` in lock-step groups; each finished game is appended to the log and ``rows``."""
+    from ragen_bench.chat.multiagent import GameMatch, play_matches
+    from ragen_bench.chat.protocol import wants_live_env
+    from ragen_bench.games.seeds import agent_seat
+
+    game_config = game_chat_config(config)
+    opponent = config["opponent"]
+    with rundir.EpisodeLog(out / rundir.EPISODES) as log:
+        for group in batches(todo, group_size):
+            matches = []
+            for instance in group:
+                seat = agent_seat(instance.seed)
+                other = "player_1" if seat == "player_0" else "player_0"
+                rival = opponent_agent or scripted_opponents(instance.env_id)[opponent_label(instance.env_id, opponent)]()
+                players = {seat: agent, other: rival}
+                match = GameMatch(
+                    instance.env_id, players, game_config, seed=instance.seed, split=instance.split,
+                    sample=instance.sample, env_kwargs=config["env_kwargs"],
+                )
+                matches.append(match)
+            for player in (agent, opponent_agent):
+                if player is not None and wants_live_env(player):
+                    _privilege(matches, player)
+
+            def record(result: Any) -> None:
+                data = game_record(result, opponent)
+                log.append(data)
+                row = metrics.episode_row(data)
+                rows.append(row)
+                progress.add(row)
+
+            play_matches(matches, on_finished=record)
+            log.sync()
+            progress.refresh()
+
+
+def _privilege(matches: Sequence[Any], agent: Any) -> None:
+    """Seat a wrapper of ``agent`` that hands it each game's move names (the privileged channel)."""
+    views = {}
+    for match in matches:
+        seat = next(seat for seat, player in match.players.items() if player is agent)
+        views[match.seats[seat].key] = _SeatView(match.game, seat)
+    wrapper = _PrivilegedSeat(agent, views)
+    for match in matches:
+        match.players = {seat: wrapper if p is agent else p for seat, p in match.players.items()}
+
+
+def game_record(result: Any, opponent: Any) -> dict[str, Any]:
+    """The log line of one game: the agent seat's trajectory dict plus ``game`` (see the module docstring)."""
+    from ragen_bench.games.seeds import agent_seat
+
+    seat = agent_seat(result.seed)
+    other = "player_1" if seat == "player_0" else "player_0"
+    data = result.trajectories[seat].to_dict()
+    rival = result.trajectories.get(other)
+    data["game"] = {
+        "agent_seat": seat,
+        "opponent": opponent_label(result.env_id, opponent),
+        "outcome": result.outcome(seat),
+        "winner": result.winner,
+        "forfeit": result.forfeit,
+        "moves": [[who, move] for who, move in result.moves],
+        "totals": dict(result.totals),
+        "opponent_trajectory": None if rival is None else rival.to_dict(),
+    }
+    return data
+
+
+def summarize_games(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per ``(env_id, split, opponent)``: outcome rates with 95% Wilson intervals, illegal moves, length."""
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
+    for record in records:
+        game = record["game"]
+        groups.setdefault((record["env_id"], record["split"], game["opponent"]), []).append(record)
+    summaries = []
+    for (env_id, split, opponent), games in sorted(groups.items()):
+        n = len(games)
+        counts = {outcome: sum(g["game"]["outcome"] == outcome for g in games) for outcome in OUTCOMES}
+        turns = [turn for g in games for turn in g["turns"]]
+        summary: dict[str, Any] = {"env_id": env_id, "split": split, "opponent": opponent, "games": n}
+        for outcome in OUTCOMES:
+            summary[f"{outcome}_rate"] = counts[outcome] / n
+            summary[f"{outcome}_ci95"] = list(metrics.wilson_interval(counts[outcome], n))
+        summary["seat_player_0_games"] = sum(g["game"]["agent_seat"] == "player_0" for g in games)
+        summary["illegal_move_rate"] = sum(not t["valid"] for t in turns) / len(turns) if turns else None
+        summary["forfeits"] = sum(g["game"]["forfeit"] == g["game"]["agent_seat"] for g in games)
+        summary["mean_game_length"] = math.fsum(len(g["game"]["moves"]) for g in games) / n
+        summaries.append(summary)
+    return summaries
+
+
+def add_game_summary(out: Path) -> list[dict[str, Any]]:
+    """Add ``games`` (:func:`summarize_games` over the whole log) to the run's ``summary.json``."""
+    records = [record for record in rundir.iter_episodes(out / rundir.EPISODES) if "game" in record]
+    summary = rundir.read_json(out / rundir.SUMMARY)
+    summary["games"] = summarize_games(records)
+    rundir.write_json_atomic(out / rundir.SUMMARY, summary)
+    return summary["games"]

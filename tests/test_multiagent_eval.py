@@ -1,0 +1,141 @@
+"""`ragen-bench eval` on multi-agent games: opponents, alternating seats, game metrics, resume/shards/merge."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pettingzoo")
+
+from ragen_bench.chat import AgentReply  # noqa: E402
+from ragen_bench.cli import main  # noqa: E402
+from ragen_bench.eval import merge_runs, rundir, run_eval  # noqa: E402
+from ragen_bench.eval.config import ConfigError, compose_config, identity  # noqa: E402
+from ragen_bench.eval.games import summarize_games  # noqa: E402
+
+TTT = "RAGEN/TicTacToe-v0"
+HERE = "tests.test_multiagent_eval"
+_LEGAL = re.compile(r"Legal moves: ([^\n]*)\.")
+
+
+class FirstLegal:
+    """Plays the first legal move its prompt lists (a text-reading agent, no privileges)."""
+
+    name = "first-legal"
+
+    def act(self, requests):
+        replies = []
+        for request in requests:
+            found = _LEGAL.findall(request.messages[-1]["content"])
+            replies.append(AgentReply(f"<think>t</think><answer>{found[-1].split(', ')[0] if found else 'x'}</answer>"))
+        return replies
+
+    def close(self):
+        pass
+
+
+def first_legal():
+    return FirstLegal()
+
+
+def config(out: Path, *overrides: str) -> dict:
+    return compose_config(
+        "eval", [f"env={TTT}", "limit=6", f"out={out}", "progress=false", f"agent.name={HERE}:first_legal",
+                 "~agent.think", "~agent.max_actions_per_turn", "~agent.separator", *overrides],
+    )
+
+
+def records(out: Path) -> list[dict]:
+    return rundir.read_episodes(out / rundir.EPISODES)
+
+
+def test_game_eval_alternates_seats_and_reports_outcomes(tmp_path):
+    result = run_eval(config(tmp_path / "run", "opponent=minimax"))
+    assert result.complete and result.new_episodes == 6
+    games = records(tmp_path / "run")
+    assert [g["game"]["agent_seat"] for g in sorted(games, key=lambda g: g["seed"])] == ["player_1", "player_0"] * 3
+    assert {g["game"]["outcome"] for g in games} <= {"draw", "loss"}  # minimax never loses
+    assert all(g["success"] == (g["game"]["outcome"] == "win") for g in games)
+    assert all(g["game"]["opponent"] == "minimax" and g["game"]["opponent_trajectory"] is None for g in games)
+    (summary,) = result.summary["games"]
+    assert summary["games"] == 6 and summary["win_rate"] == 0.0
+    assert summary["draw_rate"] + summary["loss_rate"] == 1.0
+    assert summary["loss_ci95"][0] <= summary["loss_rate"] <= summary["loss_ci95"][1]
+    assert summary["illegal_move_rate"] == 0.0 and summary["seat_player_0_games"] == 3
+    assert summary["mean_game_length"] == sum(len(g["game"]["moves"]) for g in games) / 6
+    on_disk = json.loads((tmp_path / "run" / rundir.SUMMARY).read_text())
+    assert on_disk["games"] == result.summary["games"]
+    # Resuming finds everything done.
+    again = run_eval(config(tmp_path / "run", "opponent=minimax"))
+    assert again.new_episodes == 0 and again.summary == result.summary
+
+
+def test_shards_merge_into_the_unsharded_run(tmp_path):
+    whole = run_eval(config(tmp_path / "whole", "opponent=random"))
+    for index in (0, 1):
+        run_eval(config(tmp_path / f"s{index}", "opponent=random", f"shard={index}/2"))
+    merged = merge_runs([tmp_path / "s0", tmp_path / "s1"], tmp_path / "merged")
+    assert merged["groups"] == whole.summary["groups"]
+    assert summarize_games(records(tmp_path / "merged")) == whole.summary["games"]
+
+
+def test_an_agent_config_as_opponent_records_both_transcripts(tmp_path):
+    result = run_eval(config(tmp_path / "run", f"opponent={{name: '{HERE}:first_legal'}}"))
+    games = records(tmp_path / "run")
+    for game in games:
+        rival = game["game"]["opponent_trajectory"]
+        assert rival is not None and rival["messages"][0]["role"] == "system"
+        assert game["game"]["opponent"] == f"agent:{HERE}:first_legal"
+    # First-legal against itself is the same game every time: X wins on move 7.
+    assert {(g["game"]["agent_seat"], g["game"]["outcome"]) for g in games} == {("player_0", "win"), ("player_1", "loss")}
+    assert result.summary["games"][0]["win_rate"] == 0.5
+
+
+def test_the_random_reference_agent_plays_games_through_retries(tmp_path):
+    result = run_eval(
+        compose_config("eval", [f"env={TTT}", "limit=4", f"out={tmp_path}", "progress=false", "agent=random",
+                                "opponent=random", "game.on_illegal=random"])
+    )
+    (summary,) = result.summary["games"]
+    assert summary["games"] == 4 and summary["forfeits"] == 0
+    assert 0.0 < summary["illegal_move_rate"] < 1.0  # it names occupied cells too
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        (["env=RAGEN/Sokoban-6x6-v0", "opponent=minimax"], "opponent: only multi-agent games"),
+        (["env=RAGEN/Sokoban-6x6-v0", "game.max_retries=5"], "game: only multi-agent games"),
+        (["opponent=strong"], "no scripted player 'strong'; known: random, minimax"),
+        (["opponent=3"], "opponent must be a scripted player's name or an agent config"),
+        (["game.on_illegal=pass"], "game: on_illegal must be one of"),
+        (["game.max_retries=-1"], "game: max_retries must be an int in 0..10"),
+        (["+game.bonus=1"], "unknown key game.bonus"),
+        (["+env_kwargs.board=4"], "env_kwargs {'board': 4} for RAGEN/TicTacToe-v0"),
+        (["env=RAGEN/PrisonersDilemma-v0", "+env_kwargs.max_rounds=0"], "min_rounds <= max_rounds"),
+        (["split=holdout"], "split: RAGEN/TicTacToe-v0 has no 'holdout' panel"),
+    ],
+)
+def test_bad_game_settings_are_refused_before_anything_is_written(tmp_path, overrides, message):
+    with pytest.raises(ConfigError, match=re.escape(message)):
+        run_eval(config(tmp_path / "run", *overrides))
+    assert not (tmp_path / "run").exists()
+
+
+def test_single_agent_runs_keep_their_identity_without_the_game_keys(tmp_path):
+    sokoban = compose_config("eval", ["env=RAGEN/Sokoban-6x6-v0", f"out={tmp_path}"])
+    assert "opponent" not in identity(sokoban) and "game" not in identity(sokoban)
+    game = identity(config(tmp_path, "opponent=minimax"))
+    assert game["opponent"] == "minimax" and game["game"] == {"max_retries": 2, "on_illegal": "forfeit"}
+
+
+def test_cli_eval_and_envs_list_show_the_games(tmp_path, capsys):
+    assert main(["envs", "list"]) == 0
+    listed = capsys.readouterr().out
+    assert all(name in listed for name in ("RAGEN/TicTacToe-v0", "RAGEN/ConnectFour-v0", "RAGEN/PrisonersDilemma-v0"))
+    code = main(["eval", f"env={TTT}", "limit=2", f"out={tmp_path}", "progress=false", f"agent.name={HERE}:first_legal",
+                 "~agent.think", "~agent.max_actions_per_turn", "~agent.separator"])
+    assert code == 0 and "2 new episodes; run complete" in capsys.readouterr().out
