@@ -105,7 +105,7 @@ def entry_rows(run: Any, suite: str) -> list[dict[str, Any]]:
     rows = []
     for group in run.summary["groups"]:
         pass_at = {key: value for key, value in group.items() if key.startswith("pass@")}
-        top_k = max(pass_at, key=lambda key: int(key[5:]))
+        top_k = max(int(key.removeprefix("pass@")) for key in pass_at)
         panel_seeds = seeds[(group["env_id"], group["split"])]
         rows.append({
             "suite": suite,
@@ -121,7 +121,8 @@ def entry_rows(run: Any, suite: str) -> list[dict[str, Any]]:
             "success_low": group["success_ci95"][0],
             "success_high": group["success_ci95"][1],
             "pass@1": pass_at["pass@1"],
-            "pass@k": f"{top_k}={pass_at[top_k]:.3f}",
+            "k": top_k,
+            "pass@k": pass_at[f"pass@{top_k}"],
             "mean_return": group["mean_return"],
             "efficiency": group["efficiency"],
             "valid_action_rate": group["valid_action_rate"],
@@ -219,6 +220,8 @@ def display_row(row: Mapping[str, Any]) -> dict[str, Any]:
     shown = dict(row)
     if "success_low" in row:
         shown["ci95"] = f"[{row['success_low']:.3f}, {row['success_high']:.3f}]"
+    if "k" in row:
+        shown["pass@k"] = f"{row['pass@k']:.3f} (k={row['k']})"
     if "gap_low" in row:
         shown["gap"] = f"{row['gap']:+.3f}"
         shown["gap_ci95"] = f"[{row['gap_low']:+.3f}, {row['gap_high']:+.3f}]"

@@ -69,7 +69,7 @@ function show() {
   pick("v-prev").disabled = step === 0;
   pick("v-next").disabled = step === last;
   if (step === last) {
-    pick("v-turn").textContent = `Final state (after ${last} turns): ${e.success ? "solved" : "not solved"}, return ${e.return}`;
+    pick("v-turn").textContent = `Final state (after ${last} turns): ${e.success ? "solved" : "not solved"}, return ${Number(e.return.toFixed(3))}`;
     pick("v-board").textContent = e.final;
     ["v-think", "v-answer", "v-actions", "v-rewards", "v-raw"].forEach(id => pick(id).textContent = "");
     return;
@@ -80,7 +80,7 @@ function show() {
   pick("v-think").textContent = t.think;
   pick("v-answer").textContent = t.answer;
   pick("v-raw").textContent = t.raw;
-  pick("v-actions").textContent = `parsed: [${t.actions.join(", ")}]  executed: [${t.executed.join(", ")}]`;
+  pick("v-actions").textContent = `parsed: [${t.actions.join(", ")}]  executed ids: [${t.executed.join(", ")}]`;
   pick("v-rewards").textContent = `env rewards: [${t.rewards.join(", ")}]  format penalty: ${t.penalty}`;
 }
 function chooseEntry() { fill(pick("v-episode"), Object.keys(DATA[pick("v-entry").value])); step = 0; show(); }
@@ -149,8 +149,6 @@ def render_page(rows: Sequence[Mapping[str, Any]], general: Sequence[Mapping[str
 <h1>ragen-bench leaderboard</h1>
 <p>Every number is recomputed by replaying each submitted episode in a fresh env. Click a column title to sort.</p>
 {"".join(sections)}
-<h2>Plots</h2>
-{images}
 <h2>Transcripts</h2>
 <div id="viewer">
 <p><label>entry <select id="v-entry"></select></label>
@@ -165,6 +163,8 @@ def render_page(rows: Sequence[Mapping[str, Any]], general: Sequence[Mapping[str
 <details><summary>raw reply</summary><pre id="v-raw"></pre></details></div>
 </div>
 </div>
+<h2>Plots</h2>
+{images}
 <script type="application/json" id="viewer-data">{_json_for_script(viewer)}</script>
 <script>{_SCRIPT}</script>
 </body>

@@ -1,0 +1,360 @@
+"""Leaderboard outputs and comparisons: build (byte-identical rebuilds, tables from the runs),
+the statistics against hand-computed values, ``compare``, and the page in a real headless Chromium.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import re
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ragen_bench.agents.scripted import OptimalAgent
+from ragen_bench.chat import AgentReply, AgentRequest
+from ragen_bench.cli import main
+from ragen_bench.leaderboard.build import VIEWER_SEEDS, build, newcombe_interval
+from ragen_bench.leaderboard.errors import LeaderboardError
+from ragen_bench.leaderboard.stats import compare_submissions, mcnemar_exact, paired_bootstrap_ci, paired_comparison
+
+from .conftest import REPO_ROOT, in_ci
+from .test_leaderboard import SUITE, edit_json, edit_record, make_submission, records
+
+CHROMIUM = Path("/usr/bin/chromium")
+# Debian's Chromium, headless; without the networking flags it tries to reach update servers.
+CHROMIUM_FLAGS = [
+    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+]
+OUTPUTS = ["README.md", "leaderboard.csv", "success_by_env.png", "generalization.png", "index.html"]
+
+
+@pytest.fixture(scope="session")
+def submissions(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two entries on the same suite slice (2 seeds x 2 samples of every test panel)."""
+    folder = tmp_path_factory.mktemp("submissions")
+    for agent in ("optimal", "random"):
+        make_submission(folder / agent, agent, f"suite={SUITE}", f"agent={agent}", "limit=2", "samples=2")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def built(submissions: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("board")
+    build(submissions, out)
+    return out
+
+
+HOSTILE = "</script><script>alert(1)</script> & <b>bold</b>"
+
+
+class HostileTextAgent:
+    """The optimal agent thinking aloud in markup (test only): the page must show it as text."""
+
+    name = "hostile-text"
+    needs_live_env = True
+
+    def __init__(self, **settings: Any) -> None:
+        self.inner = OptimalAgent(**settings)
+
+    def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
+        return [AgentReply(re.sub("<think>.*</think>", f"<think>{HOSTILE}</think>", reply.text))
+                for reply in self.inner.act(requests)]
+
+    def close(self) -> None:
+        pass
+
+
+def make_hostile_agent(**settings: Any) -> HostileTextAgent:
+    return HostileTextAgent(**settings)
+
+
+@pytest.fixture(scope="session")
+def hostile_board(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("hostile")
+    make_submission(folder / "subs" / "hostile", "hostile", "env=RAGEN/Sokoban-6x6-v0", "limit=2",
+                    "agent.name=tests.test_leaderboard_build:make_hostile_agent")
+    build(folder / "subs", folder / "board")
+    return folder / "board"
+
+
+def copy_tree(source: Path, tmp_path: Path) -> Path:
+    target = tmp_path / "submissions"
+    shutil.copytree(source, target)
+    return target
+
+
+# -- build --------------------------------------------------------------------------------
+
+
+def test_rebuild_is_byte_identical(submissions: Path, built: Path, tmp_path: Path) -> None:
+    again = tmp_path / "again"
+    written = build(submissions, again)
+    assert [path.name for path in written] == OUTPUTS
+    for name in OUTPUTS:
+        assert (again / name).read_bytes() == (built / name).read_bytes(), name
+
+
+def test_csv_holds_the_runs_numbers(submissions: Path, built: Path) -> None:
+    rows = list(csv.DictReader(io.StringIO((built / "leaderboard.csv").read_text())))
+    assert len(rows) == 2 * 8
+    for entry in ("optimal", "random"):
+        # summary.json as the harness wrote it, read here without the leaderboard code.
+        groups = json.loads((submissions / entry / "summary.json").read_text())["groups"]
+        for group in groups:
+            (row,) = [r for r in rows if r["entry"] == entry and r["env"] == group["env_id"]]
+            assert float(row["success"]) == group["success_rate"]
+            assert [float(row["success_low"]), float(row["success_high"])] == group["success_ci95"]
+            assert float(row["mean_return"]) == group["mean_return"]
+            assert row["coverage"] == "2/256 seeds x 2" and (row["k"], float(row["pass@k"])) == ("2", group["pass@2"])
+
+
+def test_readme_tables(built: Path) -> None:
+    text = (built / "README.md").read_text()
+    assert f"## suite {SUITE}" in text and "## Generalization" in text
+    table = [line for line in text.splitlines() if line.startswith("| optimal |")]
+    assert len(table) == 8 + 6  # 8 envs in the main table, 6 held-out panels in the generalization table
+    assert "| optimal | RAGEN/Sokoban-6x6-v0 | RAGEN/FrozenLake-4x4-v0 | environment |" in text
+
+
+def test_png_plots_carry_no_version(built: Path) -> None:
+    for name in ("success_by_env.png", "generalization.png"):
+        data = (built / name).read_bytes()
+        assert data.startswith(b"\x89PNG") and b"matplotlib" not in data.lower()
+
+
+def test_page_is_self_contained(built: Path) -> None:
+    page = (built / "index.html").read_text()
+    assert "http://" not in page and "https://" not in page and "src=\"data:image/png;base64," in page
+    assert page.count("<script") == 2  # the JSON data and the inline script, nothing loaded
+
+
+def test_model_text_cannot_break_out_of_the_page(hostile_board: Path) -> None:
+    page = (hostile_board / "index.html").read_text()
+    assert page.count("</script>") == 2 and "<b>bold</b>" not in page
+
+
+def test_build_refuses_a_tampered_entry(submissions: Path, tmp_path: Path) -> None:
+    subs = copy_tree(submissions, tmp_path)
+    edit_record(subs / "random", 0, lambda r: r.update(success=not r["success"]))
+    with pytest.raises(LeaderboardError) as caught:
+        build(subs, tmp_path / "board")
+    assert caught.value.file == str(subs / "random" / "episodes.jsonl") and caught.value.field == "success"
+    assert not (tmp_path / "board").exists()
+
+
+def test_build_refuses_a_name_that_is_not_the_folder(submissions: Path, tmp_path: Path) -> None:
+    subs = copy_tree(submissions, tmp_path)
+    edit_json(subs / "random" / "submission.json", lambda info: info.update(name="optimal"))
+    with pytest.raises(LeaderboardError) as caught:
+        build(subs, tmp_path / "board")
+    assert (caught.value.field, caught.value.expected, caught.value.found) == ("name", "random", "optimal")
+
+
+def test_build_refuses_a_symlinked_entry(submissions: Path, tmp_path: Path) -> None:
+    subs = tmp_path / "subs"
+    subs.mkdir()
+    (subs / "random").symlink_to(submissions / "random", target_is_directory=True)
+    with pytest.raises(LeaderboardError, match="symbolic link"):
+        build(subs, tmp_path / "board")
+
+
+def test_build_of_an_empty_folder(tmp_path: Path) -> None:
+    (tmp_path / "subs").mkdir()
+    (tmp_path / "subs" / "README.md").write_text("not an entry")
+    with pytest.raises(LeaderboardError, match="holds no submission folders"):
+        build(tmp_path / "subs", tmp_path / "board")
+
+
+def test_committed_leaderboard_is_up_to_date(tmp_path: Path) -> None:
+    """leaderboard/ is what `ragen-bench leaderboard build` makes of the committed submissions."""
+    build(REPO_ROOT / "leaderboard" / "submissions", tmp_path)
+    for name in OUTPUTS:
+        assert (tmp_path / name).read_bytes() == (REPO_ROOT / "leaderboard" / name).read_bytes(), (
+            f"leaderboard/{name} is stale: run `ragen-bench leaderboard build`")
+
+
+# -- statistics -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("only_a", "only_b", "p"), [
+    (0, 0, 1.0),
+    (1, 6, 2 * (1 + 7) / 2**7),  # 2 * P(X <= 1), X ~ Bin(7, 1/2) = 0.125
+    (6, 1, 0.125),
+    (0, 5, 2 / 2**5),
+    (3, 3, 1.0),  # 2 * P(X <= 3 | n=6) = 2 * 42/64 > 1, capped
+    (2, 8, 2 * (1 + 10 + 45) / 2**10),
+])
+def test_mcnemar_exact_hand_computed(only_a: int, only_b: int, p: float) -> None:
+    assert mcnemar_exact(only_a, only_b) == pytest.approx(p, rel=1e-12)
+
+
+def test_mcnemar_large_counts() -> None:
+    # Exact arithmetic: 2 * 2**-60 is a float exactly; 60 + 1 summed binomial terms would not be.
+    assert mcnemar_exact(0, 60) == 2.0**-59
+    assert mcnemar_exact(1000, 1000) == 1.0
+
+
+def test_bootstrap_hand_computed() -> None:
+    assert paired_bootstrap_ci([0.5] * 7, seed=3) == (0.5, 0.5)
+    # Two pairs {0, 1}: resampled means are 0, 0.5, 1 with chances 1/4, 1/2, 1/4, so
+    # the 2.5% and 97.5% percentiles are the extremes.
+    assert paired_bootstrap_ci([0.0, 1.0], seed=0) == (0.0, 1.0)
+
+
+def test_bootstrap_is_seeded() -> None:
+    values = [math.sin(i) for i in range(50)]
+    assert paired_bootstrap_ci(values, seed=1) == paired_bootstrap_ci(values, seed=1)
+    assert paired_bootstrap_ci(values, seed=1) != paired_bootstrap_ci(values, seed=2)
+    low, high = paired_bootstrap_ci(values, seed=1)
+    assert low < sum(values) / len(values) < high
+
+
+def test_newcombe_interval_published_example() -> None:
+    # Newcombe (1998), Statistics in Medicine 17:873, example 56/70 - 48/80, method 10.
+    low, high = newcombe_interval(56, 70, 48, 80)
+    assert (round(low, 4), round(high, 4)) == (0.0524, 0.3339)
+
+
+def _row(seed: int, success: bool, reward: float) -> dict[str, Any]:
+    return {"env_id": "E", "split": "test", "seed": seed, "sample": 0, "success": success, "total_reward": reward}
+
+
+def test_paired_comparison_hand_computed() -> None:
+    a = [_row(0, True, 1.0), _row(1, True, 1.0), _row(2, False, 0.0), _row(3, True, 2.0)]
+    b = [_row(0, False, 0.0), _row(1, True, 1.0), _row(2, False, 0.5), _row(3, False, 0.0)]
+    (group, everything) = paired_comparison(a, b, seed=0)
+    assert (group["env"], everything["env"]) == ("E:test", "all")
+    assert (group["only_a"], group["only_b"], group["mcnemar_p"]) == (2, 0, 0.5)
+    assert group["return_diff"] == (1.0 + 0.0 - 0.5 + 2.0) / 4
+    assert group["success_a"] == 0.75 and group["success_b"] == 0.25
+
+
+def test_paired_comparison_needs_the_same_episodes() -> None:
+    with pytest.raises(LeaderboardError, match="do not hold the same episodes"):
+        paired_comparison([_row(0, True, 1.0)], [_row(1, True, 1.0)], seed=0)
+
+
+def test_compare_cli(submissions: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["leaderboard", "compare", str(submissions / "optimal"), str(submissions / "random")]) == 0
+    out = capsys.readouterr().out
+    assert "A = optimal, B = random" in out and "McNemar p" in out
+    result = compare_submissions(submissions / "optimal", submissions / "random")
+    everything = result["groups"][-1]
+    rows_a, rows_b = records(submissions / "optimal"), records(submissions / "random")
+    solved_a = {(r["env_id"], r["seed"], r["sample"]) for r in rows_a if r["success"]}
+    solved_b = {(r["env_id"], r["seed"], r["sample"]) for r in rows_b if r["success"]}
+    assert (everything["only_a"], everything["only_b"]) == (len(solved_a - solved_b), len(solved_b - solved_a))
+
+
+def test_compare_refuses_other_panels(submissions: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    other = make_submission(tmp_path / "sokoban", "sokoban", "env=RAGEN/Sokoban-6x6-v0", "agent=random", "limit=2")
+    assert main(["leaderboard", "compare", str(submissions / "random"), str(other)]) == 2
+    assert "their panels differ" in capsys.readouterr().err
+
+
+def test_compare_refuses_other_chat_settings(submissions: Path, tmp_path: Path) -> None:
+    other = make_submission(tmp_path / "penalty", "penalty", f"suite={SUITE}", "agent=random", "limit=2",
+                            "samples=2", "chat.format_penalty=-0.2")
+    with pytest.raises(LeaderboardError, match="template hash"):
+        compare_submissions(submissions / "random", other)
+
+
+# -- the page in a real browser ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Any:
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        if in_ci():
+            raise
+        pytest.skip("playwright is not installed (pip install -e '.[test]')")
+    if not CHROMIUM.exists():
+        if in_ci():
+            pytest.fail("CI needs Debian's chromium (.ci/run installs it)")
+        pytest.skip("no /usr/bin/chromium (apt-get install chromium)")
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS, headless=True)
+        yield browser
+        browser.close()
+
+
+def open_page(browser: Any, path: Path) -> tuple[Any, list[str]]:
+    """The page at ``path`` and the list its console errors and uncaught exceptions go to."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    errors: list[str] = []
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(path.resolve().as_uri())
+    return page, errors
+
+
+def column_values(page: Any, table: str, title: str) -> list[str]:
+    titles = page.eval_on_selector_all(f"#{table} thead th", "cells => cells.map(c => c.textContent)")
+    index = titles.index(title)
+    return page.eval_on_selector_all(f"#{table} tbody tr", f"rows => rows.map(r => r.cells[{index}].dataset.sort)")
+
+
+def test_page_sorts_and_steps_through_an_episode(browser: Any, built: Path, submissions: Path, tmp_path: Path) -> None:
+    page, errors = open_page(browser, built / "index.html")
+    # Sorting: ascending, then descending on a second click; numbers sort as numbers.
+    page.click("#main-0 thead th:text-is('success')")
+    values = [float(v) for v in column_values(page, "main-0", "success")]
+    assert values == sorted(values) and values[0] < values[-1]
+    page.click("#main-0 thead th:text-is('success')")
+    assert [float(v) for v in column_values(page, "main-0", "success")] == sorted(values, reverse=True)
+    page.click("#main-0 thead th:text-is('env')")
+    envs = column_values(page, "main-0", "env")
+    assert envs == sorted(envs)
+
+    # The viewer: a real episode of the random entry with at least two turns.
+    record = next(r for r in records(submissions / "random")
+                  if r["sample"] == 0 and len(r["turns"]) >= 2 and r["env_id"] == "RAGEN/Sokoban-6x6-v0")
+    page.select_option("#v-entry", "random")
+    page.select_option("#v-episode", f"{record['env_id']} {record['split']} seed {record['seed']}")
+    turns = len(record["turns"])
+    assert page.text_content("#v-turn") == f"Turn 1 of {turns}"
+    assert page.text_content("#v-board") == record["messages"][1]["content"]
+    assert page.text_content("#v-think") == "I pick at random."
+    assert page.is_disabled("#v-prev")
+    page.click("#v-next")
+    assert page.text_content("#v-turn") == f"Turn 2 of {turns}"
+    assert page.text_content("#v-board") == record["messages"][3]["content"]
+    assert record["turns"][1]["parsed_actions"][0] in page.text_content("#v-actions")
+    assert f"env rewards: [{record['turns'][1]['env_rewards'][0]}]".replace(".0]", "]") in page.text_content("#v-rewards")
+    for _ in range(turns - 1):
+        page.click("#v-next")
+    assert page.text_content("#v-turn").startswith(f"Final state (after {turns} turns)")
+    assert page.text_content("#v-board") == record["messages"][-1]["content"]
+    assert page.is_disabled("#v-next")
+    page.click("#v-prev")
+    assert page.text_content("#v-turn") == f"Turn {turns} of {turns}"
+    options = page.eval_on_selector_all("#v-episode option", "o => o.length")
+    assert options == 8 * min(2, VIEWER_SEEDS)  # 8 panels, the 2 seeds of this slice
+    page.screenshot(path=str(tmp_path / "page.png"), full_page=True)
+    assert (tmp_path / "page.png").stat().st_size > 10_000
+    assert errors == []
+
+
+def test_committed_page_loads_without_errors(browser: Any) -> None:
+    page, errors = open_page(browser, REPO_ROOT / "leaderboard" / "index.html")
+    assert page.text_content("#v-turn").startswith("Turn 1 of ")
+    assert errors == []
+
+
+def test_page_shows_model_markup_as_text(browser: Any, hostile_board: Path) -> None:
+    page, errors = open_page(browser, hostile_board / "index.html")
+    dialogs: list[str] = []
+    page.on("dialog", lambda dialog: dialogs.append(dialog.message) or dialog.dismiss())
+    assert page.text_content("#v-think") == HOSTILE
+    assert page.eval_on_selector_all("#viewer b", "nodes => nodes.length") == 0
+    page.click("#v-next")
+    assert dialogs == [] and errors == []
