@@ -124,24 +124,28 @@ class ConnectFourRules(BoardRules):
     def __init__(self) -> None:
         super().__init__()
         self.stones = {1: 0, 2: 0}
+        self.won = 0  # updated by ``play``: the winner is asked for after every move
 
     def position(self, player: int) -> Position:
         """The search position with ``player`` (1 or 2) to move."""
         return Position(self.stones[player], self.stones[3 - player])
 
     def legal_moves(self) -> list[int]:
-        if self.winner():
+        if self.won:
             return []
-        return [c for c in range(COLS) if self.cells[0, c] == 0]
+        both = self.stones[1] | self.stones[2]
+        return [c for c in range(COLS) if not both & _TOP[c]]
 
     def play(self, move: int, player: int) -> None:
         row = int(np.flatnonzero(self.cells[:, move] == 0)[-1])  # row 0 is the top
         self.cells[row, move] = player
         self.stones[player] |= 1 << (move * _STRIDE + (ROWS - 1 - row))
+        if has_four(self.stones[player]):
+            self.won = player
         self.moves.append(move)
 
     def winner(self) -> int:
-        return next((p for p in (1, 2) if has_four(self.stones[p])), 0)
+        return self.won
 
     def board_text(self) -> str:
         rows = [" ".join(player_mark(int(c)) if c else "." for c in row) for row in self.cells]

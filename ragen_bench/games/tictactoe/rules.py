@@ -12,7 +12,7 @@ ACTION_NAMES = tuple(f"{ROW_NAMES[i // 3]}{i % 3 + 1}" for i in range(9))
 LINES = ((0, 1, 2), (3, 4, 5), (6, 7, 8), (0, 3, 6), (1, 4, 7), (2, 5, 8), (0, 4, 8), (2, 4, 6))
 
 
-def line_winner(cells: tuple[int, ...]) -> int:
+def line_winner(cells: tuple[int, ...] | list[int]) -> int:
     """1 or 2 when that player holds a full line of the 9 flat ``cells``, else 0."""
     for a, b, c in LINES:
         if cells[a] and cells[a] == cells[b] == cells[c]:
@@ -53,21 +53,29 @@ class TicTacToeRules(BoardRules):
     action_names = ACTION_NAMES
     max_seat_moves = 5
 
+    def __init__(self) -> None:
+        super().__init__()
+        # Plain-Python twins of ``cells`` (numpy element access is slow): the flat
+        # board and its winner, both updated by ``play``.
+        self.squares = [0] * 9
+        self.won = 0
+
     def flat(self) -> tuple[int, ...]:
-        return tuple(int(cell) for cell in self.cells.flat)
+        return tuple(self.squares)
 
     def legal_moves(self) -> list[int]:
-        flat = self.flat()
-        if line_winner(flat):
+        if self.won:
             return []
-        return [i for i, cell in enumerate(flat) if cell == 0]
+        return [i for i, cell in enumerate(self.squares) if cell == 0]
 
     def play(self, move: int, player: int) -> None:
         self.cells[divmod(move, 3)] = player
+        self.squares[move] = player
+        self.won = line_winner(self.squares)
         self.moves.append(move)
 
     def winner(self) -> int:
-        return line_winner(self.flat())
+        return self.won
 
     def board_text(self) -> str:
         rows = ["  1 2 3"]
