@@ -58,6 +58,7 @@ Observations are ``str``; ``render_mode="ansi"`` returns the same text.
 
 from __future__ import annotations
 
+import enum
 import math
 import numbers
 import string
@@ -118,8 +119,17 @@ def ascii_casefold(text: str) -> str:
     return text.translate(_ASCII_LOWER)
 
 
-# Episode phases (module constants so the hot path compares identities).
-_NOT_RESET, _LIVE, _FINISHED = "not reset", "live", "finished"
+class _Phase(enum.Enum):
+    """Where an env is in its episode.  Enum members survive pickling as themselves
+    (a pickled str would come back as a new object and fail the identity checks)."""
+
+    NOT_RESET = "not reset"
+    LIVE = "live"
+    FINISHED = "finished"
+
+
+# Module constants so the hot path compares identities without attribute lookups.
+_NOT_RESET, _LIVE, _FINISHED = _Phase.NOT_RESET, _Phase.LIVE, _Phase.FINISHED
 
 
 class TextEnv(gymnasium.Env):
