@@ -73,16 +73,17 @@ def _compare(args: argparse.Namespace) -> int:
 def _envs_list(args: argparse.Namespace) -> int:
     from ragen_bench import panels
     from ragen_bench.eval.report import format_table
+    from ragen_bench.games.registry import GAME_ENTRIES
     from ragen_bench.registry import ENTRIES
 
     rows = [
         {
             "id": row.id,
-            "ragen": row.ragen_name or "-",
+            "ragen": getattr(row, "ragen_name", None) or "-",
             "panels": ",".join(panels.available(row.id)) or "-",
-            "description": row.description,
+            "description": row.description if row in ENTRIES else f"multi-agent (PettingZoo): {row.description}",
         }
-        for row in ENTRIES
+        for row in (*ENTRIES, *GAME_ENTRIES)
     ]
     print(format_table(rows))
     return 0
@@ -117,10 +118,11 @@ def _envs_show(args: argparse.Namespace) -> int:
 
 def _envs_verify(args: argparse.Namespace) -> int:
     from ragen_bench import panels
+    from ragen_bench.games.registry import GAME_IDS
     from ragen_bench.registry import ENV_IDS
 
     failures = 0
-    for env_id in args.env_ids or ENV_IDS:
+    for env_id in args.env_ids or (*ENV_IDS, *GAME_IDS):
         for split in panels.available(env_id):
             try:
                 panels.load(env_id, split).verify()
