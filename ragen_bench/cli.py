@@ -94,8 +94,11 @@ def _envs_show(args: argparse.Namespace) -> int:
 
     import ragen_bench  # noqa: F401  (registers the ids)
     from ragen_bench import panels
+    from ragen_bench.games.registry import GAME_IDS
     from ragen_bench.registry import entry
 
+    if args.env_id in GAME_IDS:
+        return _game_show(args.env_id, args.seed)
     row = entry(args.env_id)
     env = gymnasium.make(row.id)
     base = env.unwrapped
@@ -113,6 +116,25 @@ def _envs_show(args: argparse.Namespace) -> int:
     observation, _ = env.reset(seed=args.seed)
     print(f"\nseed {args.seed}:\n{observation}")
     env.close()
+    return 0
+
+
+def _game_show(env_id: str, seed: int) -> int:
+    """``envs show`` for a multi-agent game: rules, moves, opponents, panels, what ``seed`` decides."""
+    from ragen_bench import panels
+    from ragen_bench.games.opponents import OPPONENTS
+    from ragen_bench.games.registry import game_entry, make_multiagent
+    from ragen_bench.games.seeds import seed_view
+
+    row = game_entry(env_id)
+    game = make_multiagent(env_id, parallel=row.parallel).unwrapped
+    print(f"{env_id}  (ragen_bench.games.{row.family}, {'parallel' if row.parallel else 'turn-based'}, {row.kwargs})")
+    print(f"\n{game.instruction}\n\nactions: {', '.join(game.action_names)}")
+    print(f"opponents: {', '.join(OPPONENTS[row.family])} (default {row.default_opponent})")
+    for split in panels.available(env_id):
+        panel = panels.load(env_id, split)
+        print(f"panel {split}: {len(panel.seeds)} seeds, checksum {panel.checksum}")
+    print(f"\nseed {seed}:\n{seed_view(env_id, seed)[0]}", end="")
     return 0
 
 

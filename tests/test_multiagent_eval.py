@@ -139,3 +139,7 @@ def test_cli_eval_and_envs_list_show_the_games(tmp_path, capsys):
     code = main(["eval", f"env={TTT}", "limit=2", f"out={tmp_path}", "progress=false", f"agent.name={HERE}:first_legal",
                  "~agent.think", "~agent.max_actions_per_turn", "~agent.separator"])
     assert code == 0 and "2 new episodes; run complete" in capsys.readouterr().out
+    assert main(["envs", "show", "RAGEN/PrisonersDilemma-v0", "--seed", "124"]) == 0
+    shown = capsys.readouterr().out
+    assert "opponents: random, tit_for_tat, always_cooperate, always_defect (default tit_for_tat)" in shown
+    assert "seed 124:\nenv: RAGEN/PrisonersDilemma-v0\nseed: 124\nagent seat: player_0\nrounds: 10\n" in shown
