@@ -130,6 +130,14 @@ def test_lock_step_batches_one_call_per_agent_per_step():
     assert agent.calls == max(m.game.rounds for m in matches)  # not the sum over games
 
 
+def test_answering_a_seat_that_was_not_asked_is_refused():
+    match = GameMatch(TTT, {"player_0": FirstLegal(), "player_1": FirstLegal()}, GameChatConfig(), seed=0)
+    assert match.pending() == ["player_0"]
+    with pytest.raises(RuntimeError, match="seat 'player_1' was not asked"):
+        match.answer("player_1", AgentReply("<answer>A1</answer>"))
+    assert match.moves == []
+
+
 def test_a_protocol_break_is_one_agent_error():
     class Broken:
         name = "broken"

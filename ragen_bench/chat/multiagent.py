@@ -15,7 +15,8 @@ single-agent episodes (:mod:`ragen_bench.chat.episode`):
   format penalty and the seat is asked again with a note, up to ``max_retries`` more
   times; after that ``on_illegal`` decides: ``"forfeit"`` (the seat loses the game) or
   ``"random"`` (a uniformly random legal move is played for it, recorded in the turn's
-  ``info``).  Nothing an agent writes can crash the game.
+  ``info``).  Nothing an agent writes can crash the game.  A forfeit's -1 lands on the
+  forfeiting seat's last (invalid) turn, the other seat's +1 on its last move.
 * simultaneous games (the Prisoner's Dilemma) ask every chat seat at once each round;
   a reply may also carry ``<message>..</message>``, passed to the game's message
   channel (which bounds and flattens it) for the other seat to read next round.
@@ -190,7 +191,6 @@ class MatchResult:
     forfeit: str | None
     moves: list[tuple[str, int]]
     trajectories: dict[str, Trajectory]
-    scripted: dict[str, str]  # seat -> scripted player's name
     totals: dict[str, float]
 
     def outcome(self, seat: str) -> str:
@@ -243,7 +243,10 @@ class GameMatch:
         return self.seats[seat].request()
 
     def answer(self, seat: str, reply: AgentReply) -> None:
-        chat = self.seats[seat]
+        """Play ``seat``'s reply (see the module docstring), then every scripted move up to the next question."""
+        chat = self.seats.get(seat)
+        if chat is None or not chat.waiting:
+            raise RuntimeError(f"{self.env_id} seed {self.seed}: seat {seat!r} was not asked for a move")
         legal = self.game.legal_moves(seat)
         move = chat.read(reply, legal)
         if move is None and chat.failures > self.config.max_retries:
@@ -345,10 +348,9 @@ class GameMatch:
                 num_valid_actions=sum(t.valid for t in turns), num_effective_actions=chat.moves,
                 optimal_length=None, terminated=True, truncated=False,
             )
-        scripted = {seat: getattr(p, "name", type(p).__name__) for seat, p in self.players.items() if seat not in self.seats}
         return MatchResult(
             self.env_id, self.split, self.seed, self.sample, winner, self.forfeit, list(self.moves),
-            trajectories, scripted, dict(self.totals),
+            trajectories, dict(self.totals),
         )
 
 
