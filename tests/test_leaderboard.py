@@ -677,3 +677,28 @@ def test_any_edit_of_a_checked_field_is_refused(clean_tokens: Path, data: st.Dat
         write_records(sub, items)
         with pytest.raises(LeaderboardError):
             verify(sub)
+
+
+texts = st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=20)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.dictionaries(st.text(max_size=4), texts | st.integers(), max_size=3), max_size=5), st.booleans())
+def test_episode_log_round_trips(tmp_path_factory: pytest.TempPathFactory, items: list[dict[str, Any]], compress: bool) -> None:
+    """Any records the harness can write (line breaks, U+2028, lone surrogates, NUL) read back
+    one per line, plain or gzip."""
+    data = b"".join(rundir.encode_line(item) for item in items)
+    folder = tmp_path_factory.mktemp("log")
+    path = folder / ("episodes.jsonl.gz" if compress else "episodes.jsonl")
+    path.write_bytes(gzip.compress(data) if compress else data)
+    assert [record for _, record in files.episode_lines(path)] == items
+
+
+@given(st.text(alphabet="ab./\\0-_", min_size=1, max_size=12))
+def test_inside_never_leaves_the_root(relative: str) -> None:
+    root = Path("/srv/submission")
+    try:
+        path = files.inside(root, relative, what="run_dir")
+    except LeaderboardError:
+        return
+    assert Path(os.path.normpath(path)).is_relative_to(root)
