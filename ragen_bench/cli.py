@@ -37,6 +37,10 @@ def _eval(args: argparse.Namespace) -> int:
     result = run_eval(compose_config("eval", args.overrides))
     manifest, summary = report.load_summary(result.out)
     print(report.format_table(report.summary_rows(report.agent_label(manifest), summary)))
+    if "games" in summary:
+        from ragen_bench.eval.games import table_rows
+
+        print("\n" + report.format_table(table_rows(summary["games"])))
     if result.duplicate_lines:
         print(f"\nnote: ignored {result.duplicate_lines} duplicate line(s) in {result.out / 'episodes.jsonl'}")
     state = "complete" if result.complete else "incomplete (re-run the same command to resume)"

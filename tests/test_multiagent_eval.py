@@ -138,7 +138,11 @@ def test_cli_eval_and_envs_list_show_the_games(tmp_path, capsys):
     assert all(name in listed for name in ("RAGEN/TicTacToe-v0", "RAGEN/ConnectFour-v0", "RAGEN/PrisonersDilemma-v0"))
     code = main(["eval", f"env={TTT}", "limit=2", f"out={tmp_path}", "progress=false", f"agent.name={HERE}:first_legal",
                  "~agent.think", "~agent.max_actions_per_turn", "~agent.separator"])
-    assert code == 0 and "2 new episodes; run complete" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert code == 0 and "2 new episodes; run complete" in printed
+    header = next(line for line in printed.splitlines() if line.startswith("env "))
+    assert header.split() == ["env", "split", "opponent", "games", "win", "win", "ci95", "draw", "draw", "ci95",
+                              "loss", "loss", "ci95", "illegal", "forfeits", "length"]
     assert main(["envs", "show", "RAGEN/PrisonersDilemma-v0", "--seed", "124"]) == 0
     shown = capsys.readouterr().out
     assert "opponents: random, tit_for_tat, always_cooperate, always_defect (default tit_for_tat)" in shown

@@ -164,3 +164,22 @@ def add_game_summary(out: Path) -> list[dict[str, Any]]:
     summary["games"] = summarize_games(records)
     rundir.write_json_atomic(out / rundir.SUMMARY, summary)
     return summary["games"]
+
+
+def table_rows(games: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The ``games`` summaries as rows for :func:`ragen_bench.eval.report.format_table`."""
+    return [
+        {
+            "env": g["env_id"], "split": g["split"], "opponent": g["opponent"], "games": g["games"],
+            **{
+                column: value
+                for outcome in OUTCOMES
+                for column, value in (
+                    (outcome, g[f"{outcome}_rate"]),
+                    (f"{outcome} ci95", "[{:.3f}, {:.3f}]".format(*g[f"{outcome}_ci95"])),
+                )
+            },
+            "illegal": g["illegal_move_rate"], "forfeits": g["forfeits"], "length": g["mean_game_length"],
+        }
+        for g in games
+    ]
