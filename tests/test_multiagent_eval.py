@@ -147,3 +147,34 @@ def test_cli_eval_and_envs_list_show_the_games(tmp_path, capsys):
     shown = capsys.readouterr().out
     assert "opponents: random, tit_for_tat, always_cooperate, always_defect (default tit_for_tat)" in shown
     assert "seed 124:\nenv: RAGEN/PrisonersDilemma-v0\nseed: 124\nagent seat: player_0\nrounds: 10\n" in shown
+
+
+def _record(outcome: str, valid: list[bool], moves: int, seat: str = "player_0", forfeit: str | None = None) -> dict:
+    return {
+        "env_id": TTT, "split": "test", "turns": [{"valid": v} for v in valid],
+        "game": {"opponent": "minimax", "outcome": outcome, "agent_seat": seat, "forfeit": forfeit,
+                 "moves": [["player_0", 0]] * moves},
+    }
+
+
+def test_game_summary_numbers_by_hand():
+    (summary,) = summarize_games([
+        _record("win", [True, True], 5),
+        _record("draw", [True, False, True], 9, seat="player_1"),
+        _record("loss", [False, False, False], 0, forfeit="player_0"),
+        _record("loss", [True], 6, seat="player_1"),
+    ])
+    assert (summary["win_rate"], summary["draw_rate"], summary["loss_rate"]) == (0.25, 0.25, 0.5)
+    assert summary["win_ci95"] == pytest.approx([0.0456, 0.6994], abs=1e-4)  # Wilson, 1 of 4
+    assert summary["loss_ci95"] == pytest.approx([0.1500, 0.8500], abs=1e-4)  # Wilson, 2 of 4
+    assert summary["illegal_move_rate"] == 4 / 9 and summary["forfeits"] == 1
+    assert summary["mean_game_length"] == 5.0 and summary["seat_player_0_games"] == 2
+
+
+def test_a_cut_log_resumes_to_the_same_summary(tmp_path):
+    first = run_eval(config(tmp_path, "opponent=random"))
+    log = tmp_path / rundir.EPISODES
+    lines = log.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:4]) + lines[4][:30])  # two games lost, one line torn
+    again = run_eval(config(tmp_path, "opponent=random"))
+    assert again.new_episodes == 2 and again.summary == first.summary
