@@ -453,6 +453,14 @@ def test_manifest_problems(clean_suite: Path, tmp_path: Path, path: tuple[str, .
     assert error.file == str(sub / "manifest.json") and error.field == field
 
 
+def test_manifest_planning_too_many_episodes(clean_suite: Path, tmp_path: Path) -> None:
+    sub = copy(clean_suite, tmp_path)
+    # The eval config allows up to 10000 samples; over 8 whole panels that is 20 million episodes.
+    edit_json(sub / "manifest.json", lambda m: m["config"].update(samples=10_000, limit=None))
+    error = refused(sub)
+    assert error.field == "config.samples" and "20480000 episodes, over the limit of 1000000" in error.problem
+
+
 def test_manifest_env_version(clean_suite: Path, tmp_path: Path) -> None:
     sub = copy(clean_suite, tmp_path)
     edit_json(sub / "manifest.json", lambda m: m["envs"][0].update(version="v1"))

@@ -28,6 +28,8 @@ from ragen_bench.leaderboard.errors import LeaderboardError
 from ragen_bench.leaderboard.schema import SubmissionInfo, parse_submission
 
 SUBMISSION = "submission.json"
+# Most episodes one submission may plan (every panel of every env 4 times over fits).
+MAX_EPISODES = 1_000_000
 # Token-count plausibility.  A token never stands for more than this many characters
 # of text (real tokenizers average about 4) ...
 MAX_CHARS_PER_TOKEN = 20
@@ -149,10 +151,15 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     if manifest["template_hash"] != template_hash:
         raise LeaderboardError("template hash is not the hash of the recorded chat config and today's templates",
                                file=name, field="template_hash", expected=template_hash, found=manifest["template_hash"])
-    instances = plan(panels, samples=config["samples"], limit=config["limit"], shard=(0, 1))
-    if manifest["expected_episodes"] != len(instances):
+    # Counted before the plan is built: `samples` is unbounded in the config, memory is not.
+    planned = config["samples"] * sum(len(p.seeds[: config["limit"]]) for p in panels)
+    if planned > MAX_EPISODES:
+        raise LeaderboardError(f"the run plans {planned} episodes, over the limit of {MAX_EPISODES}",
+                               file=name, field="config.samples")
+    if manifest["expected_episodes"] != planned:
         raise LeaderboardError("does not match the plan", file=name, field="expected_episodes",
-                               expected=len(instances), found=manifest["expected_episodes"])
+                               expected=planned, found=manifest["expected_episodes"])
+    instances = plan(panels, samples=config["samples"], limit=config["limit"], shard=(0, 1))
     if manifest["complete"] is not True:
         raise LeaderboardError("the run is incomplete; finish it (re-run the same eval command)",
                                file=name, field="complete", expected=True, found=False)
