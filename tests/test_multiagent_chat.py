@@ -163,3 +163,19 @@ def test_scripted_players_alone_finish_the_game():
         players = dict(zip(("player_0", "player_1"), (f() for f in list(OPPONENTS[family].values())[:2])))
         match = GameMatch(env_id, players, GameChatConfig(), seed=9)
         assert match.done and match.result().trajectories == {}
+
+
+def test_self_play_records_render_for_the_trainer_one_per_seat():
+    pytest.importorskip("transformers")
+    from ragen_bench.agents.tiny_model import build_tokenizer
+
+    tokenizer = build_tokenizer()
+    agent = FirstLegal()
+    (result,) = play_matches([GameMatch(TTT, {"player_0": agent, "player_1": agent}, GameChatConfig(), seed=5)])
+    for trajectory in result.trajectories.values():
+        rendered = trajectory.tokenize(tokenizer, score_placement="turn")
+        trained = tokenizer.decode([t for t, m in zip(rendered["input_ids"], rendered["loss_mask"]) if m])
+        assert trained.count("<answer>") == trajectory.num_turns
+        assert all(turn.normalized_response in trained for turn in trajectory.turns)
+        assert "You play" not in trained  # prompts are never trained on
+        assert sum(rendered["scores"]) == pytest.approx(trajectory.total_reward)
