@@ -120,6 +120,8 @@ def test_messages_reach_the_other_seat_flattened_and_bounded():
     assert "says" not in result.trajectories["player_0"].messages[3]["content"].replace("sent no message", "")
     assert result.winner is None and result.totals == {"player_0": 3.0 * match.game.rounds, "player_1": 3.0 * match.game.rounds}
     assert "<message>your text</message>" in result.trajectories["player_0"].messages[1]["content"]
+    own = result.trajectories["player_0"].messages[2]["content"]
+    assert own == f"<think>ok</think><answer>cooperate</answer><message>{said}</message>"
 
 
 def test_lock_step_batches_one_call_per_agent_per_step():

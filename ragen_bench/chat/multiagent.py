@@ -261,7 +261,9 @@ class GameMatch:
         if self.entry.parallel:
             text = chat.message()
             if text is not None:
-                self.game.send_message(seat, text)
+                # The seat's own history shows the message as the other seat will read it.
+                sent = self.game.send_message(seat, text)
+                chat.transcript[-2]["content"] += f"<message>{sent}</message>"
             self._round[seat] = move
         else:
             self._play(seat, move)
