@@ -193,7 +193,7 @@ def generalization_rows(entries: Sequence[Entry]) -> list[dict[str, Any]]:
 # -- text outputs ----------------------------------------------------------------------
 
 
-def _cell(value: Any) -> str:
+def cell_text(value: Any) -> str:
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -232,7 +232,7 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Mapping[str, str]
     lines = ["| " + " | ".join(columns.values()) + " |", "|" + "---|" * len(columns)]
     for row in rows:
         shown = display_row(row)
-        lines.append("| " + " | ".join(_cell(shown.get(key)) for key in columns) + " |")
+        lines.append("| " + " | ".join(cell_text(shown.get(key)) for key in columns) + " |")
     return "\n".join(lines)
 
 
@@ -380,9 +380,10 @@ def _viewer_episode(record: Mapping[str, Any], config: Any, parse_response: Any,
     messages = [unpack_text(message["content"]) for message in record["messages"]]
     turns = []
     for k, turn in enumerate(record["turns"]):
-        parsed = parse_response(unpack_text(turn["raw_response"]), think=config.think, separator=config.action_separator,
-                                max_actions=config.max_actions_per_turn, max_chars=config.max_response_chars,
-                                split_actions=True)
+        parsed = parse_response(
+            unpack_text(turn["raw_response"]), think=config.think, separator=config.action_separator,
+            max_actions=config.max_actions_per_turn, max_chars=config.max_response_chars,
+        )
         turns.append({
             "board": messages[2 * k + 1],
             "raw": unpack_text(turn["raw_response"]),

@@ -42,7 +42,8 @@ def inside(root: Path, relative: str, *, what: str) -> Path:
     if pure.is_absolute() or "\\" in relative or "\0" in relative:
         raise LeaderboardError(f"path {relative!r} must be relative (inside the submission folder)", field=what)
     if ".." in pure.parts:
-        raise LeaderboardError(f"path {relative!r} contains '..'; paths must stay inside the submission folder", field=what)
+        raise LeaderboardError(f"path {relative!r} contains '..'; paths must stay inside the submission folder",
+                               field=what)
     path = root
     for part in pure.parts:
         path = path / part

@@ -14,7 +14,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragen_bench.leaderboard.build import GENERALIZATION_COLUMNS, MAIN_COLUMNS, _cell, display_row, sorted_rows
+from ragen_bench.leaderboard.build import GENERALIZATION_COLUMNS, MAIN_COLUMNS, cell_text, display_row, sorted_rows
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px; color: #222; padding: 0 1em; }
@@ -59,7 +59,11 @@ const DATA = JSON.parse(document.getElementById("viewer-data").textContent);
 const pick = id => document.getElementById(id);
 let step = 0;
 function fill(select, names) {
-  select.replaceChildren(...names.map(name => { const o = document.createElement("option"); o.textContent = name; return o; }));
+  select.replaceChildren(...names.map(name => {
+    const option = document.createElement("option");
+    option.textContent = name;
+    return option;
+  }));
 }
 function episode() { return DATA[pick("v-entry").value][pick("v-episode").value]; }
 function show() {
@@ -69,7 +73,8 @@ function show() {
   pick("v-prev").disabled = step === 0;
   pick("v-next").disabled = step === last;
   if (step === last) {
-    pick("v-turn").textContent = `Final state (after ${last} turns): ${e.success ? "solved" : "not solved"}, return ${Number(e.return.toFixed(3))}`;
+    const outcome = e.success ? "solved" : "not solved";
+    pick("v-turn").textContent = `Final state (after ${last} turns): ${outcome}, return ${Number(e.return.toFixed(3))}`;
     pick("v-board").textContent = e.final;
     ["v-think", "v-answer", "v-actions", "v-rewards", "v-raw"].forEach(id => pick(id).textContent = "");
     return;
@@ -112,7 +117,8 @@ def html_table(table_id: str, rows: Sequence[Mapping[str, Any]], columns: Mappin
             # Interval cells sort by their lower bound.
             raw = row.get({"ci95": "success_low", "gap_ci95": "gap_low"}.get(key, key))
             kind = ' class="num"' if isinstance(raw, (int, float)) and not isinstance(raw, bool) else ""
-            cells.append(f'<td{kind} data-sort="{html.escape(_sort_key(raw))}">{html.escape(_cell(shown.get(key)))}</td>')
+            text = html.escape(cell_text(shown.get(key)))
+            cells.append(f'<td{kind} data-sort="{html.escape(_sort_key(raw))}">{text}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (f'<table id="{table_id}" class="sortable"><thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table>')
@@ -135,8 +141,9 @@ def render_page(rows: Sequence[Mapping[str, Any]], general: Sequence[Mapping[str
         table = html_table(f"main-{number}", [r for r in ordered if r["suite"] == suite], MAIN_COLUMNS)
         sections.append(f"<h2>{html.escape(suite)}</h2>{table}")
     if general:
+        table = html_table("generalization", general, GENERALIZATION_COLUMNS)
         sections.append("<h2>Generalization</h2><p>Held-out success minus in-distribution success, "
-                        "with Newcombe's 95% interval.</p>" + html_table("generalization", general, GENERALIZATION_COLUMNS))
+                        f"with Newcombe's 95% interval.</p>{table}")
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>

@@ -66,4 +66,5 @@ def parse_submission(data: Any, *, name: str) -> SubmissionInfo:
     except ValidationError as error:
         first = error.errors()[0]
         field = ".".join(str(part) for part in first["loc"]) or None
-        raise LeaderboardError(f"does not match the submission schema: {first['msg']}", file=name, field=field) from None
+        raise LeaderboardError(f"does not match the submission schema: {first['msg']}",
+                               file=name, field=field) from None

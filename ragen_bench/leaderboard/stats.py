@@ -57,26 +57,26 @@ def paired_bootstrap_ci(differences: Sequence[float], *, seed: int, resamples: i
     return float(low), float(high)
 
 
-def paired_comparison(rows_a: Sequence[dict[str, Any]], rows_b: Sequence[dict[str, Any]], *, seed: int) -> list[dict[str, Any]]:
+def paired_comparison(
+    rows_a: Sequence[dict[str, Any]], rows_b: Sequence[dict[str, Any]], *, seed: int
+) -> list[dict[str, Any]]:
     """One comparison per ``(env id, split)`` and one over all episodes (``env`` ``"all"``).
 
     ``rows_a`` and ``rows_b`` are :func:`ragen_bench.eval.metrics.episode_row` rows of
     the same episodes; a missing partner is refused.
     """
-    by_slot = {_slot(row): row for row in rows_b}
-    if len(by_slot) != len(rows_b) or {_slot(row) for row in rows_a} != set(by_slot):
+    from ragen_bench.eval.rundir import slot_of
+
+    by_slot = {slot_of(row): row for row in rows_b}
+    if len(by_slot) != len(rows_b) or {slot_of(row) for row in rows_a} != set(by_slot):
         raise LeaderboardError("the entries do not hold the same episodes; only identical instances are compared")
     groups: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
     for row in rows_a:
-        pair = (row, by_slot[_slot(row)])
+        pair = (row, by_slot[slot_of(row)])
         groups[(row["env_id"], row["split"])].append(pair)
     everything = [pair for key in sorted(groups) for pair in groups[key]]
     named = [(f"{env_id}:{split}", groups[(env_id, split)]) for env_id, split in sorted(groups)]
     return [_compare_pairs(name, pairs, seed) for name, pairs in [*named, ("all", everything)]]
-
-
-def _slot(row: dict[str, Any]) -> tuple[str, str, int, int]:
-    return row["env_id"], row["split"], row["seed"], row["sample"]
 
 
 def _compare_pairs(name: str, pairs: Sequence[tuple[dict[str, Any], dict[str, Any]]], seed: int) -> dict[str, Any]:

@@ -123,7 +123,8 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
         if type(manifest.get(field)) is not kind:
             raise LeaderboardError(f"missing or not a {kind.__name__}", file=name, field=field)
     if manifest["format"] != FORMAT:
-        raise LeaderboardError("unknown run format", file=name, field="format", expected=FORMAT, found=manifest["format"])
+        raise LeaderboardError("unknown run format", file=name, field="format",
+                               expected=FORMAT, found=manifest["format"])
     config = manifest["config"]
     if config.get("env_kwargs") or manifest["data_files"]:
         raise LeaderboardError("leaderboard runs use the envs' own data; env_kwargs must be empty",
@@ -150,7 +151,8 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     template_hash = chat_config.template_hash()
     if manifest["template_hash"] != template_hash:
         raise LeaderboardError("template hash is not the hash of the recorded chat config and today's templates",
-                               file=name, field="template_hash", expected=template_hash, found=manifest["template_hash"])
+                               file=name, field="template_hash",
+                               expected=template_hash, found=manifest["template_hash"])
     # Counted before the plan is built: `samples` is unbounded in the config, memory is not.
     planned = config["samples"] * sum(len(p.seeds[: config["limit"]]) for p in panels)
     if planned > MAX_EPISODES:
@@ -223,7 +225,8 @@ def _replay_log(path: Path, spec: _RunSpec) -> tuple[list[dict[str, Any]], int]:
                 raise LeaderboardError("episode is not in the run's plan (a foreign panel, seed or sample)",
                                        episode=_key(slot), **where)
             if slot in seen:
-                raise LeaderboardError(f"episode appears twice (first on line {seen[slot]})", episode=_key(slot), **where)
+                raise LeaderboardError(f"episode appears twice (first on line {seen[slot]})",
+                                       episode=_key(slot), **where)
             seen[slot] = number
             replayed = replay(record, pool.take([slot[0]])[0], spec.chat_config, where={**where, "episode": _key(slot)})
             rows.append(metrics.episode_row(replayed))
@@ -340,7 +343,9 @@ def token_problem(tokens: int, chars: int, most: int) -> str | None:
     return None
 
 
-def _first_episode_difference(found: Mapping[str, Any], expected: Mapping[str, Any]) -> tuple[int | None, str, Any, Any] | None:
+def _first_episode_difference(
+    found: Mapping[str, Any], expected: Mapping[str, Any]
+) -> tuple[int | None, str, Any, Any] | None:
     """``(turn, field, expected, found)`` of the first difference, checked turn by turn.
 
     Turn ``k`` covers ``turns[k-1]``, the assistant message and the user message
