@@ -2,9 +2,9 @@
 
 Clean submissions are made with the real harness (``run_eval``); every tampering test
 copies one, changes one thing and checks that ``verify`` refuses it with the right
-file, line, episode, turn and field.  Hostile inputs tried here: 40 hand-written
-(tampered numbers, text, structure, manifests, summaries, sizes, paths, links) plus
-the property tests' generated mutations of any record field.
+file, line, episode, turn and field.  Hostile inputs tried here: 70 hand-written
+(tampered numbers, text, structure, manifests, summaries, schema, sizes, paths, links)
+plus the property tests' generated mutations of any checked record field.
 """
 
 from __future__ import annotations
