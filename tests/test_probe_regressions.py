@@ -1,21 +1,35 @@
 """Regressions found by a second hostile-input probe (after the hardening issue's fixes).
 
 Each test pins one defect class the probe hit: an env pickled mid-episode, a refused
-first reset, settings that hang or mean nothing, tampered episode records, agents that
-fail inside ``act``/``close``.  The hostile inputs these tests try are counted in
-``HOSTILE_INPUTS`` at the bottom of the module (a test checks the count stays honest).
+first reset, settings that hang or mean nothing, agents that fail inside
+``act``/``close``, tampered episode records, I/O errors that named no file.
+
+Distinct hostile inputs tried here: 75 = 26 env copies (13 ids x pickle/deepcopy) + 2
+pickled fresh/finished envs + 9 refused first resets + 11 CLI settings + 3 temperatures
++ 4 format penalties + 3 errors in act() + 1 in close() + 12 tampered records + 2
+nested-JSON lines + 2 failing write/fsync calls.
 """
 
 from __future__ import annotations
 
 import copy
+import errno
+import json
+import math
 import pickle
+from pathlib import Path
 
 import gymnasium
 import pytest
 
 import ragen_bench  # noqa: F401  (registers the ids)
+from ragen_bench.agents.sampling import SamplingSettings
+from ragen_bench.chat import AgentReply, ChatConfig
+from ragen_bench.chat.config import MAX_FORMAT_PENALTY
+from ragen_bench.cli import main
 from ragen_bench.envs.base import EpisodeFinishedError
+from ragen_bench.eval import compose_config, rundir, run_eval
+from ragen_bench.eval.config import MAX_SAMPLES
 from ragen_bench.registry import ENV_IDS
 
 # -- envs copied mid-episode ------------------------------------------------------------------
@@ -71,3 +85,201 @@ def test_steps_after_a_refused_first_reset_work(env_id: str, bad_seed: object) -
         if env.unwrapped.episode_finished:
             break
         env.step(_first_action(env))
+
+
+# -- settings that hang or mean nothing -----------------------------------------------------
+
+EVAL_ENV = "RAGEN/Bandit-v0"
+
+
+def eval_args(out: Path, *overrides: str) -> list[str]:
+    """CLI overrides of a short random-agent run into ``out``; later ``agent=``/``out=`` win."""
+    given = {override.split("=", 1)[0] for override in overrides}
+    defaults = ["agent=random", f"out={out}"]
+    return [f"env={EVAL_ENV}", "limit=2", "progress=false"] + [
+        d for d in defaults if d.split("=", 1)[0] not in given
+    ] + list(overrides)
+
+
+def one_line_error(capsys, *names: str) -> str:
+    """The CLI's stderr: exactly one line, no traceback, naming every string in ``names``."""
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    for name in names:
+        assert name in err, err
+    return err
+
+
+BAD_SETTINGS = [
+    # The plan is built up front: 10**23 samples stalled the command forever.
+    ("samples=99999999999999999999999", "samples"),
+    (f"samples={MAX_SAMPLES + 1}", "samples"),
+    # An empty out= silently wrote to the default runs/<agent>-<env>-<split>.
+    ("out=", "out"),
+    # vLLM seeds numpy's 32-bit legacy generator with it.
+    (f"sampling_seed={2**32}", "sampling_seed"),
+    ("agent.sampling_seed=-1", "sampling_seed"),
+    ("agent=hf agent.temperature=nan", "temperature"),
+    ("agent=hf agent.temperature=inf", "temperature"),
+    # Summed over turns this reached -inf, which JSON files cannot hold.
+    ("chat.format_penalty=-1e308", "format_penalty"),
+    ("chat.format_penalty=-1e7", "format_penalty"),
+    # gymnasium.make calls str methods on render_mode (AttributeError).
+    ("+env_kwargs.render_mode=5", "render_mode"),
+    ("+env_kwargs.render_mode=[ansi]", "render_mode"),
+]
+
+
+@pytest.mark.parametrize("override, named", BAD_SETTINGS)
+def test_bad_settings_are_refused_before_anything_is_written(tmp_path, monkeypatch, capsys, override, named):
+    monkeypatch.chdir(tmp_path)  # where a default out= would go
+    out = tmp_path / "run"
+    assert main(["eval", *eval_args(out, *override.split(" "))]) == 2
+    one_line_error(capsys, named)
+    assert not out.exists() and not (tmp_path / "runs").exists()
+
+
+def test_samples_at_the_bound_still_run(tmp_path):
+    result = run_eval(compose_config("eval", eval_args(tmp_path / "run", "limit=1", "samples=3")))
+    assert result.complete and result.new_episodes == 3
+    assert MAX_SAMPLES >= 1000  # pass@k with k up to 512 must stay possible
+
+
+def test_sampling_settings_refuse_non_finite_temperatures():
+    for temperature in (math.nan, math.inf, -0.5):
+        with pytest.raises(ValueError, match="temperature"):
+            SamplingSettings(temperature=temperature)
+    assert SamplingSettings(temperature=0.0).temperature == 0.0
+
+
+def test_chat_config_bounds_the_format_penalty():
+    for penalty in (-1e308, math.nan, -math.inf, 2e6):
+        with pytest.raises(ValueError, match="format_penalty"):
+            ChatConfig(format_penalty=penalty)
+    assert ChatConfig(format_penalty=-MAX_FORMAT_PENALTY).format_penalty == -MAX_FORMAT_PENALTY
+
+
+# -- agents that fail inside act() or close() -----------------------------------------------
+
+HERE = "tests.test_probe_regressions"
+
+
+class FailingAgent:
+    """Valid replies, except that ``act`` or ``close`` raises the configured error."""
+
+    name = "failing-test"
+    act_error: Exception | None = None
+    close_error: Exception | None = None
+
+    def act(self, requests):
+        if FailingAgent.act_error is not None:
+            raise FailingAgent.act_error
+        return [AgentReply("<think>x</think><answer>Phoenix</answer>") for _ in requests]
+
+    def close(self) -> None:
+        if FailingAgent.close_error is not None:
+            raise FailingAgent.close_error
+
+
+def make_failing_agent(**_settings: object) -> FailingAgent:
+    return FailingAgent()
+
+
+@pytest.fixture
+def failing(monkeypatch) -> type[FailingAgent]:
+    monkeypatch.setattr(FailingAgent, "act_error", None)
+    monkeypatch.setattr(FailingAgent, "close_error", None)
+    return FailingAgent
+
+
+@pytest.mark.parametrize("error", [ValueError("model exploded"), KeyError("boom"), OSError("disk gone")])
+def test_an_error_inside_act_names_the_agent(tmp_path, capsys, failing, error):
+    # These print as one bare line ("boom") that did not say what failed.
+    failing.act_error = error
+    assert main(["eval", *eval_args(tmp_path / "run", f"agent.name={HERE}:make_failing_agent")]) == 2
+    one_line_error(capsys, "'failing-test'", "act()", type(error).__name__)
+
+
+def test_an_error_inside_close_names_the_agent_and_the_rerun_finishes(tmp_path, capsys, failing):
+    # Used to end in a RuntimeError traceback with no summary written.
+    failing.close_error = RuntimeError("close failed")
+    args = eval_args(tmp_path / "run", f"agent.name={HERE}:make_failing_agent")
+    assert main(["eval", *args]) == 2
+    one_line_error(capsys, "'failing-test'", "close()", "close failed")
+    assert len(rundir.read_episodes(tmp_path / "run" / rundir.EPISODES)) == 2
+    assert main(["eval", *args]) == 0  # nothing left to play: no agent is built
+    assert "0 new episodes; run complete" in capsys.readouterr().out
+
+
+# -- tampered episode records ---------------------------------------------------------------
+
+
+@pytest.fixture
+def finished(tmp_path) -> Path:
+    out = tmp_path / "run"
+    run_eval(compose_config("eval", eval_args(out)))
+    return out
+
+
+def _edit_turns(record: dict, **fields: object) -> None:
+    record["turns"] = [dict(turn, **fields) for turn in record["turns"]]
+
+
+TAMPERED = [
+    # Each of these used to be coerced (bool("no") is True, float("1") is 1.0) or
+    # passed through (NaN, negative token counts) into a different summary.
+    (lambda r: r.update(success="no"), "success"),
+    (lambda r: r.update(success=1), "success"),
+    (lambda r: r.update(total_reward="1"), "total_reward"),
+    (lambda r: r.update(total_reward=math.nan), "total_reward"),
+    (lambda r: r.update(total_reward=math.inf), "total_reward"),
+    (lambda r: r.update(num_turns=2.7), "num_turns"),
+    (lambda r: r.update(num_actions=-1), "num_actions"),
+    (lambda r: r.update(optimal_length="3"), "optimal_length"),
+    (lambda r: _edit_turns(r, prompt_tokens=-5), "prompt_tokens"),
+    (lambda r: _edit_turns(r, completion_tokens=True), "completion_tokens"),
+    (lambda r: _edit_turns(r, format_penalty=math.nan), "format_penalty"),
+    (lambda r: r.update(turns=[5]), "turns"),
+]
+
+
+@pytest.mark.parametrize("change, field", TAMPERED)
+def test_a_tampered_record_is_refused_naming_file_line_and_field(finished, capsys, change, field):
+    log = finished / rundir.EPISODES
+    summary = (finished / rundir.SUMMARY).read_bytes()
+    lines = log.read_bytes().splitlines(keepends=True)
+    record = json.loads(lines[-1])
+    change(record)
+    log.write_bytes(b"".join(lines[:-1]) + rundir.encode_line(record))
+    assert main(["eval", *eval_args(finished)]) == 2
+    one_line_error(capsys, f"{log}: line {len(lines)}", field)
+    assert (finished / rundir.SUMMARY).read_bytes() == summary
+
+
+def test_a_deeply_nested_torn_tail_is_repaired_not_a_recursion_error(finished, capsys):
+    log = finished / rundir.EPISODES
+    intact = log.read_bytes()
+    log.write_bytes(intact + b"[" * 100_000 + b"]" * 100_000)  # no newline: a torn tail
+    assert main(["eval", *eval_args(finished)]) == 0
+    assert log.read_bytes() == intact
+    log.write_bytes(intact + b"[" * 100_000 + b"]" * 100_000 + b"\n" + intact.splitlines(keepends=True)[0])
+    assert main(["eval", *eval_args(finished)]) == 2
+    one_line_error(capsys, f"{log}: line 3", "not a complete JSON record")
+
+
+def test_a_failing_write_or_fsync_names_the_log(tmp_path, monkeypatch):
+    # os.write/os.fsync errors carry no file name; a full disk printed "[Errno 28] ...".
+    log = rundir.EpisodeLog(tmp_path / rundir.EPISODES)
+
+    def full_disk(*_args):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(rundir.os, "write", full_disk)
+    with pytest.raises(OSError) as raised:
+        log.append({"a": 1})
+    assert raised.value.filename == str(tmp_path / rundir.EPISODES) and raised.value.errno == errno.ENOSPC
+    monkeypatch.setattr(rundir.os, "fsync", full_disk)
+    with pytest.raises(OSError, match="No space") as raised:
+        log.close()
+    assert raised.value.filename == str(tmp_path / rundir.EPISODES)
+    log.close()  # the descriptor was released anyway: a second close does nothing

@@ -9,6 +9,7 @@ depend on which other episodes shared its batch, nor on the process that drew it
 from __future__ import annotations
 
 import hashlib
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,12 +26,27 @@ class SamplingSettings:
     sampling_seed: int = 0
 
     def __post_init__(self) -> None:
+        # NaN fails every comparison, so `temperature < 0` alone let it through (as greedy).
+        if not math.isfinite(self.temperature):
+            raise ValueError(f"temperature must be a finite number, got {self.temperature}")
         if self.temperature < 0:
             raise ValueError(f"temperature must be >= 0, got {self.temperature}")
         if not 0 < self.top_p <= 1:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
         if self.max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
+        check_sampling_seed(self.sampling_seed)
+
+
+# Sampling seeds must fit every consumer: vLLM seeds numpy's legacy generator, which
+# takes 32-bit seeds only.
+SAMPLING_SEED_LIMIT = 2**32
+
+
+def check_sampling_seed(seed: int) -> None:
+    """Refuse a sampling seed outside ``0 .. SAMPLING_SEED_LIMIT - 1``."""
+    if not 0 <= seed < SAMPLING_SEED_LIMIT:
+        raise ValueError(f"sampling_seed must be in 0..{SAMPLING_SEED_LIMIT - 1}, got {seed}")
 
 
 def request_seed(sampling_seed: int, request: AgentRequest) -> int:

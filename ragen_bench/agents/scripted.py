@@ -33,6 +33,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 from ragen_bench.chat.parser import ANSWER_CLOSE, ANSWER_OPEN, THINK_CLOSE, THINK_OPEN
+from ragen_bench.agents.sampling import check_sampling_seed
 from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest, LiveEnvView
 
 _RANDOM_TEXT_MAX_CHARS = 16
@@ -83,6 +84,7 @@ class RandomAgent(_ScriptedAgent):
     ) -> None:
         if actions_per_turn < 1:
             raise ValueError(f"actions_per_turn must be >= 1, got {actions_per_turn}")
+        check_sampling_seed(sampling_seed)
         self.sampling_seed = sampling_seed
         self.think = think
         self.actions_per_turn = actions_per_turn

@@ -76,6 +76,10 @@ DEFAULT_TEMPLATE = ChatTemplate(
 TEMPLATES: dict[str, ChatTemplate] = {"default": DEFAULT_TEMPLATE}
 
 
+# Largest |format_penalty|: far beyond any useful penalty, small enough that no sum overflows.
+MAX_FORMAT_PENALTY = 1e6
+
+
 @dataclass(frozen=True)
 class ChatConfig:
     """Limits, penalties and template choice for one chat episode.
@@ -107,6 +111,13 @@ class ChatConfig:
             raise ValueError(f"unknown template {self.template!r}; known: {', '.join(sorted(TEMPLATES))}")
         if not self.action_separator.strip():
             raise ValueError("action_separator must contain a visible character")
+        # Bounded so an episode's summed penalties stay finite (-1e308 per turn
+        # summed to -inf, which JSON cannot hold); rewards here are of order 10.
+        if not -MAX_FORMAT_PENALTY <= self.format_penalty <= MAX_FORMAT_PENALTY:
+            raise ValueError(
+                f"format_penalty must be a number in [-{MAX_FORMAT_PENALTY:g}, {MAX_FORMAT_PENALTY:g}], "
+                f"got {self.format_penalty!r}"
+            )
 
     @property
     def chat_template(self) -> ChatTemplate:

@@ -42,6 +42,7 @@ from ragen_bench.chat.protocol import (
     AgentReply,
     AgentRequest,
     LiveEnvView,
+    agent_name,
     check_replies,
     reply_problem,
     wants_live_env,
@@ -354,7 +355,7 @@ def run_lockstep(
     privileged = wants_live_env(agent)
     while live:
         requests = [episode.request(live_env=privileged) for _, episode in live]
-        replies = check_replies(agent, requests, agent.act(requests))
+        replies = check_replies(agent, requests, _act(agent, requests))
         still_live = []
         for (index, episode), reply in zip(live, replies):
             episode.step(reply)
@@ -369,3 +370,17 @@ def run_lockstep(
                 progress(trajectory)
         live = still_live
     return [t for t in results if t is not None]
+
+
+def _act(agent: Agent, requests: Sequence[AgentRequest]) -> object:
+    """``agent.act(requests)``, with the agent named in the errors the CLI prints as one line.
+
+    A ``ValueError``/``KeyError``/``OSError`` from inside an agent would otherwise reach the
+    user as a bare message (``'boom'``) that does not say which component failed.
+    """
+    try:
+        return agent.act(requests)
+    except AgentError:
+        raise
+    except (ValueError, KeyError, OSError) as error:
+        raise AgentError(f"agent {agent_name(agent)!r} failed in act(): {type(error).__name__}: {error}") from error

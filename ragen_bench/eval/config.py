@@ -19,6 +19,8 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragen_bench.agents.sampling import SAMPLING_SEED_LIMIT
+
 # Top-level keys of configs/eval.yaml; anything else is a typo or a key nothing reads.
 KEYS = (
     "env", "suite", "split", "samples", "sampling_seed", "limit", "shard", "lockstep_episodes",
@@ -28,6 +30,11 @@ KEYS = (
 # recorded before they existed), and a single-agent run leaves them out of its identity.
 GAME_KEYS = ("opponent", "game")
 GAME_DEFAULTS: dict[str, Any] = {"opponent": None, "game": {"max_retries": 2, "on_illegal": "forfeit"}}
+
+
+# The plan holds every episode up front; a huge sample count would stall before the
+# first episode.  pass@k estimates need far fewer samples per seed than this.
+MAX_SAMPLES = 10_000
 
 
 class ConfigError(ValueError):
@@ -66,12 +73,12 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _require_int(key: str, value: Any, minimum: int, *, optional: bool = False) -> None:
+def _require_int(key: str, value: Any, minimum: int, maximum: int | None = None, *, optional: bool = False) -> None:
     if optional and value is None:
         return
-    if not _is_int(value) or value < minimum:
-        allowed = f"an integer >= {minimum}" + (" or null" if optional else "")
-        raise ConfigError(f"{key} must be {allowed}, got {value!r}")
+    if not _is_int(value) or value < minimum or (maximum is not None and value > maximum):
+        allowed = f"an integer >= {minimum}" if maximum is None else f"an integer in {minimum}..{maximum}"
+        raise ConfigError(f"{key} must be {allowed}{' or null' if optional else ''}, got {value!r}")
 
 
 def _require_type(key: str, value: Any, kind: type, label: str, *, optional: bool = False) -> None:
@@ -180,12 +187,15 @@ def validate(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     missing = [key for key in KEYS if key not in config]
     if missing:
         raise ConfigError(f"missing key {missing[0]!r}")
-    _require_int("samples", config["samples"], 1)
-    _require_int("sampling_seed", config["sampling_seed"], 0)
+    _require_int("samples", config["samples"], 1, MAX_SAMPLES)
+    _require_int("sampling_seed", config["sampling_seed"], 0, SAMPLING_SEED_LIMIT - 1)
     _require_int("limit", config["limit"], 1, optional=True)
     _require_int("lockstep_episodes", config["lockstep_episodes"], 1)
     parse_shard(config["shard"])
     _require_type("out", config["out"], str, "a directory path", optional=True)
+    if config["out"] is not None and not config["out"].strip():
+        # An empty out= would silently fall back to the default directory.
+        raise ConfigError(f"out must be a directory path or null, got {config['out']!r}")
     _require_type("progress", config["progress"], bool, "true or false")
     agent = config["agent"]
     _require_type("agent", agent, Mapping, "an agent config")

@@ -77,34 +77,55 @@ def episode_row(record: Mapping[str, Any]) -> Row:
     """The numbers of one episode that the summary needs, from a trajectory dict.
 
     Rows are small so a harness can keep every row of a large panel in memory while
-    the full transcripts live only on disk.
+    the full transcripts live only on disk.  Fields are checked, not coerced: an
+    edited or corrupted record (``"success": "no"``, a NaN reward, a negative count)
+    raises ``ValueError`` naming the field instead of changing the summary quietly.
     """
     turns = record["turns"]
+    if not isinstance(turns, list) or not all(isinstance(turn, dict) for turn in turns):
+        raise ValueError("turns must be a list of turn objects")
     token_counts = [
-        n
+        _count(turn, key)
         for turn in turns
-        for n in (turn.get("prompt_tokens"), turn.get("completion_tokens"))
-        if n is not None
+        for key in ("prompt_tokens", "completion_tokens")
+        if turn.get(key) is not None
     ]
+    success = record["success"]
+    if not isinstance(success, bool):
+        raise ValueError(f"success must be true or false, got {success!r}")
     return {
         "env_id": record["env_id"],
         "split": record["split"],
-        "seed": record["seed"],
-        "sample": record["sample"],
-        "success": bool(record["success"]),
-        "total_reward": float(record["total_reward"]),
-        "num_turns": int(record["num_turns"]),
-        "num_actions": int(record["num_actions"]),
+        "seed": _count(record, "seed"),
+        "sample": _count(record, "sample"),
+        "success": success,
+        "total_reward": _finite(record, "total_reward"),
+        "num_turns": _count(record, "num_turns"),
+        "num_actions": _count(record, "num_actions"),
         "num_proposed_actions": sum(len(turn["parsed_actions"]) for turn in turns),
-        "num_valid_actions": int(record["num_valid_actions"]),
-        "num_effective_actions": int(record["num_effective_actions"]),
-        "num_penalized_turns": sum(1 for turn in turns if turn["format_penalty"] != 0),
+        "num_valid_actions": _count(record, "num_valid_actions"),
+        "num_effective_actions": _count(record, "num_effective_actions"),
+        "num_penalized_turns": sum(1 for turn in turns if _finite(turn, "format_penalty") != 0),
         # Replies the agent cut at its token limit; .get: records of agents that
         # do not report why a reply ended carry no such field.
         "num_truncated_replies": sum(1 for turn in turns if turn.get("finish_reason") == "length"),
-        "optimal_length": record.get("optimal_length"),
+        "optimal_length": None if record.get("optimal_length") is None else _count(record, "optimal_length"),
         "tokens": sum(token_counts) if token_counts else None,
     }
+
+
+def _count(record: Mapping[str, Any], key: str) -> int:
+    value = record[key]
+    if type(value) is not int or value < 0:
+        raise ValueError(f"{key} must be a non-negative integer, got {value!r}")
+    return value
+
+
+def _finite(record: Mapping[str, Any], key: str) -> float:
+    value = record[key]
+    if type(value) not in (int, float) or not math.isfinite(value):
+        raise ValueError(f"{key} must be a finite number, got {value!r}")
+    return float(value)
 
 
 def success_stats(rows: Sequence[Row]) -> dict[str, Any]:

@@ -50,7 +50,8 @@ class EnvPool:
     def _make(self, env_id: str) -> gymnasium.Env[Any, Any]:
         try:
             return gymnasium.make(env_id, **self.env_kwargs)
-        except (TypeError, ValueError) as error:
+        # AttributeError: gymnasium.make itself calls str methods on render_mode=5.
+        except (TypeError, ValueError, AttributeError) as error:
             # The env constructors check their arguments; a bad one is the user's to fix.
             raise config_module.ConfigError(f"env_kwargs {self.env_kwargs} for {env_id}: {error}") from None
 
@@ -107,6 +108,21 @@ def build_agent(agent_config: Mapping[str, Any]) -> Any:
     return make_agent(settings.pop("name"), **settings)
 
 
+def close_agent(agent: Any) -> None:
+    """``agent.close()``; a failure names the agent (the episodes already written are kept)."""
+    from ragen_bench.chat.protocol import AgentError, agent_name
+
+    try:
+        agent.close()
+    except AgentError:
+        raise
+    except Exception as error:
+        raise AgentError(
+            f"agent {agent_name(agent)!r} failed in close(): {type(error).__name__}: {error}; "
+            "finished episodes are kept, re-run the same command to finish the run"
+        ) from error
+
+
 def run_eval(config: Mapping[str, Any]) -> EvalResult:
     """Run (or resume) the evaluation ``config`` describes; see the module docstring."""
     from ragen_bench.chat import ChatConfig
@@ -157,7 +173,7 @@ def run_eval(config: Mapping[str, Any]) -> EvalResult:
                 progress.close()
                 for player in (agent, rival):
                     if player is not None:
-                        player.close()
+                        close_agent(player)
             summary = report.write_summary(out, rows, fingerprint_)
             if game is not None:
                 summary["games"] = games.add_game_summary(out)

@@ -132,7 +132,7 @@ def _parse_line(line: bytes) -> dict[str, Any] | None:
         return None
     try:
         record = json.loads(line)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays nested thousands deep
         return None
     return record if isinstance(record, dict) else None
 
@@ -235,17 +235,32 @@ class EpisodeLog:
         view = memoryview(encode_line(record))
         # One write() almost always takes the whole line; the loop only covers the
         # rare short write, and a kill inside it leaves a torn tail that resume repairs.
-        while view:
-            view = view[os.write(self._fd, view) :]
+        with self._naming_the_file():
+            while view:
+                view = view[os.write(self._fd, view) :]
 
     def sync(self) -> None:
-        os.fsync(self._fd)
+        with self._naming_the_file():
+            os.fsync(self._fd)
 
     def close(self) -> None:
         if self._fd >= 0:
-            os.fsync(self._fd)
-            os.close(self._fd)
-            self._fd = -1
+            fd, self._fd = self._fd, -1
+            try:
+                with self._naming_the_file():
+                    os.fsync(fd)
+            finally:
+                os.close(fd)
+
+    @contextmanager
+    def _naming_the_file(self) -> Iterator[None]:
+        """OSErrors of calls on the descriptor (a full disk, fsync refused) name the log file."""
+        try:
+            yield
+        except OSError as error:
+            if error.filename is not None:
+                raise
+            raise OSError(error.errno, error.strerror, str(self.path)) from error
 
     def __enter__(self) -> EpisodeLog:
         return self
