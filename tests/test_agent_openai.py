@@ -360,6 +360,7 @@ def test_parse_completion_gives_a_valid_reply_or_value_error(payload):
     [
         ({"content": None}, "stop", ("", "null_content")),
         ({"content": None, "refusal": "I can't help with that."}, "stop", ("", "refusal")),
+        ({"content": None, "tool_calls": [{"id": "1", "type": "function"}]}, "tool_calls", ("", "tool_calls")),
         ({"content": "cut"}, "length", ("cut", "length")),
         ({"content": ""}, "content_filter", ("", "content_filter")),
         ({"content": "ok"}, 3, ("ok", None)),

@@ -4,10 +4,10 @@ Each test pins one defect class the probe hit: an env pickled mid-episode, a ref
 first reset, settings that hang or mean nothing, agents that fail inside
 ``act``/``close``, tampered episode records, I/O errors that named no file.
 
-Distinct hostile inputs tried here: 75 = 26 env copies (13 ids x pickle/deepcopy) + 2
+Distinct hostile inputs tried here: 26 env copies (13 ids x pickle/deepcopy) + 2
 pickled fresh/finished envs + 9 refused first resets + 11 CLI settings + 3 temperatures
 + 4 format penalties + 3 errors in act() + 1 in close() + 12 tampered records + 2
-nested-JSON lines + 2 failing write/fsync calls.
+nested-JSON lines + 2 failing write/fsync calls + 1 nested-JSON server answer (76).
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ import errno
 import json
 import math
 import pickle
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import gymnasium
@@ -283,3 +285,44 @@ def test_a_failing_write_or_fsync_names_the_log(tmp_path, monkeypatch):
         log.close()
     assert raised.value.filename == str(tmp_path / rundir.EPISODES)
     log.close()  # the descriptor was released anyway: a second close does nothing
+
+
+# -- an OpenAI-compatible server nesting its JSON too deep -----------------------------------
+
+
+class _DeepThenValid(BaseHTTPRequestHandler):
+    """First answer: JSON nested 100 000 arrays deep (RecursionError in json); then a valid one."""
+
+    calls = 0
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers["Content-Length"]))
+        _DeepThenValid.calls += 1
+        message = {"choices": [{"message": {"content": "<answer>Up</answer>"}, "finish_reason": "stop"}]}
+        body = b"[" * 100_000 + b"]" * 100_000 if _DeepThenValid.calls == 1 else json.dumps(message).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_args: object) -> None:
+        pass
+
+
+def test_a_too_deeply_nested_answer_is_a_retried_server_fault():
+    # json raised RecursionError, which the agent did not catch: a traceback, no retry.
+    from ragen_bench.agents.openai_compat import make_openai_agent
+    from ragen_bench.chat import AgentRequest
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _DeepThenValid)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    agent = make_openai_agent(
+        "m", base_url=f"http://127.0.0.1:{server.server_port}/v1", max_retries=1, backoff_base_s=0.01, timeout_s=30
+    )
+    try:
+        (reply,) = agent.act([AgentRequest(messages=[{"role": "user", "content": "hi"}], episode_key="k", turn=1)])
+    finally:
+        agent.close()
+        server.shutdown()
+        server.server_close()
+    assert (reply.text, _DeepThenValid.calls) == ("<answer>Up</answer>", 2)

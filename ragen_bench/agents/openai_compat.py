@@ -13,7 +13,8 @@ Every failure that ends a request raises :class:`CompletionError`, an
 silently empty reply would be scored as a format failure and bias the benchmark.
 
 A reply whose ``content`` is null still counts as a reply (empty text), but says so in its
-``finish_reason``: ``"refusal"`` when the message carries a refusal, else ``"null_content"``;
+``finish_reason``: ``"refusal"`` when the message carries a refusal, ``"tool_calls"`` when it
+carries tool calls, else ``"null_content"``;
 otherwise ``finish_reason`` is the server's (``"stop"``, ``"length"``, ``"content_filter"``...).
 
 Ctrl-C stops a batch at once: pending requests are cancelled, not awaited.  ``act`` runs its
@@ -110,7 +111,7 @@ def parse_completion(payload: Any) -> AgentReply:
         reason = choice.get("finish_reason")
         text, finish_reason = content, reason if isinstance(reason, str) else None
     elif content is None:
-        text, finish_reason = "", "refusal" if message.get("refusal") else "null_content"
+        text, finish_reason = "", _why_no_content(message)
     else:
         raise ValueError(f"choices[0].message.content is a {type(content).__name__}, not a string or null")
     usage = payload.get("usage")
@@ -121,6 +122,15 @@ def parse_completion(payload: Any) -> AgentReply:
         completion_tokens=_count(usage.get("completion_tokens")),
         finish_reason=finish_reason,
     )
+
+
+def _why_no_content(message: dict[str, Any]) -> str:
+    """The finish reason of a message without text: what it carried instead, if anything."""
+    if message.get("refusal"):
+        return "refusal"
+    if message.get("tool_calls"):  # the model asked for tools this benchmark does not offer
+        return "tool_calls"
+    return "null_content"
 
 
 def _count(value: Any) -> int | None:
@@ -202,8 +212,10 @@ class OpenAICompatAgent:
                 if status == 200:
                     try:
                         return parse_completion(response.json())
-                    except ValueError as error:  # bad JSON or shape: a server fault, worth a retry
-                        failure = f"HTTP 200 with a malformed body: {error}"
+                    # Bad JSON or shape (RecursionError: arrays nested thousands deep): a
+                    # server fault, worth a retry.
+                    except (ValueError, RecursionError) as error:
+                        failure = f"HTTP 200 with a malformed body: {type(error).__name__}: {error}"
                 elif status in RETRY_STATUSES:
                     failure = f"HTTP {status}: {response.text[:MAX_ERROR_CHARS]}"
                     retry_after = _retry_after_seconds(response.headers)
