@@ -119,7 +119,9 @@ def test_readme_tables(built: Path) -> None:
     text = (built / "README.md").read_text()
     assert f"## suite {SUITE}" in text and "## Generalization" in text
     table = [line for line in text.splitlines() if line.startswith("| optimal |")]
-    assert len(table) == 8 + 6  # 8 envs in the main table, 6 held-out panels in the generalization table
+    # 8 envs in the main table, 6 held-out panels in the generalization table, 1 line in the entries table
+    assert len(table) == 8 + 6 + 1
+    assert "| optimal | scripted | scripted | no | 2026-11-30 | tests | - | 32 |" in text
     assert "| optimal | RAGEN/Sokoban-6x6-v0 | RAGEN/FrozenLake-4x4-v0 | environment |" in text
 
 

@@ -55,15 +55,16 @@ def build(submissions: Path, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     main_rows = [row for entry in entries for row in entry.rows]
     general = generalization_rows(entries)
+    info = [info_row(entry) for entry in entries]
     plots = {
         "success_by_env.png": success_plot(main_rows),
         "generalization.png": generalization_plot(general),
     }
     outputs = {
-        "README.md": readme(main_rows, general).encode(),
+        "README.md": readme(main_rows, general, info).encode(),
         "leaderboard.csv": csv_text(main_rows).encode(),
         **plots,
-        "index.html": render_page(main_rows, general, plots, viewer_data(entries)).encode(),
+        "index.html": render_page(main_rows, general, info, plots, viewer_data(entries)).encode(),
     }
     written = []
     for name, data in outputs.items():
@@ -129,6 +130,16 @@ def entry_rows(run: Any, suite: str) -> list[dict[str, Any]]:
             "tokens_per_episode": group["tokens_per_episode"],
         })
     return rows
+
+
+def info_row(entry: Entry) -> dict[str, Any]:
+    """Who made an entry and how (from submission.json), with the episodes it holds."""
+    info = entry.run.info
+    return {
+        "entry": info.name, "model": info.model, "recipe": info.recipe, "trained_on_train": info.trained_on_train_panels,
+        "date": info.date, "contact": info.contact, "link": info.link, "episodes": len(entry.run.rows),
+        "notes": info.notes,
+    }
 
 
 # -- generalization --------------------------------------------------------------------
@@ -209,6 +220,10 @@ MAIN_COLUMNS = {
     "pass@k": "pass@k", "mean_return": "mean return", "efficiency": "efficiency",
     "valid_action_rate": "valid actions", "tokens_per_episode": "tokens/episode",
 }
+ENTRY_COLUMNS = {
+    "entry": "entry", "model": "model", "recipe": "recipe", "trained_on_train": "trained on train", "date": "date",
+    "contact": "contact", "link": "link", "episodes": "episodes", "notes": "notes",
+}
 GENERALIZATION_COLUMNS = {
     "entry": "entry", "train_env": "train env", "test_env": "held-out env", "axis": "axis",
     "in_distribution": "in-distribution", "held_out": "held-out", "gap": "gap", "gap_ci95": "gap 95% CI",
@@ -241,7 +256,8 @@ def sorted_rows(rows: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return sorted(rows, key=lambda r: (r["suite"], r["env"], r["split"], -r["success"], r["entry"]))
 
 
-def readme(rows: Sequence[Mapping[str, Any]], general: Sequence[Mapping[str, Any]]) -> str:
+def readme(rows: Sequence[Mapping[str, Any]], general: Sequence[Mapping[str, Any]],
+           info: Sequence[Mapping[str, Any]]) -> str:
     parts = [README_HEADER]
     ordered = sorted_rows(rows)
     for suite in sorted({row["suite"] for row in rows}):
@@ -259,6 +275,7 @@ def readme(rows: Sequence[Mapping[str, Any]], general: Sequence[Mapping[str, Any
             "difference of two independent proportions.\n\n" + markdown_table(general, GENERALIZATION_COLUMNS)
             + "\n\n![generalization heatmap](generalization.png)"
         )
+    parts.append("## Entries\n\n" + markdown_table(info, ENTRY_COLUMNS))
     return "\n\n".join(parts) + "\n"
 
 

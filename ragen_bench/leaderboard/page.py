@@ -14,12 +14,17 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragen_bench.leaderboard.build import GENERALIZATION_COLUMNS, MAIN_COLUMNS, cell_text, display_row, sorted_rows
+from ragen_bench.leaderboard.build import (
+    ENTRY_COLUMNS, GENERALIZATION_COLUMNS, MAIN_COLUMNS, cell_text, display_row, sorted_rows,
+)
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1200px; color: #222; padding: 0 1em; }
+body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1600px; color: #222; padding: 0 1em; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.85em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; }
+td { white-space: nowrap; }
+td.text { white-space: normal; min-width: 10em; max-width: 18em; }
+.scroll { overflow-x: auto; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 th { background: #f0f0f0; cursor: pointer; user-select: none; }
 th[aria-sort="ascending"]::after { content: " \\25B2"; }
@@ -98,6 +103,10 @@ chooseEntry();
 """
 
 
+# Columns of free text (from submission.json) that wrap instead of widening the table.
+WRAPPED = ("model", "recipe", "contact", "notes")
+
+
 def _sort_key(value: Any) -> str:
     if value is None:
         return ""
@@ -116,12 +125,14 @@ def html_table(table_id: str, rows: Sequence[Mapping[str, Any]], columns: Mappin
         for key in columns:
             # Interval cells sort by their lower bound.
             raw = row.get({"ci95": "success_low", "gap_ci95": "gap_low"}.get(key, key))
+            # Numbers align right; free text from submission.json may wrap.
             kind = ' class="num"' if isinstance(raw, (int, float)) and not isinstance(raw, bool) else ""
+            kind = ' class="text"' if key in WRAPPED else kind
             text = html.escape(cell_text(shown.get(key)))
             cells.append(f'<td{kind} data-sort="{html.escape(_sort_key(raw))}">{text}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return (f'<table id="{table_id}" class="sortable"><thead><tr>{head}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table>')
+    return (f'<div class="scroll"><table id="{table_id}" class="sortable"><thead><tr>{head}</tr></thead>'
+            f'<tbody>{"".join(body)}</tbody></table></div>')
 
 
 def _json_for_script(data: Any) -> str:
@@ -130,7 +141,7 @@ def _json_for_script(data: Any) -> str:
 
 
 def render_page(rows: Sequence[Mapping[str, Any]], general: Sequence[Mapping[str, Any]],
-                plots: Mapping[str, bytes], viewer: Mapping[str, Any]) -> str:
+                info: Sequence[Mapping[str, Any]], plots: Mapping[str, bytes], viewer: Mapping[str, Any]) -> str:
     images = "".join(
         f'<p><img alt="{html.escape(name)}" src="data:image/png;base64,{base64.b64encode(data).decode()}"></p>'
         for name, data in plots.items()
@@ -144,6 +155,7 @@ def render_page(rows: Sequence[Mapping[str, Any]], general: Sequence[Mapping[str
         table = html_table("generalization", general, GENERALIZATION_COLUMNS)
         sections.append("<h2>Generalization</h2><p>Held-out success minus in-distribution success, "
                         f"with Newcombe's 95% interval.</p>{table}")
+    sections.append("<h2>Entries</h2>" + html_table("entries", info, ENTRY_COLUMNS))
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
