@@ -2,7 +2,7 @@
 
 Clean submissions are made with the real harness (``run_eval``); every tampering test
 copies one, changes one thing and checks that ``verify`` refuses it with the right
-file, line, episode, turn and field.  Hostile inputs tried here: 70 hand-written
+file, line, episode, turn and field.  Hostile inputs tried here: 73 hand-written
 (tampered numbers, text, structure, manifests, summaries, schema, sizes, paths, links)
 plus the property tests' generated mutations of any checked record field.
 """
@@ -499,6 +499,16 @@ def test_bad_episode_lines(clean_suite: Path, tmp_path: Path, line: bytes, probl
     (sub / "episodes.jsonl").write_bytes(line)
     error = refused(sub)
     assert error.line == 1 and problem in error.problem
+
+
+@pytest.mark.parametrize("depth", [900, 5_000, 100_000])
+def test_deeply_nested_values(clean_suite: Path, tmp_path: Path, depth: int) -> None:
+    sub = copy(clean_suite, tmp_path)
+    lines = (sub / "episodes.jsonl").read_bytes().splitlines(keepends=True)
+    nested = lines[0].rstrip()[:-1] + b', "x": ' + b"[" * depth + b"]" * depth + b"}\n"
+    (sub / "episodes.jsonl").write_bytes(nested + b"".join(lines[1:]))
+    error = refused(sub)
+    assert error.line == 1 and ("nested too deeply" in error.problem or error.field == "x")
 
 
 def test_log_without_final_newline(clean_suite: Path, tmp_path: Path) -> None:

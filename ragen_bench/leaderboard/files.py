@@ -115,6 +115,8 @@ def parse_json(data: bytes, *, name: str, line: int | None = None, unique_keys: 
         )
     except (ValueError, UnicodeDecodeError) as error:
         raise LeaderboardError(f"not valid JSON ({error})", file=name, line=line) from None
+    except RecursionError:
+        raise LeaderboardError("JSON nested too deeply", file=name, line=line) from None
 
 
 def read_json_file(path: Path, *, name: str) -> Any:

@@ -228,7 +228,12 @@ def _replay_log(path: Path, spec: _RunSpec) -> tuple[list[dict[str, Any]], int]:
                 raise LeaderboardError(f"episode appears twice (first on line {seen[slot]})",
                                        episode=_key(slot), **where)
             seen[slot] = number
-            replayed = replay(record, pool.take([slot[0]])[0], spec.chat_config, where={**where, "episode": _key(slot)})
+            try:
+                replayed = replay(record, pool.take([slot[0]])[0], spec.chat_config,
+                                  where={**where, "episode": _key(slot)})
+            except RecursionError:
+                # Values nested just under the parser's limit can still exhaust the stack when compared.
+                raise LeaderboardError("a value is nested too deeply", episode=_key(slot), **where) from None
             rows.append(metrics.episode_row(replayed))
             turns += len(replayed["turns"])
     finally:
