@@ -2,9 +2,10 @@
 
 Clean submissions are made with the real harness (``run_eval``); every tampering test
 copies one, changes one thing and checks that ``verify`` refuses it with the right
-file, line, episode, turn and field.  Hostile inputs tried here: 73 hand-written
+file, line, episode, turn and field.  Hostile inputs tried here: 77 hand-written
 (tampered numbers, text, structure, manifests, summaries, schema, sizes, paths, links)
-plus the property tests' generated mutations of any checked record field.
+plus the property tests' generated values for any checked record field and any part of the
+manifest and summary.
 """
 
 from __future__ import annotations
@@ -332,6 +333,14 @@ def test_edited_think_text_changes_the_transcript(clean_suite: Path, tmp_path: P
     edit_record(sub, 0, lambda r: r["turns"][0].update(raw_response=text.replace("random", "careful")))
     error = refused(sub)
     assert (error.turn, error.field) == (1, "normalized_response")
+
+
+@pytest.mark.parametrize("packed", [{"unicode_escape": "\\x"}, {"unicode_escape": "é"}, {"unicode_escape": 5}, None])
+def test_malformed_raw_response(clean_suite: Path, tmp_path: Path, packed: Any) -> None:
+    sub = copy(clean_suite, tmp_path)
+    edit_record(sub, 0, lambda r: r["turns"][0].update(raw_response=packed))
+    error = refused(sub)
+    assert (error.line, error.turn, error.field) == (1, 1, "raw_response")
 
 
 def test_extra_turn_after_the_end(clean_suite: Path, tmp_path: Path) -> None:
@@ -733,3 +742,34 @@ def test_inside_never_leaves_the_root(relative: str) -> None:
     except LeaderboardError:
         return
     assert Path(os.path.normpath(path)).is_relative_to(root)
+
+
+def _nodes(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path into a JSON value, containers included."""
+    children: list[tuple[Any, Any]] = []
+    if isinstance(value, dict):
+        children = list(value.items())
+    elif isinstance(value, list):
+        children = list(enumerate(value))
+    return [path] * bool(path) + [node for k, v in children for node in _nodes(v, (*path, k))]
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_any_manifest_or_summary_value_gives_a_clean_refusal(clean_suite: Path, data: st.DataObject) -> None:
+    """Whatever value replaces any part of manifest.json or summary.json, the answer is a
+    LeaderboardError (or a pass, when the value happens to be equivalent), never a traceback."""
+    name = data.draw(st.sampled_from(["manifest.json", "summary.json"]), label="file")
+    document = json.loads((clean_suite / name).read_text())
+    path = data.draw(st.sampled_from(_nodes(document)), label="path")
+    target = document
+    for part in path[:-1]:
+        target = target[part]
+    target[path[-1]] = data.draw(json_values, label="value")
+    with tempfile.TemporaryDirectory() as folder:
+        sub = copy(clean_suite, Path(folder))
+        (sub / name).write_text(json.dumps(document))
+        try:
+            verify(sub)
+        except LeaderboardError:
+            pass

@@ -279,7 +279,10 @@ def replay(record: Mapping[str, Any], env: Any, chat_config: Any, *, where: Mapp
         if episode.done:
             raise LeaderboardError("the episode had already ended; this turn cannot have been played",
                                    field="num_turns", expected=number - 1, found=len(turns), **at)
-        text = unpack_text(turn.get("raw_response"))
+        try:
+            text = unpack_text(turn.get("raw_response"))
+        except (UnicodeError, AttributeError):  # a packed text that is no unicode_escape string
+            raise LeaderboardError("holds a malformed escaped text", field="raw_response", **at) from None
         if type(text) is not str:
             raise LeaderboardError("missing or not a string", field="raw_response", **at)
         reply = AgentReply(text=text, prompt_tokens=turn.get("prompt_tokens"),
