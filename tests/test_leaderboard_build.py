@@ -10,6 +10,7 @@ import json
 import math
 import re
 import shutil
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -191,6 +192,15 @@ def test_committed_leaderboard_is_up_to_date(tmp_path: Path) -> None:
             f"leaderboard/{name} is stale: run `ragen-bench leaderboard build`")
     fresh, committed = ((folder / "index.html").read_bytes() for folder in (tmp_path, REPO_ROOT / "leaderboard"))
     assert _without_images(fresh) == _without_images(committed), "leaderboard/index.html is stale"
+
+
+@pytest.mark.parametrize("module", ["pandas", "matplotlib"])
+def test_missing_extra_is_one_line(submissions: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                   capsys: pytest.CaptureFixture[str], module: str) -> None:
+    monkeypatch.setitem(sys.modules, module, None)  # what an install without the extra looks like
+    assert main(["leaderboard", "build", "--submissions", str(submissions), "--out", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (f"ragen-bench leaderboard: error: the leaderboard needs {module}, which is "
+                                       "not installed: pip install 'ragen-bench[leaderboard]'\n")
 
 
 # -- statistics -----------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ragen_bench.leaderboard.errors import LeaderboardError
+from ragen_bench.leaderboard.errors import LeaderboardError, needs_extra
 
 # Episodes per panel the page's transcript viewer holds (the first seeds, sample 0):
 # the page stays small while every entry and env can be stepped through.
@@ -136,9 +136,9 @@ def info_row(entry: Entry) -> dict[str, Any]:
     """Who made an entry and how (from submission.json), with the episodes it holds."""
     info = entry.run.info
     return {
-        "entry": info.name, "model": info.model, "recipe": info.recipe, "trained_on_train": info.trained_on_train_panels,
-        "date": info.date, "contact": info.contact, "link": info.link, "episodes": len(entry.run.rows),
-        "notes": info.notes,
+        "entry": info.name, "model": info.model, "recipe": info.recipe,
+        "trained_on_train": info.trained_on_train_panels, "date": info.date, "contact": info.contact,
+        "link": info.link, "episodes": len(entry.run.rows), "notes": info.notes,
     }
 
 
@@ -281,9 +281,8 @@ def readme(rows: Sequence[Mapping[str, Any]], general: Sequence[Mapping[str, Any
 
 def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
     """The main table as CSV (floats as Python writes them, so the file round-trips exactly)."""
-    import pandas as pd
-
-    frame = pd.DataFrame(sorted_rows(rows))
+    pandas = needs_extra("pandas")
+    frame = pandas.DataFrame(sorted_rows(rows))
     return frame.to_csv(index=False, lineterminator="\n")
 
 
@@ -301,9 +300,7 @@ def _figure_bytes(figure: Any) -> bytes:
 
 
 def _pyplot() -> Any:
-    import matplotlib
-
-    matplotlib.use("Agg")
+    needs_extra("matplotlib").use("Agg")
     import matplotlib.pyplot as plt
 
     # Fixed salt: SVG ids would otherwise be random (PNG output has none, but a saved

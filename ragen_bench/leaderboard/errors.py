@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
 from typing import Any
 
 _MISSING = object()
+
+
+def needs_extra(module: str) -> ModuleType:
+    """Import ``module``, one of the ``leaderboard`` extra's packages, or say how to install it."""
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise LeaderboardError(f"the leaderboard needs {module.split('.')[0]}, which is not installed: "
+                               "pip install 'ragen-bench[leaderboard]'") from None
 
 
 class LeaderboardError(RuntimeError):

@@ -10,9 +10,12 @@ from __future__ import annotations
 import datetime as _dt
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StringConstraints, ValidationError, field_validator
+from ragen_bench.leaderboard.errors import LeaderboardError, needs_extra
 
-from ragen_bench.leaderboard.errors import LeaderboardError
+needs_extra("pydantic")  # a one-line hint instead of an ImportError traceback
+from pydantic import (  # noqa: E402
+    BaseModel, ConfigDict, Field, StrictBool, StringConstraints, ValidationError, field_validator,
+)
 
 FORMAT = "ragen-bench/submission/v1"
 
