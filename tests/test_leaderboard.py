@@ -773,3 +773,10 @@ def test_any_manifest_or_summary_value_gives_a_clean_refusal(clean_suite: Path, 
             verify(sub)
         except LeaderboardError:
             pass
+
+
+def test_verify_speed_on_a_whole_sokoban_panel(tmp_path: Path) -> None:
+    """256 Sokoban episodes verify in about 0.25 s here (docs/leaderboard.md); the bound is 20x that."""
+    sub = make_submission(tmp_path / "sokoban", "sokoban", "env=RAGEN/Sokoban-6x6-v0", "agent=random")
+    run = verify(sub)
+    assert len(run.rows) == 256 and run.seconds < 5.0
