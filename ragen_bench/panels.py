@@ -200,8 +200,8 @@ def load(env_id: str, split: str) -> Panel:
         raise PanelError(f"no {split!r} panel for {env_id} (expected a file at {path}); splits: {available(env_id)}")
     try:
         raw = json.loads(path.read_bytes().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as error:
-        raise PanelError(f"{path}: not a UTF-8 JSON file ({error})") from None
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as error:  # Recursion: nested too deep
+        raise PanelError(f"{path}: not a UTF-8 JSON file ({type(error).__name__}: {error})") from None
     panel = _parse(path, raw)
     if (panel.env_id, panel.split) != (env_id, split):
         raise PanelError(f"{path}: file is for {panel.env_id}/{panel.split}, not {env_id}/{split}")

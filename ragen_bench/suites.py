@@ -127,7 +127,9 @@ def suite_path(name: str) -> Traversable:
 
 def names() -> list[str]:
     """Suites with a frozen file in ``envs/suites/``, sorted."""
-    return sorted(path.name.removesuffix(".json") for path in suites_dir().iterdir() if path.name.endswith(".json"))
+    return sorted(
+        path.name.removesuffix(".json") for path in suites_dir().iterdir() if path.name.endswith(".json") and path.is_file()
+    )
 
 
 def _panel_json(panel: SuitePanel) -> dict[str, str]:
@@ -204,7 +206,7 @@ def get(name: str, *, check_panels: bool = True) -> Suite:
             for t in data["tracks"]
         )
         suite = Suite(str(data["name"]), str(data["description"]), tracks, str(data["checksum"]))
-    except (KeyError, TypeError, ValueError) as error:
+    except (KeyError, TypeError, ValueError, RecursionError) as error:  # Recursion: JSON nested too deep
         raise SuiteError(f"{path}: malformed suite file ({error!r})") from None
     if suite.name != name:
         raise SuiteError(f"{path}: file is for suite {suite.name!r}, not {name!r}")

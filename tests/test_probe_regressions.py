@@ -7,7 +7,9 @@ first reset, settings that hang or mean nothing, agents that fail inside
 Distinct hostile inputs tried here: 26 env copies (13 ids x pickle/deepcopy) + 2
 pickled fresh/finished envs + 9 refused first resets + 11 CLI settings + 3 temperatures
 + 4 format penalties + 3 errors in act() + 1 in close() + 12 tampered records + 2
-nested-JSON lines + 2 failing write/fsync calls + 1 nested-JSON server answer (76).
+nested-JSON lines + 2 failing write/fsync calls + 1 nested-JSON server answer + 2 answers
+too long to give + 3 nested-JSON data/panel/suite files + 1 directory named as a suite + 3
+missing panels (92).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import errno
 import json
 import math
 import pickle
+import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -25,11 +28,15 @@ import gymnasium
 import pytest
 
 import ragen_bench  # noqa: F401  (registers the ids)
+from ragen_bench import data, panels, suites
 from ragen_bench.agents.sampling import SamplingSettings
 from ragen_bench.chat import AgentReply, ChatConfig
 from ragen_bench.chat.config import MAX_FORMAT_PENALTY
 from ragen_bench.cli import main
 from ragen_bench.envs.base import EpisodeFinishedError
+from ragen_bench.envs.datafiles import InstanceFileError
+from ragen_bench.envs.math_qa import MathQAEnv
+from ragen_bench.envs.math_qa.questions import MAX_ANSWER_CHARS
 from ragen_bench.eval import compose_config, rundir, run_eval
 from ragen_bench.eval.config import MAX_SAMPLES
 from ragen_bench.registry import ENV_IDS
@@ -326,3 +333,80 @@ def test_a_too_deeply_nested_answer_is_a_retried_server_fault():
         server.shutdown()
         server.server_close()
     assert (reply.text, _DeepThenValid.calls) == ("<answer>Up</answer>", 2)
+
+
+# -- data files, panels and suites ----------------------------------------------------------
+
+DEEP_JSON = "[" * 100_000 + "]" * 100_000
+
+
+@pytest.mark.parametrize(
+    "row, message",
+    [
+        # The optimal agent's answer is cut by the action space's bound, so the row scored 0.
+        ({"question": "Digits?", "answer": "9" * (MAX_ANSWER_CHARS + 1)}, "answer may have"),
+        ({"query": "Digits?", "response": "The answer is: " + "9" * (MAX_ANSWER_CHARS + 1)}, "answer may have"),
+    ],
+)
+def test_a_reference_answer_no_reply_can_hold_is_refused(tmp_path, row, message):
+    path = tmp_path / "q.jsonl"
+    path.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    with pytest.raises(InstanceFileError, match=f"{path}: line 1: .*{message}"):
+        MathQAEnv(data_path=str(path))
+    path.write_text(json.dumps({"question": "Digits?", "answer": "9" * MAX_ANSWER_CHARS}) + "\n", encoding="utf-8")
+    env = MathQAEnv(data_path=str(path))
+    env.reset(seed=0)
+    assert env.step(env.optimal_action())[1] > 0  # the longest allowed answer is still reachable
+
+
+def test_a_data_file_nested_too_deep_names_file_and_line(tmp_path):
+    path = tmp_path / "q.jsonl"
+    path.write_text('{"question": "q", "answer": "1"}\n{"question": "q", "answer": "1", "x": ' + DEEP_JSON + "}\n")
+    with pytest.raises(InstanceFileError, match=f"{path}: line 2: JSON nested too deeply"):
+        MathQAEnv(data_path=str(path))
+
+
+@pytest.fixture
+def envs_copy(tmp_path, monkeypatch) -> Path:
+    copy = tmp_path / "envs"
+    shutil.copytree(str(panels.envs_dir()), copy)
+    monkeypatch.setenv(data.ENVS_DIR_OVERRIDE, str(copy))
+    return copy
+
+
+def test_a_panel_nested_too_deep_is_a_panel_error(envs_copy):
+    path = envs_copy / "bandit" / "panels" / "Bandit-v0" / "test.json"
+    path.write_text(DEEP_JSON)
+    with pytest.raises(panels.PanelError, match="test.json: not a UTF-8 JSON file"):
+        panels.load("RAGEN/Bandit-v0", "test")
+
+
+def test_a_suite_nested_too_deep_is_a_suite_error(envs_copy):
+    (envs_copy / "suites" / "ragen-bandit-generalization-v0.json").write_text(DEEP_JSON)
+    with pytest.raises(suites.SuiteError, match="malformed suite file"):
+        suites.get("ragen-bandit-generalization-v0")
+
+
+def test_a_directory_named_like_a_suite_is_not_listed_as_one(envs_copy):
+    # The refusal used to list the very name it called unknown.
+    path = envs_copy / "suites" / "ragen-bandit-generalization-v0.json"
+    path.unlink()
+    path.mkdir()
+    assert "ragen-bandit-generalization-v0" not in suites.names()
+    with pytest.raises(suites.SuiteError, match="available: ragen-generalization-v0, ragen-sokoban"):
+        suites.get("ragen-bandit-generalization-v0")
+
+
+@pytest.mark.parametrize("damage", ["delete", "directory", "all"])
+def test_envs_verify_fails_on_a_missing_panel(envs_copy, capsys, damage):
+    # verify used to check only the files present: with test.json (or every panel) gone
+    # it printed "ok" for the rest, or nothing at all, and exited 0.
+    folder = envs_copy / "bandit" / "panels" / "Bandit-v0"
+    if damage == "all":
+        shutil.rmtree(envs_copy / "bandit")
+    else:
+        (folder / "test.json").unlink()
+        if damage == "directory":
+            (folder / "test.json").mkdir()
+    assert main(["envs", "verify", "RAGEN/Bandit-v0"]) == 1
+    assert "FAIL RAGEN/Bandit-v0 test: no 'test' panel" in capsys.readouterr().out

@@ -55,6 +55,8 @@ def _rows(path: Path) -> list[tuple[str, Any]]:
                 raise InstanceFileError(f"{path}: line {number}: not valid JSON ({error.msg})") from None
             except ValueError as error:  # NaN/Infinity, or an integer too long to convert
                 raise InstanceFileError(f"{path}: line {number}: {error}") from None
+            except RecursionError:
+                raise InstanceFileError(f"{path}: line {number}: JSON nested too deeply") from None
     return rows
 
 

@@ -11,9 +11,13 @@ from typing import Any
 from gymnasium.utils import seeding
 
 from ragen_bench.envs.base import AnyText, TextEnv, text_charset
-from ragen_bench.envs.math_qa.questions import MAX_QUESTION_CHARS, generate_question, load_questions
+from ragen_bench.envs.math_qa.questions import (
+    MAX_ANSWER_CHARS,
+    MAX_QUESTION_CHARS,
+    generate_question,
+    load_questions,
+)
 
-MAX_ANSWER_CHARS = 1000
 CORRECT = "Correct!"
 INCORRECT = "Incorrect. Please think again."
 

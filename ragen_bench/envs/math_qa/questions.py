@@ -13,6 +13,7 @@ from ragen_bench.envs.datafiles import check_fields, read_records
 
 _METAMATH_ANSWER = re.compile(r"The answer is: (.*?)$", re.DOTALL)
 MAX_QUESTION_CHARS = 100_000  # the observation space's bound
+MAX_ANSWER_CHARS = 1000  # the action space's bound: a longer reference answer could never be given
 
 
 def _question_field(value: Any) -> str:
@@ -29,9 +30,14 @@ def _answer_field(value: Any) -> str:
         raise ValueError(f"expected a string or number, got {type(value).__name__}")
     if isinstance(value, (float, np.floating)) and not math.isfinite(value):
         raise ValueError(f"expected a finite number, got {value!r} (write large or special answers as strings)")
-    text = str(value)
+    return _answer_text(str(value))
+
+
+def _answer_text(text: str) -> str:
     if not text.strip():
         raise ValueError("expected a non-empty answer")
+    if len(text) > MAX_ANSWER_CHARS:
+        raise ValueError(f"longer than the {MAX_ANSWER_CHARS} characters an answer may have ({len(text)})")
     return text
 
 
@@ -40,7 +46,7 @@ def _metamath_answer_field(value: Any) -> str:
     match = _METAMATH_ANSWER.search(_question_field(value))
     if match is None or not match.group(1).strip():
         raise ValueError("no 'The answer is: ...' line in the response")
-    return match.group(1).strip()
+    return _answer_text(match.group(1).strip())
 
 
 def load_questions(path: str | Path) -> list[tuple[str, str]]:
