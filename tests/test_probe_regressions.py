@@ -9,7 +9,7 @@ pickled fresh/finished envs + 9 refused first resets + 11 CLI settings + 3 tempe
 + 4 format penalties + 3 errors in act() + 1 in close() + 12 tampered records + 2
 nested-JSON lines + 2 failing write/fsync calls + 1 nested-JSON server answer + 2 answers
 too long to give + 3 nested-JSON data/panel/suite files + 1 directory named as a suite + 3
-missing panels (92).
+missing panels + 1 out= directory of other files (93).
 """
 
 from __future__ import annotations
@@ -410,3 +410,19 @@ def test_envs_verify_fails_on_a_missing_panel(envs_copy, capsys, damage):
             (folder / "test.json").mkdir()
     assert main(["envs", "verify", "RAGEN/Bandit-v0"]) == 1
     assert "FAIL RAGEN/Bandit-v0 test: no 'test' panel" in capsys.readouterr().out
+
+
+# -- out= naming a directory that holds something else --------------------------------------
+
+
+def test_out_naming_a_directory_of_other_files_is_refused(tmp_path, capsys):
+    # out=. or a typo such as out=src used to scatter manifest/episodes/summary files there.
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    assert main(["eval", *eval_args(folder)]) == 2
+    one_line_error(capsys, str(folder), "notes.txt", "not a run")
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["eval", *eval_args(empty)]) == 0  # an empty directory is a new run's home

@@ -150,6 +150,12 @@ def run_eval(config: Mapping[str, Any]) -> EvalResult:
                 rundir.check_same_config(out, provenance.fingerprint_of(previous), fingerprint_)
             elif (out / rundir.EPISODES).exists():
                 raise RunDirError(f"{out} has episodes but no {rundir.MANIFEST}: cannot tell which run they belong to")
+            elif foreign := sorted(p.name for p in out.iterdir() if p.name != rundir.LOCK):
+                # out=. or out=src (a typo) would scatter run files among the user's own.
+                raise RunDirError(
+                    f"{out} holds files that are not a run ({', '.join(foreign[:3])}"
+                    f"{', ...' if len(foreign) > 3 else ''}); out= must name a new or empty directory, or a run directory"
+                )
             existing = rundir.PlannedEpisodes(out / rundir.EPISODES, planned, repair=True)
             # Only the small per-episode rows stay in memory, never the transcripts.
             rows = [report.row_of(existing.path, number, record) for number, record in existing]
