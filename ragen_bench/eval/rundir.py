@@ -273,11 +273,12 @@ class EpisodeLog:
 def locked(run_dir: Path) -> Iterator[Path]:
     """Create ``run_dir`` if needed and hold its exclusive lock for the block.
 
-    A directory this call created is removed again when the block fails before
-    writing anything into it, so a refused run leaves no empty run directory behind.
+    When the block fails before a run file is written, the lock file this call made is
+    removed again, and so is a directory it created: a refused run leaves nothing behind.
     """
     run_dir = Path(run_dir)
     created = not run_dir.exists()
+    lock_created = not (run_dir / LOCK).exists()
     try:
         run_dir.mkdir(parents=True, exist_ok=True)
         lock = open(run_dir / LOCK, "a")
@@ -297,9 +298,10 @@ def locked(run_dir: Path) -> Iterator[Path]:
         try:
             yield run_dir
         except BaseException:
-            if created and [p.name for p in run_dir.iterdir()] == [LOCK]:
-                (run_dir / LOCK).unlink()
-                run_dir.rmdir()
+            if lock_created and not any((run_dir / name).exists() for name in (MANIFEST, EPISODES, SUMMARY)):
+                (run_dir / LOCK).unlink(missing_ok=True)
+                if created and not any(run_dir.iterdir()):
+                    run_dir.rmdir()
             raise
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
