@@ -218,6 +218,13 @@ def _one_line(error: BaseException) -> str:
     return " ".join(text.splitlines())
 
 
+def _new_dir(text: str) -> str:
+    """A directory argument; an empty one would mean the current directory."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must name a directory, got an empty string")
+    return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ragen-bench", description="Evaluate agents on ragen-bench's text environments and inspect them."
@@ -234,7 +241,7 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.set_defaults(handler=_eval)
 
     merge = commands.add_parser("merge", help="combine shard run directories into one")
-    merge.add_argument("--out", required=True, help="new run directory")
+    merge.add_argument("--out", required=True, type=_new_dir, help="new run directory")
     merge.add_argument("runs", nargs="+", help="shard run directories")
     merge.set_defaults(handler=_merge)
 

@@ -9,7 +9,7 @@ pickled fresh/finished envs + 9 refused first resets + 11 CLI settings + 3 tempe
 + 4 format penalties + 3 errors in act() + 1 in close() + 12 tampered records + 2
 nested-JSON lines + 2 failing write/fsync calls + 1 nested-JSON server answer + 2 answers
 too long to give + 3 nested-JSON data/panel/suite files + 1 directory named as a suite + 3
-missing panels + 1 out= directory of other files (93).
+missing panels + 1 out= directory of other files + 2 merge --out directories (95).
 """
 
 from __future__ import annotations
@@ -412,7 +412,7 @@ def test_envs_verify_fails_on_a_missing_panel(envs_copy, capsys, damage):
     assert "FAIL RAGEN/Bandit-v0 test: no 'test' panel" in capsys.readouterr().out
 
 
-# -- out= naming a directory that holds something else --------------------------------------
+# -- out= and merge --out naming a directory that holds something else ---------------------
 
 
 def test_out_naming_a_directory_of_other_files_is_refused(tmp_path, capsys):
@@ -426,3 +426,30 @@ def test_out_naming_a_directory_of_other_files_is_refused(tmp_path, capsys):
     empty = tmp_path / "empty"
     empty.mkdir()
     assert main(["eval", *eval_args(empty)]) == 0  # an empty directory is a new run's home
+
+
+@pytest.fixture
+def shards(tmp_path) -> list[Path]:
+    paths = [tmp_path / f"s{i}" for i in range(2)]
+    for i, path in enumerate(paths):
+        run_eval(compose_config("eval", eval_args(path, f"shard={i}/2")))
+    return paths
+
+
+def test_merge_into_a_directory_of_other_files_is_refused(shards, tmp_path, capsys):
+    folder = tmp_path / "src"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")
+    assert main(["merge", "--out", str(folder), *map(str, shards)]) == 2
+    one_line_error(capsys, str(folder), "other files")
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+
+
+def test_merge_into_an_empty_out_is_refused(shards, tmp_path, monkeypatch, capsys):
+    # --out "" is the current directory: the merged run landed among the user's files.
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as exited:
+        main(["merge", "--out", "", *map(str, shards)])
+    assert exited.value.code == 2
+    assert "argument --out: must name a directory" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s0", "s1"]

@@ -48,6 +48,9 @@ def _check_out(inputs: Sequence[Path], out: Path) -> None:
             raise RunDirError(f"merge --out {out} is one of the inputs; merge into a new directory")
     if any((out / name).exists() for name in (rundir.MANIFEST, rundir.EPISODES)):
         raise RunDirError(f"{out} already holds a run; merge into a new directory")
+    # (The lock file is ours: this check runs again while holding it.)
+    if out.is_dir() and any(path.name != rundir.LOCK for path in out.iterdir()):
+        raise RunDirError(f"merge --out {out} holds other files; merge into a new or empty directory")
 
 
 def merge_runs(inputs: Sequence[Path], out: Path) -> dict[str, Any]:
