@@ -9,7 +9,8 @@ pickled fresh/finished envs + 9 refused first resets + 11 CLI settings + 3 tempe
 + 4 format penalties + 3 errors in act() + 1 in close() + 12 tampered records + 2
 nested-JSON lines + 2 failing write/fsync calls + 1 nested-JSON server answer + 2 answers
 too long to give + 3 nested-JSON data/panel/suite files + 1 directory named as a suite + 3
-missing panels + 1 out= directory of other files + 2 merge --out directories (95).
+missing panels + 1 out= directory of other files + 2 merge --out directories + 8 Bandit
+arm names (103).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from ragen_bench.agents.sampling import SamplingSettings
 from ragen_bench.chat import AgentReply, ChatConfig
 from ragen_bench.chat.config import MAX_FORMAT_PENALTY
 from ragen_bench.cli import main
+from ragen_bench.envs.bandit import BanditEnv
 from ragen_bench.envs.base import EpisodeFinishedError
 from ragen_bench.envs.datafiles import InstanceFileError
 from ragen_bench.envs.math_qa import MathQAEnv
@@ -453,3 +455,25 @@ def test_merge_into_an_empty_out_is_refused(shards, tmp_path, monkeypatch, capsy
     assert exited.value.code == 2
     assert "argument --out: must name a directory" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["s0", "s1"]
+
+
+# -- Bandit arm names a reply cannot state ---------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["</answer>", "<think>", "x||y", "||", "  Oak", "Oak ", "a  b", "Oak."])
+def test_bandit_arm_names_must_be_statable_in_a_reply(name):
+    # The parser cuts tags and splits on the separator, so such an arm could never be
+    # pulled: the optimal agent scored 0 on a run that looked valid.
+    with pytest.raises(ValueError, match="low_risk_name must be words of ASCII letters and digits"):
+        BanditEnv(low_risk_name=name)
+
+
+def test_multi_word_arm_names_are_pulled_by_the_optimal_agent():
+    from ragen_bench.agents import make_agent
+    from ragen_bench.chat import ChatEpisode, run_lockstep
+
+    env = gymnasium.make("RAGEN/Bandit-v0", low_risk_name="Golden Retriever", high_risk_name="T-Rex")
+    (trajectory,) = run_lockstep(
+        [ChatEpisode(env, ChatConfig(), env_id="RAGEN/Bandit-v0", seed=7)], make_agent("optimal")
+    )
+    assert trajectory.success and trajectory.turns[0].parsed_actions == ["T-Rex"]

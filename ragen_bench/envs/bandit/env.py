@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from gymnasium import spaces
@@ -23,6 +24,10 @@ HIGH_RISK_MISS = 0.0
 HIGH_RISK_JACKPOT_PROB = 0.25
 
 _MAX_NAME_CHARS = 40
+# Words of ASCII letters and digits joined by single spaces or hyphens: a name a reply
+# can state.  "</answer>", "||" or "  Oak" would be cut or split by the chat parser, so
+# the arm could never be pulled and even the optimal agent would score 0.
+_ARM_NAME = re.compile(r"[A-Za-z0-9]+(?:[ -][A-Za-z0-9]+)*")
 
 
 def _intro(first: str, second: str) -> str:
@@ -69,8 +74,9 @@ class BanditEnv(TextEnv):
     ``low_risk_name="Phoenix"``, ``high_risk_name="Dragon"`` (RAGEN's ``Bandit``);
     ``name_pool=None`` or a key of ``NAME_POOLS`` (``"train"``, ``"test"``): seed ``s``
     then uses pair ``s % len(pool)`` (no extra random draws, so arm order and payoffs
-    stay RAGEN's); ``render_mode="ansi"`` or ``None``.  Names must be printable ASCII,
-    1..40 characters, and differ after ASCII case folding.
+    stay RAGEN's); ``render_mode="ansi"`` or ``None``.  Names must be 1..40 characters,
+    words of ASCII letters and digits joined by single spaces or hyphens (so a reply can
+    name them), and differ after ASCII case folding.
 
     ## Info
     Every call: ``success`` (the high-risk arm was pulled; ``False`` at reset),
@@ -95,8 +101,8 @@ class BanditEnv(TextEnv):
     ) -> None:
         super().__init__(render_mode)
         if name_pool is None:
-            low = self._text_arg("low_risk_name", low_risk_name, _MAX_NAME_CHARS)
-            high = self._text_arg("high_risk_name", high_risk_name, _MAX_NAME_CHARS)
+            low = self._arm_name("low_risk_name", low_risk_name)
+            high = self._arm_name("high_risk_name", high_risk_name)
             self.pairs = ((low, high),)
         else:
             self.pairs = NAME_POOLS[self._choice_arg("name_pool", name_pool, NAME_POOLS)]
@@ -122,6 +128,12 @@ class BanditEnv(TextEnv):
         self._rng = seeding.np_random(0)[0]  # replaced on every reset
         self._text = ""
         self._pulled: int | None = None
+
+    def _arm_name(self, key: str, value: Any) -> str:
+        name = self._text_arg(key, value, _MAX_NAME_CHARS)
+        if not _ARM_NAME.fullmatch(name):
+            raise self._arg_error(key, "words of ASCII letters and digits joined by single spaces or hyphens", value)
+        return name
 
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         """Order the arms for ``seed`` (RAGEN's)."""
