@@ -10,7 +10,7 @@ pickled fresh/finished envs + 9 refused first resets + 11 CLI settings + 3 tempe
 nested-JSON lines + 2 failing write/fsync calls + 1 nested-JSON server answer + 2 answers
 too long to give + 3 nested-JSON data/panel/suite files + 1 directory named as a suite + 3
 missing panels + 1 out= directory of other files + 2 merge --out directories + 8 Bandit
-arm names (103).
+arm names + 4 Hydra overrides (107).
 """
 
 from __future__ import annotations
@@ -477,3 +477,13 @@ def test_multi_word_arm_names_are_pulled_by_the_optimal_agent():
         [ChatEpisode(env, ChatConfig(), env_id="RAGEN/Bandit-v0", seed=7)], make_agent("optimal")
     )
     assert trajectory.success and trajectory.turns[0].parsed_actions == ["T-Rex"]
+
+
+# -- Hydra's own settings ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("override", ["hydra.run.dir=x", "+hydra.foo=1", "hydra/job_logging=disabled", "~hydra.job"])
+def test_hydra_settings_are_refused_not_ignored(tmp_path, capsys, override):
+    assert main(["eval", *eval_args(tmp_path / "run", override)]) == 2
+    one_line_error(capsys, override, "hydra settings are not used")
+    assert not (tmp_path / "run").exists()

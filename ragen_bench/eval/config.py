@@ -52,6 +52,11 @@ def compose_config(name: str, overrides: Sequence[str]) -> dict[str, Any]:
 
     from ragen_bench.data import CONFIG_MODULE
 
+    for override in overrides:
+        # Hydra's own settings (hydra.run.dir=..., hydra/job_logging=...) configure a
+        # Hydra app, which this is not: accepted, they would silently do nothing.
+        if re.match(r"[+~]*hydra[./=]", override):
+            raise ConfigError(f"{override}: hydra settings are not used here (the working directory never changes)")
     with initialize_config_module(config_module=CONFIG_MODULE, version_base=None):
         config = compose(config_name=name, overrides=list(overrides))
     return OmegaConf.to_container(config, resolve=True, throw_on_missing=True)  # type: ignore[return-value]
