@@ -128,7 +128,9 @@ def suite_path(name: str) -> Traversable:
 def names() -> list[str]:
     """Suites with a frozen file in ``envs/suites/``, sorted."""
     return sorted(
-        path.name.removesuffix(".json") for path in suites_dir().iterdir() if path.name.endswith(".json") and path.is_file()
+        path.name.removesuffix(".json")
+        for path in suites_dir().iterdir()
+        if path.name.endswith(".json") and path.is_file()
     )
 
 

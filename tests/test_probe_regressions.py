@@ -10,7 +10,8 @@ pickled fresh/finished envs + 9 refused first resets + 11 CLI settings + 3 tempe
 nested-JSON lines + 2 failing write/fsync calls + 1 nested-JSON server answer + 2 answers
 too long to give + 3 nested-JSON data/panel/suite files + 1 directory named as a suite + 3
 missing panels + 1 out= directory of other files + 2 merge --out directories + 8 Bandit
-arm names + 4 Hydra overrides (107).
+arm names + 4 Hydra overrides + 2 shared env/repeated episode + 3 non-agents + 4 samples
++ 4 separators (120).
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ import pytest
 import ragen_bench  # noqa: F401  (registers the ids)
 from ragen_bench import data, panels, suites
 from ragen_bench.agents.sampling import SamplingSettings
-from ragen_bench.chat import AgentReply, ChatConfig
+from ragen_bench.agents import make_agent
+from ragen_bench.chat import AgentError, AgentReply, AgentRequest, ChatConfig, ChatEpisode, run_lockstep
 from ragen_bench.chat.config import MAX_FORMAT_PENALTY
 from ragen_bench.cli import main
 from ragen_bench.envs.bandit import BanditEnv
@@ -51,7 +53,9 @@ def _first_action(env: gymnasium.Env) -> object:
     return action if action is not None else (0 if env.unwrapped.action_names else "1")
 
 
-@pytest.mark.parametrize("copier", [lambda env: pickle.loads(pickle.dumps(env)), copy.deepcopy], ids=["pickle", "deepcopy"])
+@pytest.mark.parametrize(
+    "copier", [lambda env: pickle.loads(pickle.dumps(env)), copy.deepcopy], ids=["pickle", "deepcopy"]
+)
 @pytest.mark.parametrize("env_id", ENV_IDS)
 def test_an_env_copied_mid_episode_steps_like_the_original(env_id: str, copier) -> None:
     # A pickled env used to come back with a phase marker that failed the identity
@@ -321,7 +325,6 @@ class _DeepThenValid(BaseHTTPRequestHandler):
 def test_a_too_deeply_nested_answer_is_a_retried_server_fault():
     # json raised RecursionError, which the agent did not catch: a traceback, no retry.
     from ragen_bench.agents.openai_compat import make_openai_agent
-    from ragen_bench.chat import AgentRequest
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), _DeepThenValid)
     threading.Thread(target=server.serve_forever, daemon=True).start()
@@ -469,9 +472,6 @@ def test_bandit_arm_names_must_be_statable_in_a_reply(name):
 
 
 def test_multi_word_arm_names_are_pulled_by_the_optimal_agent():
-    from ragen_bench.agents import make_agent
-    from ragen_bench.chat import ChatEpisode, run_lockstep
-
     env = gymnasium.make("RAGEN/Bandit-v0", low_risk_name="Golden Retriever", high_risk_name="T-Rex")
     (trajectory,) = run_lockstep(
         [ChatEpisode(env, ChatConfig(), env_id="RAGEN/Bandit-v0", seed=7)], make_agent("optimal")
@@ -487,3 +487,42 @@ def test_hydra_settings_are_refused_not_ignored(tmp_path, capsys, override):
     assert main(["eval", *eval_args(tmp_path / "run", override)]) == 2
     one_line_error(capsys, override, "hydra settings are not used")
     assert not (tmp_path / "run").exists()
+
+
+# -- run_lockstep and ChatEpisode misuse through the Python API ------------------------------
+
+
+def _episode(env: gymnasium.Env, seed: int) -> ChatEpisode:
+    return ChatEpisode(env, ChatConfig(), env_id="RAGEN/Sokoban-6x6-v0", seed=seed)
+
+
+def test_two_episodes_on_one_env_are_refused_before_any_step():
+    # The second reset used to replace the first episode's level, and the first then
+    # played (and was scored) on it; only an episode ending early raised, mid-batch.
+    env = gymnasium.make("RAGEN/Sokoban-6x6-v0")
+    shared = [_episode(env, 1), _episode(env, 2)]
+    with pytest.raises(ValueError, match="an env of its own"):
+        run_lockstep(shared, make_agent("optimal"))
+    assert not any(episode.started for episode in shared)
+    repeated = _episode(gymnasium.make("RAGEN/Sokoban-6x6-v0"), 1)
+    with pytest.raises(ValueError, match="each episode must appear once"):
+        run_lockstep([repeated, repeated], make_agent("optimal"))
+
+
+@pytest.mark.parametrize("agent", [None, object(), "optimal"])
+def test_run_lockstep_refuses_what_is_not_an_agent(agent):
+    with pytest.raises(AgentError, match="needs an agent"):
+        run_lockstep([_episode(gymnasium.make("RAGEN/Sokoban-6x6-v0"), 1)], agent)
+
+
+@pytest.mark.parametrize("sample", [-1, 1.5, "0", True])
+def test_an_episode_sample_is_a_non_negative_int(sample):
+    # Such samples reached the trajectory record, which a resume then refuses.
+    with pytest.raises(ValueError, match="sample must be a non-negative int"):
+        ChatEpisode(gymnasium.make("RAGEN/Sokoban-6x6-v0"), ChatConfig(), env_id="x", seed=1, sample=sample)
+
+
+@pytest.mark.parametrize("separator", ["<answer>", "</answer>", "<think>", " </think> "])
+def test_a_separator_holding_a_chat_tag_is_refused(separator):
+    with pytest.raises(ValueError, match="must not contain a chat tag"):
+        ChatConfig(action_separator=separator)

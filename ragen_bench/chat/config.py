@@ -22,6 +22,8 @@ import json
 from dataclasses import asdict, dataclass
 from functools import lru_cache
 
+from ragen_bench.chat.parser import TAGS
+
 
 @dataclass(frozen=True)
 class ChatTemplate:
@@ -111,6 +113,9 @@ class ChatConfig:
             raise ValueError(f"unknown template {self.template!r}; known: {', '.join(sorted(TEMPLATES))}")
         if not self.action_separator.strip():
             raise ValueError("action_separator must contain a visible character")
+        # A separator holding a tag would cut the answer block it is meant to split.
+        if any(tag in self.action_separator for tag in TAGS):
+            raise ValueError(f"action_separator must not contain a chat tag ({', '.join(TAGS)})")
         # Bounded so an episode's summed penalties stay finite (-1e308 per turn
         # summed to -inf, which JSON cannot hold); rewards here are of order 10.
         if not -MAX_FORMAT_PENALTY <= self.format_penalty <= MAX_FORMAT_PENALTY:

@@ -66,6 +66,8 @@ class ChatEpisode:
         sample: int = 0,
         split: str = "",
     ) -> None:
+        if type(sample) is not int or sample < 0:
+            raise ValueError(f"episode {env_id}/{split}/{seed}: sample must be a non-negative int, got {sample!r}")
         self.env = env
         self.config = config
         self.env_id = env_id
@@ -345,8 +347,11 @@ def run_lockstep(
 
     Requests carry the live env view only when the agent declares ``needs_live_env``.
     A batch of replies that breaks the protocol raises :class:`AgentError` before any
-    of it is played, so no callback ever sees a malformed turn.
+    of it is played, so no callback ever sees a malformed turn.  Before anything is
+    reset, a repeated episode or two episodes sharing one env raise ``ValueError``, and
+    an ``agent`` without ``name``/``act``/``close`` raises :class:`AgentError`.
     """
+    _check_lockstep(episodes, agent)
     for episode in episodes:
         if not episode.started:
             episode.reset()
@@ -370,6 +375,19 @@ def run_lockstep(
                 progress(trajectory)
         live = still_live
     return [t for t in results if t is not None]
+
+
+def _check_lockstep(episodes: Sequence[ChatEpisode], agent: object) -> None:
+    """Refuse what would play wrongly rather than fail: a shared env, a repeated episode, a non-agent.
+
+    Two episodes on one env would reset each other's state, and every later step would
+    be scored on the wrong level without any error.
+    """
+    if not isinstance(agent, Agent):
+        raise AgentError(f"run_lockstep needs an agent (name, act, close), got {type(agent).__name__}")
+    envs = [id(episode.env.unwrapped) for episode in episodes]
+    if len(set(map(id, episodes))) != len(episodes) or len(set(envs)) != len(envs):
+        raise ValueError("run_lockstep: each episode must appear once and have an env of its own")
 
 
 def _act(agent: Agent, requests: Sequence[AgentRequest]) -> object:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 THINK_OPEN, THINK_CLOSE = "<think>", "</think>"
 ANSWER_OPEN, ANSWER_CLOSE = "<answer>", "</answer>"
-_TAGS = (THINK_OPEN, THINK_CLOSE, ANSWER_OPEN, ANSWER_CLOSE)
+TAGS = (THINK_OPEN, THINK_CLOSE, ANSWER_OPEN, ANSWER_CLOSE)
 
 
 @dataclass(frozen=True)
@@ -110,7 +110,7 @@ def _skip_whitespace(text: str, index: int) -> int:
 
 
 def _strip_tags(block: str) -> str:
-    for tag in _TAGS:
+    for tag in TAGS:
         if tag in block:
             block = block.replace(tag, "")
     return block.strip()

@@ -154,7 +154,8 @@ def run_eval(config: Mapping[str, Any]) -> EvalResult:
                 # out=. or out=src (a typo) would scatter run files among the user's own.
                 raise RunDirError(
                     f"{out} holds files that are not a run ({', '.join(foreign[:3])}"
-                    f"{', ...' if len(foreign) > 3 else ''}); out= must name a new or empty directory, or a run directory"
+                    f"{', ...' if len(foreign) > 3 else ''}); "
+                    "out= must name a new or empty directory, or a run directory"
                 )
             existing = rundir.PlannedEpisodes(out / rundir.EPISODES, planned, repair=True)
             # Only the small per-episode rows stay in memory, never the transcripts.
