@@ -80,6 +80,8 @@ def test_shards_merge_into_the_unsharded_run(tmp_path):
     merged = merge_runs([tmp_path / "s0", tmp_path / "s1"], tmp_path / "merged")
     assert merged["groups"] == whole.summary["groups"]
     assert summarize_games(records(tmp_path / "merged")) == whole.summary["games"]
+    assert merged["games"] == whole.summary["games"]
+    assert json.loads((tmp_path / "merged" / "summary.json").read_text())["games"] == whole.summary["games"]
 
 
 def test_an_agent_config_as_opponent_records_both_transcripts(tmp_path):

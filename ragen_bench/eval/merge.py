@@ -8,7 +8,7 @@ from typing import Any
 
 from ragen_bench import panels as panels_module
 from ragen_bench.eval import config as config_module
-from ragen_bench.eval import metrics, provenance, report, rundir
+from ragen_bench.eval import games, metrics, provenance, report, rundir
 from ragen_bench.eval.plan import Instance, plan
 from ragen_bench.eval.rundir import EpisodeSlot, RunDirError
 
@@ -89,6 +89,8 @@ def merge_runs(inputs: Sequence[Path], out: Path) -> dict[str, Any]:
         order = sorted(records)
         rundir.write_episodes(out / rundir.EPISODES, [records[slot] for slot in order])
         summary = report.write_summary(out, [rows[slot] for slot in order], unsharded[0])
+        if any("game" in record for record in records.values()):
+            summary["games"] = games.add_game_summary(out)  # as an unsharded game run has it
         manifest = dict(manifests[0])
         manifest.update(
             unsharded[0],
