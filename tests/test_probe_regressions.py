@@ -11,7 +11,8 @@ nested-JSON lines + 2 failing write/fsync calls + 1 nested-JSON server answer + 
 too long to give + 3 nested-JSON data/panel/suite files + 1 directory named as a suite + 3
 missing panels + 1 out= directory of other files + 2 merge --out directories + 8 Bandit
 arm names + 4 Hydra overrides + 2 shared env/repeated episode + 3 non-agents + 4 samples
-+ 4 separators (120).
++ 4 separators + hypothesis-generated str through AnyText flattening + 3 async vector envs
+(123 plus the generated strings).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ from pathlib import Path
 
 import gymnasium
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import ragen_bench  # noqa: F401  (registers the ids)
 from ragen_bench import data, panels, suites
@@ -37,7 +40,7 @@ from ragen_bench.chat import AgentError, AgentReply, AgentRequest, ChatConfig, C
 from ragen_bench.chat.config import MAX_FORMAT_PENALTY
 from ragen_bench.cli import main
 from ragen_bench.envs.bandit import BanditEnv
-from ragen_bench.envs.base import EpisodeFinishedError
+from ragen_bench.envs.base import AnyText, EpisodeFinishedError
 from ragen_bench.envs.datafiles import InstanceFileError
 from ragen_bench.envs.math_qa import MathQAEnv
 from ragen_bench.envs.math_qa.questions import MAX_ANSWER_CHARS
@@ -526,3 +529,35 @@ def test_an_episode_sample_is_a_non_negative_int(sample):
 def test_a_separator_holding_a_chat_tag_is_refused(separator):
     with pytest.raises(ValueError, match="must not contain a chat tag"):
         ChatConfig(action_separator=separator)
+
+
+# -- text spaces in flattening and vector envs ------------------------------------------------
+
+
+@given(st.text(st.characters(blacklist_categories=()), max_size=50))
+def test_any_text_flattens_and_unflattens_every_str(text):
+    # Text's own flatten maps characters to charset indices: KeyError outside the charset.
+    space = AnyText(min_length=0, max_length=50, charset="0123456789")
+    assert gymnasium.spaces.utils.unflatten(space, gymnasium.spaces.utils.flatten(space, text)) == text
+
+
+@pytest.mark.parametrize("env_id", ["RAGEN/MathQA-v0", "RAGEN/Sokoban-6x6-v0", "RAGEN/Countdown-v0"])
+def test_async_vector_envs_refuse_shared_memory_and_match_sync_without_it(env_id):
+    # Gymnasium reads str observations from shared memory once, at construction: every
+    # observation after was that snapshot (Sokoban: a board of newlines), and MathQA's
+    # letters outside its sampling charset raised a bare KeyError('E').
+    with pytest.raises(ValueError, match="shared_memory': False"):
+        gymnasium.make_vec(env_id, num_envs=2, vectorization_mode="async")
+    sync = gymnasium.make_vec(env_id, num_envs=2, vectorization_mode="sync")
+    parallel = gymnasium.make_vec(
+        env_id, num_envs=2, vectorization_mode="async", vector_kwargs={"shared_memory": False}
+    )
+    try:
+        for seed in (3, 4):
+            assert tuple(parallel.reset(seed=seed)[0]) == tuple(sync.reset(seed=seed)[0])
+        actions = tuple(env.unwrapped.optimal_action() for env in sync.envs)
+        expected, observed = sync.step(actions), parallel.step(actions)
+        assert tuple(observed[0]) == tuple(expected[0]) and list(observed[1]) == list(expected[1])
+    finally:
+        sync.close()
+        parallel.close()

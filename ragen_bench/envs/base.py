@@ -33,6 +33,11 @@ Everything else is shared:
   up front with one message naming the env and the argument, so no setting is
   silently coerced (``size=2.5``) or discovered deep inside a reset.
 
+* **Vector envs.**  Observations are :class:`TextObservation` spaces.
+  ``gymnasium.make_vec(id, vectorization_mode="sync")`` works as is; the async mode
+  needs ``vector_kwargs={"shared_memory": False}`` and says so when it is missing
+  (Gymnasium 1.4 would otherwise return the first observations forever).
+
 The chat layer (``ragen_bench.chat``) knows environments only through Gymnasium's
 ``reset``/``step`` plus these attributes, so a new family needs no change elsewhere:
 
@@ -69,6 +74,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import InvalidAction, ResetNeeded
+from gymnasium.vector.utils import shared_memory
 
 
 class InvalidActionError(InvalidAction, ValueError):
@@ -83,7 +89,16 @@ class EpisodeFinishedError(RuntimeError):
     """``step`` called after the episode terminated or was truncated; call ``reset()``."""
 
 
-class AnyText(spaces.Text):
+class TextObservation(spaces.Text):
+    """The ``Text`` space of an env's observations.
+
+    It differs from ``spaces.Text`` in one way: Gymnasium's async vector env refuses to
+    put it in shared memory (see ``_no_shared_text``), instead of silently returning
+    the first observations forever.
+    """
+
+
+class AnyText(TextObservation):
     """A ``Text`` space that contains every ``str`` within its length bounds.
 
     ``spaces.Text`` also requires every character to come from its charset, which
@@ -96,6 +111,35 @@ class AnyText(spaces.Text):
 
     def __repr__(self) -> str:
         return f"AnyText({self.min_length}, {self.max_length})"
+
+
+# Flattening stores a Text value as charset indices, which fail on any character
+# outside the sampling charset (KeyError).  An AnyText value is flattened to its code
+# points instead, padded with -1: every str, lone surrogates included, round-trips.
+_NO_CHAR = -1
+
+
+@spaces.utils.flatten.register(AnyText)
+def _flatten_any_text(space: AnyText, text: str) -> np.ndarray:
+    codes = np.full(space.max_length, _NO_CHAR, dtype=np.int32)
+    codes[: len(text)] = [ord(char) for char in text]
+    return codes
+
+
+@spaces.utils.unflatten.register(AnyText)
+def _unflatten_any_text(space: AnyText, codes: np.ndarray) -> str:
+    return "".join(chr(code) for code in codes if code != _NO_CHAR)
+
+
+@shared_memory.create_shared_memory.register(TextObservation)
+def _no_shared_text(space: TextObservation, n: int = 1, ctx: Any = None) -> Any:
+    # Gymnasium (1.4) reads str observations out of shared memory once, when the vector
+    # env is built, so every later observation would silently be that first snapshot
+    # (for Sokoban: a board of newlines).
+    raise ValueError(
+        "free-text observations cannot use shared memory; build the vector env with "
+        "gymnasium.make_vec(..., vectorization_mode='async', vector_kwargs={'shared_memory': False})"
+    )
 
 
 def text_charset(*texts: str) -> frozenset[str]:

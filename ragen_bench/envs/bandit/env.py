@@ -8,7 +8,7 @@ from typing import Any
 from gymnasium import spaces
 from gymnasium.utils import seeding
 
-from ragen_bench.envs.base import TextEnv, ascii_casefold, text_charset
+from ragen_bench.envs.base import TextEnv, TextObservation, ascii_casefold, text_charset
 
 # (low-risk name, high-risk name) pairs.  The names suggest the payoffs (steady vs.
 # bold); "test" pairs never appear in training.  (Bandit-Rev swaps RAGEN's names
@@ -120,7 +120,7 @@ class BanditEnv(TextEnv):
         for low, high in self.pairs:
             texts += [_intro(low, high), _intro(high, low), _outcome(low, LOW_RISK_REWARD)]
             texts += [_outcome(high, HIGH_RISK_JACKPOT), _outcome(high, HIGH_RISK_MISS)]
-        self.observation_space = spaces.Text(max_length=max(map(len, texts)), charset=text_charset(*texts))
+        self.observation_space = TextObservation(max_length=max(map(len, texts)), charset=text_charset(*texts))
         self._set_action_space(spaces.Discrete(2))
 
         self.low_risk_name, self.high_risk_name = self.pairs[0]

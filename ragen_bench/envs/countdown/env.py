@@ -9,10 +9,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from gymnasium import spaces
 from gymnasium.utils import seeding
 
-from ragen_bench.envs.base import AnyText, TextEnv, text_charset
+from ragen_bench.envs.base import AnyText, TextEnv, TextObservation, text_charset
 from ragen_bench.envs.countdown import arith, solver
 from ragen_bench.envs.datafiles import load_instances
 
@@ -182,7 +181,7 @@ class CountdownEnv(TextEnv):
                 raise ValueError(f"{data_path}: none of the {len(rows)} instances is solvable")
 
         # At most 5 numbers of at most 10 digits: every prompt fits in 512 characters.
-        self.observation_space = spaces.Text(
+        self.observation_space = TextObservation(
             max_length=512,
             charset=text_charset(self._prompt((0,), 0), self._feedback(WELL_FORMED_REWARD), "0123456789,"),
         )

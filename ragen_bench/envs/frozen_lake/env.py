@@ -8,7 +8,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 
-from ragen_bench.envs.base import TextEnv, text_charset
+from ragen_bench.envs.base import TextEnv, TextObservation, text_charset
 from ragen_bench.envs.frozen_lake import solver
 from ragen_bench.envs.frozen_lake.levels import TERMINAL_LETTERS, cell, generate_lake, shortest_path_length
 
@@ -100,7 +100,7 @@ class FrozenLakeEnv(TextEnv):
         )
 
         grid_chars = self.size * (self.size + 1) - 1
-        self.observation_space = spaces.Text(
+        self.observation_space = TextObservation(
             min_length=grid_chars, max_length=grid_chars, charset=text_charset("".join(SYMBOL_MEANINGS), "\n")
         )
         self._set_action_space(spaces.Discrete(4))

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ragen_bench.envs.base import TextEnv, text_charset
+from ragen_bench.envs.base import TextEnv, TextObservation, text_charset
 from ragen_bench.envs.sokoban import levels
 from ragen_bench.envs.sokoban.solver import solve
 
@@ -169,7 +169,7 @@ class SokobanEnv(TextEnv):
         self._translation = {code: symbol for code, symbol in enumerate(symbols)}
         self._translation[_NEWLINE] = "\n"
         board_chars = self.height * (self.width + 1) - 1
-        self.observation_space = spaces.Text(
+        self.observation_space = TextObservation(
             max_length=board_chars, min_length=board_chars, charset=text_charset(symbols, "\n")
         )
         self._set_action_space(spaces.Discrete(4))
