@@ -86,7 +86,7 @@ class ChatEpisode:
         # (Bandit orders its arm names by seed).
         unwrapped = self.env.unwrapped
         action_names = getattr(unwrapped, "action_names", None)
-        self._action_ids = _action_lookup(action_names)
+        self._action_ids = action_lookup(action_names)
         self._intro = first_prompt_intro(
             self.config,
             getattr(unwrapped, "instruction", ""),
@@ -298,7 +298,7 @@ def format_reward(reward: float) -> str:
     return str(round(float(reward), 6))
 
 
-def _action_lookup(action_names: Sequence[str] | None) -> dict[str, int] | None:
+def action_lookup(action_names: Sequence[str] | None) -> dict[str, int] | None:
     if action_names is None:
         return None
     return {ascii_casefold(name): index for index, name in enumerate(action_names)}

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragen_bench.chat.config import ChatConfig
-from ragen_bench.chat.episode import _action_lookup, first_prompt_intro, format_reward
+from ragen_bench.chat.episode import action_lookup, first_prompt_intro, format_reward
 from ragen_bench.chat.parser import parse_response
 from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest, check_replies, reply_problem
 from ragen_bench.chat.trajectory import Trajectory, TurnRecord, episode_key
@@ -89,7 +89,7 @@ class _ChatSeat:
     def __init__(self, game: Any, seat: str, config: GameChatConfig, max_moves: int, key: str) -> None:
         self.game, self.seat, self.config, self.key = game, seat, config, key
         self.chat = replace(config.chat, max_actions_per_turn=1, max_actions_per_episode=max_moves)
-        self.names = _action_lookup(game.action_names)
+        self.names = action_lookup(game.action_names)
         intro = first_prompt_intro(self.chat, game.instruction, (), tuple(game.action_names))
         if hasattr(game, "send_message"):
             intro += config.message_hint
