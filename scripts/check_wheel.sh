@@ -28,8 +28,14 @@ cd "$outside"
 import sys, ragen_bench
 assert not ragen_bench.__file__.startswith(sys.argv[1] + "/ragen_bench/"), ragen_bench.__file__
 PY
-"$venv/bin/ragen-bench" envs verify
+# The core install verifies every single-agent panel and names the extra the games need.
+"$venv/bin/ragen-bench" envs verify | tee verify.log
+grep -q "^skip RAGEN/TicTacToe-v0: .*ragen-bench\[games\]" verify.log
 "$venv/bin/ragen-bench" eval env=RAGEN/Sokoban-6x6-v0 agent=optimal limit=4 out=run progress=false
 "$venv/bin/ragen-bench" eval suite=ragen-bandit-generalization-v0 agent=random limit=2 out=suite-run progress=false
 "$venv/bin/ragen-bench" compare run suite-run
+# With the games extra: the game panels regenerate and a game evaluates.
+"$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$wheel[games]"
+"$venv/bin/ragen-bench" envs verify RAGEN/TicTacToe-v0 RAGEN/ConnectFour-v0 RAGEN/PrisonersDilemma-v0
+"$venv/bin/ragen-bench" eval env=RAGEN/TicTacToe-v0 agent=random opponent=minimax limit=4 out=game-run progress=false
 echo "check_wheel: $(basename "$wheel") installs and runs outside the checkout"
