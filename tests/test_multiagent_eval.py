@@ -120,6 +120,7 @@ def test_the_random_reference_agent_plays_games_through_retries(tmp_path):
         (["env=RAGEN/PrisonersDilemma-v0", "+env_kwargs.max_rounds=0"], "min_rounds <= max_rounds"),
         (["split=holdout"], "split: RAGEN/TicTacToe-v0 has no 'holdout' panel"),
         (["agent.name=optimal"], "agent: optimal plays single-agent envs only"),
+        (["opponent={name: optimal}"], "opponent: optimal plays single-agent envs only"),
     ],
 )
 def test_bad_game_settings_are_refused_before_anything_is_written(tmp_path, overrides, message):

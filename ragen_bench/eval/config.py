@@ -245,13 +245,14 @@ def validate_game_keys(config: Mapping[str, Any], targets: list[tuple[str, str]]
     _require_type("game", full["game"], Mapping, "a mapping with max_retries and on_illegal")
     if unknown := sorted(set(full["game"]) - set(GAME_DEFAULTS["game"])):
         raise ConfigError(f"unknown key game.{unknown[0]}; game keys: {', '.join(GAME_DEFAULTS['game'])}")
-    if full["agent"].get("name") == "optimal":
-        # A game has no single-agent optimum to follow: the reply would name no move and
-        # every game would be a silent forfeit.  The strongest scripted players are opponents.
-        raise ConfigError(
-            "agent: optimal plays single-agent envs only; a game has no optimal policy to follow. "
-            "Use agent=random or a model agent, and opponent= for the game's scripted players"
-        )
+    for key, player in (("agent", full["agent"]), ("opponent", opponent)):
+        if isinstance(player, Mapping) and player.get("name") == "optimal":
+            # A game has no single-agent optimum to follow: the reply would name no move and
+            # every game would be a silent forfeit.  The strongest scripted players are opponents.
+            raise ConfigError(
+                f"{key}: optimal plays single-agent envs only; a game has no optimal policy to follow. "
+                "Use agent=random or a model agent, and opponent= for the game's scripted players"
+            )
     check_game_setup(targets[0][0], full)
 
 
