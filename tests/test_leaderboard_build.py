@@ -22,7 +22,9 @@ from ragen_bench.chat import AgentReply, AgentRequest
 from ragen_bench.cli import main
 from ragen_bench.leaderboard.build import VIEWER_SEEDS, build, newcombe_interval
 from ragen_bench.leaderboard.errors import LeaderboardError
-from ragen_bench.leaderboard.stats import compare_submissions, mcnemar_exact, paired_bootstrap_ci, paired_comparison
+from ragen_bench.leaderboard.stats import (
+    compare_submissions, mcnemar_exact, p_text, paired_bootstrap_ci, paired_comparison,
+)
 
 from .conftest import REPO_ROOT, in_ci
 from .test_leaderboard import SUITE, edit_json, edit_record, make_submission, records
@@ -260,8 +262,16 @@ def test_paired_comparison_hand_computed() -> None:
 
 
 def test_paired_comparison_needs_the_same_episodes() -> None:
-    with pytest.raises(LeaderboardError, match="do not hold the same episodes"):
-        paired_comparison([_row(0, True, 1.0)], [_row(1, True, 1.0)], seed=0)
+    with pytest.raises(LeaderboardError, match="do not hold the same episodes") as caught:
+        paired_comparison([_row(0, True, 1.0), _row(2, True, 1.0)], [_row(1, True, 1.0), _row(2, True, 1.0)], seed=0)
+    assert caught.value.episode == "E/test/0/0"  # the first episode only one entry holds
+
+
+def test_p_value_below_float_range_is_a_bound_not_zero() -> None:
+    # 2 * 2**-1300 underflows to 0.0 as a float; the table must not print p = 0.
+    assert mcnemar_exact(0, 1300) == 0.0
+    assert p_text(0.0) == "< 2.23e-308"
+    assert p_text(mcnemar_exact(0, 5)) == "0.0625"
 
 
 def test_compare_cli(submissions: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -279,7 +289,9 @@ def test_compare_cli(submissions: Path, capsys: pytest.CaptureFixture[str]) -> N
 def test_compare_refuses_other_panels(submissions: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     other = make_submission(tmp_path / "sokoban", "sokoban", "env=RAGEN/Sokoban-6x6-v0", "agent=random", "limit=2")
     assert main(["leaderboard", "compare", str(submissions / "random"), str(other)]) == 2
-    assert "their panels differ" in capsys.readouterr().err
+    # Named by the first panel the entries do not share, with both sides' checksums.
+    assert "field panels.RAGEN/Bandit-HeldOut-v0:test: cannot pair the entries: their panels differ (A has '" \
+        in capsys.readouterr().err
 
 
 def test_compare_refuses_other_chat_settings(submissions: Path, tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ are paired by ``(env id, split, seed, sample)``:
 from __future__ import annotations
 
 import math
+import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from fractions import Fraction
@@ -67,9 +68,13 @@ def paired_comparison(
     """
     from ragen_bench.eval.rundir import slot_of
 
+    from ragen_bench.chat import episode_key
+
     by_slot = {slot_of(row): row for row in rows_b}
-    if len(by_slot) != len(rows_b) or {slot_of(row) for row in rows_a} != set(by_slot):
-        raise LeaderboardError("the entries do not hold the same episodes; only identical instances are compared")
+    unpaired = sorted({slot_of(row) for row in rows_a} ^ set(by_slot))
+    if unpaired or len(by_slot) != len(rows_b):
+        raise LeaderboardError("the entries do not hold the same episodes; only identical instances are compared",
+                               episode=episode_key(*unpaired[0]) if unpaired else None)
     groups: dict[tuple[str, str], list[tuple[dict[str, Any], dict[str, Any]]]] = defaultdict(list)
     for row in rows_a:
         pair = (row, by_slot[slot_of(row)])
@@ -99,14 +104,22 @@ def _compare_pairs(name: str, pairs: Sequence[tuple[dict[str, Any], dict[str, An
 
 def compare_submissions(path_a: Path, path_b: Path, *, seed: int = 0) -> dict[str, Any]:
     """Verify two submissions and compare them pairwise; refused unless panels and chat settings match."""
-    from ragen_bench.leaderboard.verify import verify
+    from ragen_bench.leaderboard.verify import first_difference, verify
 
     a, b = verify(path_a), verify(path_b)
     for field, problem in (("panels", "panels differ"), ("template_hash", "chat settings (template hash) differ")):
-        if a.manifest[field] != b.manifest[field]:
-            raise LeaderboardError(f"cannot pair the entries: their {problem}", field=field,
-                                   expected=a.manifest[field], found=b.manifest[field])
+        difference = first_difference(b.manifest[field], a.manifest[field])
+        if difference is not None:
+            # Named by the first differing panel, so two long panel lists need no reading side by side.
+            path, in_a, in_b = difference
+            raise LeaderboardError(f"cannot pair the entries: their {problem} (A has {in_a!r}, B has {in_b!r})",
+                                   field=field + path)
     return {"a": a.info.name, "b": b.info.name, "seed": seed, "groups": paired_comparison(a.rows, b.rows, seed=seed)}
+
+
+def p_text(p: float) -> str:
+    """``p`` to three digits; an exact p-value below float range reads as a bound, never as 0."""
+    return f"{p:.3g}" if p > 0 else f"< {sys.float_info.min:.3g}"
 
 
 def format_comparison(result: dict[str, Any]) -> str:
@@ -117,7 +130,7 @@ def format_comparison(result: dict[str, Any]) -> str:
         {
             "env": g["env"], "pairs": g["pairs"], f"success {result['a']}": g["success_a"],
             f"success {result['b']}": g["success_b"], "only A": g["only_a"], "only B": g["only_b"],
-            "McNemar p": f"{g['mcnemar_p']:.3g}", "return A-B": g["return_diff"],
+            "McNemar p": p_text(g["mcnemar_p"]), "return A-B": g["return_diff"],
             "ci95": "[{:.3f}, {:.3f}]".format(*g["return_diff_ci95"]),
         }
         for g in result["groups"]
