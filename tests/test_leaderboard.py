@@ -2,7 +2,7 @@
 
 Clean submissions are made with the real harness (``run_eval``); every tampering test
 copies one, changes one thing and checks that ``verify`` refuses it with the right
-file, line, episode, turn and field.  Hostile inputs tried here: 77 hand-written
+file, line, episode, turn and field.  Hostile inputs tried here: 78 hand-written
 (tampered numbers, text, structure, manifests, summaries, schema, sizes, paths, links)
 plus the property tests' generated values for any checked record field and any part of the
 manifest and summary.
@@ -469,6 +469,14 @@ def test_manifest_problems(clean_suite: Path, tmp_path: Path, path: tuple[str, .
     edit_json(sub / "manifest.json", change)
     error = refused(sub)
     assert error.file == str(sub / "manifest.json") and error.field == field
+
+
+def test_game_run_is_refused_by_name(tmp_path: Path) -> None:
+    # Replay checks one chat against its env; a game record also holds the opponent's moves.
+    sub = make_submission(tmp_path / "game", "game", "env=RAGEN/TicTacToe-v0", "agent=random", "limit=2")
+    error = refused(sub)
+    assert (error.file, error.field) == (str(sub / "manifest.json"), "config.env")
+    assert error.problem == "RAGEN/TicTacToe-v0 is a multi-agent game; the leaderboard takes single-agent runs"
 
 
 def test_manifest_planning_too_many_episodes(clean_suite: Path, tmp_path: Path) -> None:

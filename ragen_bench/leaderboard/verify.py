@@ -129,6 +129,10 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     if config.get("env_kwargs") or manifest["data_files"]:
         raise LeaderboardError("leaderboard runs use the envs' own data; env_kwargs must be empty",
                                file=name, field="config.env_kwargs", expected={}, found=config.get("env_kwargs"))
+    if config_module.game_config(config) is not None:
+        # Replay checks one chat against its env; a game record also holds the opponent's side.
+        raise LeaderboardError(f"{config['env']} is a multi-agent game; the leaderboard takes single-agent runs",
+                               file=name, field="config.env")
     if config.get("shard") != "0/1":
         raise LeaderboardError("a submission is a whole run; merge the shards first (ragen-bench merge)",
                                file=name, field="config.shard", expected="0/1", found=config.get("shard"))
