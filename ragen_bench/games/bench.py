@@ -20,14 +20,23 @@ from typing import Any
 import numpy as np
 
 
+def _rate(play_game: Callable[[int], int], seconds: float) -> float:
+    """Counted steps per second of whole games ``play_game(seed) -> steps``, seeds 0, 1, ... for ``seconds``."""
+    steps, start, seed = 0, time.perf_counter(), 0
+    while time.perf_counter() - start < seconds:
+        steps += play_game(seed)
+        seed += 1
+    return steps / (time.perf_counter() - start)
+
+
 def aec_steps_per_second(make: Callable[[], Any], seconds: float) -> float:
     env = make()
     rng = np.random.default_rng(0)
-    steps, start, game = 0, time.perf_counter(), 0
-    while time.perf_counter() - start < seconds:
-        env.reset(seed=game)
-        game += 1
-        for agent in env.agent_iter():
+
+    def play(seed: int) -> int:
+        env.reset(seed=seed)
+        steps = 0
+        for _ in env.agent_iter():
             observation, _, terminated, truncated, _ = env.last()
             if terminated or truncated:
                 action = None
@@ -36,32 +45,36 @@ def aec_steps_per_second(make: Callable[[], Any], seconds: float) -> float:
                 action = int(legal[rng.integers(len(legal))])
             env.step(action)
             steps += 1
-    return steps / (time.perf_counter() - start)
+        return steps
+
+    return _rate(play, seconds)
 
 
 def parallel_steps_per_second(make: Callable[[], Any], seconds: float) -> float:
     env = make()
     rng = np.random.default_rng(0)
-    steps, start, game = 0, time.perf_counter(), 0
-    while time.perf_counter() - start < seconds:
-        env.reset(seed=game)
-        game += 1
+
+    def play(seed: int) -> int:
+        env.reset(seed=seed)
+        steps = 0
         while env.agents:
             env.step({agent: int(rng.integers(2)) for agent in env.agents})
             steps += 1
-    return steps / (time.perf_counter() - start)
+        return steps
+
+    return _rate(play, seconds)
 
 
 def player_moves_per_second(make_game: Callable[[], Any], player: Any, seconds: float) -> float:
     game = make_game()
-    moves, start, seed = 0, time.perf_counter(), 0
-    while time.perf_counter() - start < seconds:
+
+    def play(seed: int) -> int:
         game.reset(seed=seed)
-        seed += 1
         while not game.game_over:
             game.step(player.choose(game, game.agent_selection))
-            moves += 1
-    return moves / (time.perf_counter() - start)
+        return len(game.board.moves)
+
+    return _rate(play, seconds)
 
 
 def main(argv: list[str]) -> int:
