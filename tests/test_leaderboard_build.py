@@ -16,11 +16,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ragen_bench.agents.scripted import OptimalAgent
 from ragen_bench.chat import AgentReply, AgentRequest
 from ragen_bench.cli import main
-from ragen_bench.leaderboard.build import VIEWER_SEEDS, build, newcombe_interval
+from ragen_bench.leaderboard.build import VIEWER_SEEDS, build, cell_text, newcombe_interval
 from ragen_bench.leaderboard.errors import LeaderboardError
 from ragen_bench.leaderboard.stats import (
     compare_submissions, mcnemar_exact, p_text, paired_bootstrap_ci, paired_comparison,
@@ -126,6 +128,17 @@ def test_readme_tables(built: Path) -> None:
     assert len(table) == 8 + 6 + 1
     assert "| optimal | scripted | scripted | no | 2026-11-30 | tests | - | 32 |" in text
     assert "| optimal | RAGEN/Sokoban-6x6-v0 | RAGEN/FrozenLake-4x4-v0 | environment |" in text
+
+
+def test_markdown_cell_of_hostile_text_stays_one_cell() -> None:
+    assert cell_text("a\rb\u2028c\x85d|e\r\n") == "a b c d\\|e"
+
+
+@given(st.text())
+def test_markdown_cell_never_splits_a_row(text: str) -> None:
+    cell = cell_text(text)
+    assert len(cell.splitlines()) <= 1
+    assert "|" not in cell.replace("\\|", "")
 
 
 def test_png_plots_carry_no_version(built: Path) -> None:

@@ -211,7 +211,8 @@ def cell_text(value: Any) -> str:
         return "yes" if value else "no"
     if isinstance(value, float):
         return f"{value:.3f}"
-    return str(value).replace("|", "\\|").replace("\n", " ")
+    # Every line break Markdown (or a reader's editor) honours, not only "\n", would split the row.
+    return " ".join(str(value).splitlines()).replace("|", "\\|")
 
 
 MAIN_COLUMNS = {
