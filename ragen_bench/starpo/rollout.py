@@ -65,9 +65,9 @@ class _EpisodeContext:
 class PolicyAgent:
     """Batched sampling from a local causal LM that records the sampled ids and log-probs.
 
-    Sampling is the ``hf`` agent's: each request draws with its own ``torch.Generator``
+    Sampling follows the ``hf`` agent: each request draws with its own ``torch.Generator``
     seeded from ``(sampling_seed, episode_key, turn)``, from ``softmax(logits / T)`` cut to
-    the top-p nucleus.  Generation of a reply stops at a stop token (the model's and the
+    the top-p nucleus (the same distribution; the draws themselves differ, see ``_choose``).  Generation of a reply stops at a stop token (the model's and the
     tokenizer's end-of-sequence ids), right after the token that completes one of
     ``stop_strings`` (then the end-of-turn token is appended, so the reply is closed the
     way the template closes it), or at ``max_new_tokens``.
@@ -251,7 +251,12 @@ class PolicyAgent:
                 logits, next_position = out.logits[:, -1], next_position + 1
 
     def _choose(self, logits: Any, rows: _Rows) -> Any:
-        """Draw each live row's next token (or force the end token) and record its log-prob."""
+        """Draw each live row's next token (or force the end token) and record its log-prob.
+
+        A draw inverts the cumulative distribution at one uniform number from the row's own
+        generator: one ``searchsorted`` for the batch, where ``torch.multinomial`` per row
+        cost a sixth of a SmolLM2 group's decoding time.
+        """
         import torch
 
         scaled = logits.float() / self.sampling.temperature
@@ -259,20 +264,22 @@ class PolicyAgent:
         probs = torch.softmax(scaled, dim=-1)
         if self.sampling.top_p < 1.0:
             probs = _keep_top_p(probs, self.sampling.top_p)
-            # Renormalising to the nucleus: log p(token | nucleus) = log p(token) - log(mass kept).
-            nucleus_log_mass = torch.log(probs.sum(dim=-1))
-        tokens = []
-        for j, row in enumerate(rows.live):
-            if row in rows.forcing:
-                token, log_prob = self.end_id, log_probs[j, self.end_id]
-            else:
-                token = int(torch.multinomial(probs[j], 1, generator=rows.generators[row])[0])
-                log_prob = log_probs[j, token]
-                if self.sampling.top_p < 1.0:
-                    log_prob = log_prob - nucleus_log_mass[j]
-            rows.record(row, token, float(log_prob))
-            tokens.append(token)
-        return torch.tensor(tokens)
+        cumulative = probs.double().cumsum(dim=-1)
+        uniforms = torch.stack([torch.rand((), generator=rows.generators[row], dtype=torch.float64) for row in rows.live])
+        # right=True skips tokens of probability 0 (their cumulative value equals the previous one).
+        tokens = torch.searchsorted(cumulative, (uniforms * cumulative[:, -1])[:, None], right=True)[:, 0]
+        tokens = tokens.clamp(max=probs.shape[-1] - 1)
+        chosen = log_probs.gather(-1, tokens[:, None])[:, 0]
+        if self.sampling.top_p < 1.0:
+            # Renormalised to the nucleus: log p(token | nucleus) = log p(token) - log(mass kept).
+            chosen = chosen - torch.log(probs.sum(dim=-1))
+        forced = torch.tensor([row in rows.forcing for row in rows.live])
+        if forced.any():
+            tokens = torch.where(forced, self.end_id, tokens)
+            chosen = torch.where(forced, log_probs[:, self.end_id], chosen)
+        for row, token, log_prob in zip(rows.live, tokens.tolist(), chosen.tolist(), strict=True):
+            rows.record(row, token, log_prob)
+        return tokens
 
     def hits_stop_string(self, response_ids: Sequence[int]) -> bool:
         """Whether the last id completes a stop string (earlier hits would have stopped the reply)."""
