@@ -2,7 +2,7 @@
 
 Clean submissions are made with the real harness (``run_eval``); every tampering test
 copies one, changes one thing and checks that ``verify`` refuses it with the right
-file, line, episode, turn and field.  Hostile inputs tried here: 78 hand-written
+file, line, episode, turn and field.  Hostile inputs tried here: 80 hand-written
 (tampered numbers, text, structure, manifests, summaries, schema, sizes, paths, links)
 plus the property tests' generated values for any checked record field and any part of the
 manifest and summary.
@@ -477,6 +477,15 @@ def test_game_run_is_refused_by_name(tmp_path: Path) -> None:
     error = refused(sub)
     assert (error.file, error.field) == (str(sub / "manifest.json"), "config.env")
     assert error.problem == "RAGEN/TicTacToe-v0 is a multi-agent game; the leaderboard takes single-agent runs"
+
+
+@pytest.mark.parametrize("split", ["train", "val"])
+def test_run_on_other_panels_than_test_is_refused(tmp_path: Path, split: str) -> None:
+    # The tables have no split column: a train-panel number would read as a test one.
+    sub = make_submission(tmp_path / split, split, "env=RAGEN/Bandit-v0", f"split={split}", "agent=random", "limit=2")
+    error = refused(sub)
+    assert (error.file, error.field, error.expected, error.found) == (str(sub / "manifest.json"), "config.split",
+                                                                        "test", split)
 
 
 def test_manifest_planning_too_many_episodes(clean_suite: Path, tmp_path: Path) -> None:

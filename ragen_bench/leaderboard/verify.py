@@ -142,6 +142,11 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
         chat_config = ChatConfig(**config["chat"])
     except (config_module.ConfigError, TypeError, ValueError) as error:
         raise LeaderboardError(f"not a valid eval config: {error}", file=name, field="config") from None
+    for env_id, split in targets:
+        if split != "test":
+            # The tables show no split: a train or val number would pass for a test one.
+            raise LeaderboardError(f"leaderboard entries are measured on test panels; {env_id} was run on {split!r}",
+                                   file=name, field="config.split", expected="test", found=split)
     panels = [panels_module.load(env_id, split) for env_id, split in targets]
     current = {f"{p.env_id}:{p.split}": p.checksum for p in panels}
     _require_equal(manifest["panels"], current, file=name, field="panels",
