@@ -83,6 +83,8 @@ def test_bad_actions_are_refused_by_name(action, message):
         game.step(moves(action, C))
     with pytest.raises(IllegalMoveError, match=r"no action for \['player_1'\]"):
         game.step({"player_0": C})
+    with pytest.raises(IllegalMoveError, match=r"actions for agents not in the game: \['player_2'\]"):
+        game.step({**moves(C, C), "player_2": C})
     with pytest.raises(IllegalMoveError, match="must be a str"):
         game.send_message("player_1", b"bytes")
     with pytest.raises(IllegalMoveError, match="not a live agent"):

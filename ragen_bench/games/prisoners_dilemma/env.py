@@ -186,6 +186,9 @@ class PrisonersDilemmaEnv(ParallelEnv):
         missing = [a for a in self.agents if a not in actions]
         if missing:
             raise IllegalMoveError(f"{self.metadata['name']}: no action for {missing}")
+        if unknown := [a for a in actions if a not in self.agents]:
+            # A misspelt seat would otherwise be dropped without a word.
+            raise IllegalMoveError(f"{self.metadata['name']}: actions for agents not in the game: {unknown}")
         for agent in self.agents:
             action = actions[agent]
             if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) or action not in (0, 1):
