@@ -295,3 +295,18 @@ def test_build_batch_refuses_samples_that_do_not_belong_to_the_trajectory(rollou
         build_batch([first], samples, pad_id=0, score_placement="first")
     with pytest.raises(ValueError, match="at least one trajectory"):
         build_batch([], samples, pad_id=0)
+
+
+def test_make_agent_builds_the_policy_agent_by_its_factory_path():
+    from ragen_bench.agents import make_agent
+
+    target = "ragen_bench.starpo.rollout:make_policy_agent"
+    agent = make_agent(target, model="tiny", max_new_tokens=4, stop_strings=("</answer>", "\n\n"))
+    try:
+        replies = agent.act(_requests(["Turn 1: go"]))
+    finally:
+        agent.close()
+    assert isinstance(agent, PolicyAgent) and agent.name == "policy:tiny"
+    assert 1 <= replies[0].completion_tokens <= 5  # 4 sampled, plus the end token after a stop string
+    with pytest.raises(AgentError, match="stop_strings"):
+        make_agent(target, model="tiny", stop_strings="</answer>")

@@ -67,10 +67,11 @@ class PolicyAgent:
 
     Sampling follows the ``hf`` agent: each request draws with its own ``torch.Generator``
     seeded from ``(sampling_seed, episode_key, turn)``, from ``softmax(logits / T)`` cut to
-    the top-p nucleus (the same distribution; the draws themselves differ, see ``_choose``).  Generation of a reply stops at a stop token (the model's and the
-    tokenizer's end-of-sequence ids), right after the token that completes one of
-    ``stop_strings`` (then the end-of-turn token is appended, so the reply is closed the
-    way the template closes it), or at ``max_new_tokens``.
+    the top-p nucleus (the same distribution; the draws themselves differ, see ``_choose``).
+    Generation of a reply stops at a stop token (the model's and the tokenizer's
+    end-of-sequence ids), right after the token that completes one of ``stop_strings``
+    (then the end-of-turn token is appended, so the reply is closed the way the template
+    closes it), or at ``max_new_tokens``.
 
     ``share_prompts``: requests of one ``act`` chunk whose prompt ids are equal are
     prefilled once and their cache rows copied (off: every request is prefilled, the naive
@@ -265,7 +266,8 @@ class PolicyAgent:
         if self.sampling.top_p < 1.0:
             probs = _keep_top_p(probs, self.sampling.top_p)
         cumulative = probs.double().cumsum(dim=-1)
-        uniforms = torch.stack([torch.rand((), generator=rows.generators[row], dtype=torch.float64) for row in rows.live])
+        generators = [rows.generators[row] for row in rows.live]
+        uniforms = torch.stack([torch.rand((), generator=g, dtype=torch.float64) for g in generators])
         # right=True skips tokens of probability 0 (their cumulative value equals the previous one).
         tokens = torch.searchsorted(cumulative, (uniforms * cumulative[:, -1])[:, None], right=True)[:, 0]
         tokens = tokens.clamp(max=probs.shape[-1] - 1)
