@@ -37,15 +37,26 @@ def _eval(args: argparse.Namespace) -> int:
     result = run_eval(compose_config("eval", args.overrides))
     manifest, summary = report.load_summary(result.out)
     print(report.format_table(report.summary_rows(report.agent_label(manifest), summary)))
-    if "games" in summary:
-        from ragen_bench.eval.games import table_rows
-
-        print("\n" + report.format_table(table_rows(summary["games"])))
+    _print_games([(None, summary)])
     if result.duplicate_lines:
         print(f"\nnote: ignored {result.duplicate_lines} duplicate line(s) in {result.out / 'episodes.jsonl'}")
     state = "complete" if result.complete else "incomplete (re-run the same command to resume)"
     print(f"\n{result.new_episodes} new episodes; run {state}: {result.out}")
     return 0
+
+
+def _print_games(summaries: Sequence[tuple[str | None, dict]]) -> None:
+    """The win/draw/loss table of the game runs among ``(label, summary)``; a label adds a ``run`` column."""
+    from ragen_bench.eval.games import table_rows
+    from ragen_bench.eval.report import format_table
+
+    rows = [
+        {**({"run": label} if label else {}), **row}
+        for label, summary in summaries
+        for row in table_rows(summary.get("games", []))
+    ]
+    if rows:
+        print("\n" + format_table(rows))
 
 
 def _merge(args: argparse.Namespace) -> int:
@@ -54,6 +65,7 @@ def _merge(args: argparse.Namespace) -> int:
     summary = merge_runs([Path(p) for p in args.runs], Path(args.out))
     manifest, _ = report.load_summary(Path(args.out))
     print(report.format_table(report.summary_rows(report.agent_label(manifest), summary)))
+    _print_games([(None, summary)])
     state = "complete" if manifest["complete"] else "incomplete (episodes of the plan are missing)"
     print(f"\nmerged {len(args.runs)} run directories into {args.out}; run {state}")
     return 0
@@ -69,6 +81,8 @@ def _compare(args: argparse.Namespace) -> int:
         rows.extend(report.summary_rows(report.agent_label(manifest), summary))
         summaries[run] = summary
     print(report.format_table(rows))
+    # Game runs of one agent differ by opponent: the games table names each run by its folder.
+    _print_games(list(summaries.items()))
     for note in report.comparability_notes(summaries):
         print(f"note: {note}")
     return 0

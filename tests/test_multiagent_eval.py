@@ -84,6 +84,21 @@ def test_shards_merge_into_the_unsharded_run(tmp_path):
     assert json.loads((tmp_path / "merged" / "summary.json").read_text())["games"] == whole.summary["games"]
 
 
+def test_cli_compare_and_merge_show_the_games_table(tmp_path, capsys):
+    # One agent against two opponents: the main table's rows both read "first-legal"; the games table tells them apart.
+    for opponent in ("minimax", "random"):
+        run_eval(config(tmp_path / opponent, f"opponent={opponent}", "limit=2"))
+    assert main(["compare", str(tmp_path / "minimax"), str(tmp_path / "random")]) == 0
+    games = capsys.readouterr().out.split("\n\n")[1].splitlines()
+    assert games[0].split()[:4] == ["run", "env", "split", "opponent"]
+    assert [line.split()[3] for line in games[1:]] == ["minimax", "random"]
+    assert games[1].split()[0] == str(tmp_path / "minimax")
+    run_eval(config(tmp_path / "s0", "opponent=random", "limit=2", "shard=0/2"))
+    run_eval(config(tmp_path / "s1", "opponent=random", "limit=2", "shard=1/2"))
+    assert main(["merge", "--out", str(tmp_path / "merged"), str(tmp_path / "s0"), str(tmp_path / "s1")]) == 0
+    assert "\nenv                 split  opponent  games" in capsys.readouterr().out
+
+
 def test_an_agent_config_as_opponent_records_both_transcripts(tmp_path):
     result = run_eval(config(tmp_path / "run", f"opponent={{name: '{HERE}:first_legal'}}"))
     games = records(tmp_path / "run")
