@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 pytest.importorskip("pettingzoo")
 
 from ragen_bench.chat import AgentError, AgentReply, ChatConfig, Trajectory  # noqa: E402
+from ragen_bench.chat.episode import format_reward  # noqa: E402
 from ragen_bench.chat.multiagent import GameChatConfig, GameMatch, play_matches  # noqa: E402
 from ragen_bench.games.opponents import MinimaxPlayer, OPPONENTS, RandomPlayer, TitForTat  # noqa: E402
 
@@ -106,6 +107,48 @@ def test_no_reply_text_can_crash_a_game(texts, env_id, on_illegal):
     assert set(result.trajectories) == {"player_0", "player_1"}
     for trajectory in result.trajectories.values():
         assert all(t.valid or t.format_penalty == -0.1 for t in trajectory.turns)
+        assert shown_rewards(trajectory) == [format_reward(t.reward) for t in trajectory.turns]
+
+
+def shown_rewards(trajectory: Trajectory) -> list[str]:
+    """The reward the user message after each turn states (messages: system, user, then assistant/user pairs)."""
+    return [re.match(r"Reward: (\S+)\n", m["content"])[1] for m in trajectory.messages[3::2]]
+
+
+class ThenSays:
+    """Answers with ``first`` replies in turn, then ``rest`` for ever."""
+
+    name = "then-says"
+
+    def __init__(self, first: list[str], rest: str) -> None:
+        self.first, self.rest = list(first), rest
+
+    def act(self, requests):
+        return [AgentReply(self.first.pop(0) if self.first else self.rest) for _ in requests]
+
+
+def test_a_forfeit_after_a_move_is_charged_to_the_turn_that_forfeited():
+    agent = ThenSays(["<think>x</think><answer>B2</answer>"], "garbage")
+    (result,) = play_matches([GameMatch(TTT, {"player_0": agent, "player_1": MinimaxPlayer()},
+                                        GameChatConfig(max_retries=1), seed=0)])
+    trajectory = result.trajectories["player_0"]
+    assert result.forfeit == "player_0"
+    assert [t.reward for t in trajectory.turns] == [0.0, -0.1, pytest.approx(-1.1)]
+    assert shown_rewards(trajectory) == ["0.0", "-0.1", "-1.1"]
+
+
+def test_a_seat_still_asked_when_the_other_forfeits_sees_its_win():
+    # Prisoner's Dilemma, round 1: player_1 defects against a cooperator (+5).  Round 2: player_0's
+    # invalid reply forfeits (seats answer in order) while player_1 is still asked; its +1 lands on its
+    # round-1 turn, and the reward line is written again in place of the question.
+    loser = ThenSays(["<think>x</think><answer>cooperate</answer>"], "garbage")
+    winner = ThenSays([], "<think>x</think><answer>defect</answer>")
+    match = GameMatch(PD, {"player_0": loser, "player_1": winner}, GameChatConfig(max_retries=0), seed=0)
+    (result,) = play_matches([match])
+    trajectory = result.trajectories["player_1"]
+    assert result.forfeit == "player_0" and [t.reward for t in trajectory.turns] == [6.0]
+    assert shown_rewards(trajectory) == ["6.0"] and "Final state:" in trajectory.messages[-1]["content"]
+    assert "Turn 2:" not in trajectory.messages[-1]["content"]  # the unanswered question is gone
 
 
 def test_messages_reach_the_other_seat_flattened_and_bounded():

@@ -16,7 +16,9 @@ single-agent episodes (:mod:`ragen_bench.chat.episode`):
   times; after that ``on_illegal`` decides: ``"forfeit"`` (the seat loses the game) or
   ``"random"`` (a uniformly random legal move is played for it, recorded in the turn's
   ``info``).  Nothing an agent writes can crash the game.  A forfeit's -1 lands on the
-  forfeiting seat's last (invalid) turn, the other seat's +1 on its last move.
+  forfeiting seat's last (invalid) turn, the other seat's +1 on its last turn; a question
+  that seat was still to answer (simultaneous games) gives way to the closing lines, so
+  every reward a transcript states is the one its turn records.
 * simultaneous games (the Prisoner's Dilemma) ask every chat seat at once each round;
   a reply may also carry ``<message>..</message>``, passed to the game's message
   channel (which bounds and flattens it) for the other seat to read next round.
@@ -315,14 +317,18 @@ class GameMatch:
             self._credit(rewards)
 
     def _forfeit(self, seat: str) -> None:
-        """The seat gives up: it loses (-1 added to its last move's reward), the other seat wins (+1)."""
+        """The seat gives up: it loses (-1 on its last turn), the other seat wins (+1 on its last turn)."""
         self.forfeit = seat
         for other, value in ((seat, -1.0), *((s, 1.0) for s in self.game.possible_agents if s != seat)):
             self.totals[other] += value
-            if other in self.seats:
-                target = self.seats[other]
-                target.last_move = target.last_move or (target.turns[-1] if target.turns else None)
-                target.reward(value)
+            chat = self.seats.get(other)
+            if chat is not None and chat.turns:
+                # The last turn's reward line is not written yet -- or is, above a question that
+                # will never be answered: close() writes the line again in its place.
+                if chat.waiting:
+                    chat.transcript[-1]["content"] = ""
+                chat.last_move = chat.turns[-1]
+                chat.reward(value)
         for chat in self.seats.values():
             chat.close()
 
