@@ -291,6 +291,14 @@ def test_compare_cli(submissions: Path, capsys: pytest.CaptureFixture[str]) -> N
     assert main(["leaderboard", "compare", str(submissions / "optimal"), str(submissions / "random")]) == 0
     out = capsys.readouterr().out
     assert "A = optimal, B = random" in out and "McNemar p" in out
+    # An entry against itself: both success columns stay, nothing differs.
+    assert main(["leaderboard", "compare", str(submissions / "optimal"), str(submissions / "optimal")]) == 0
+    header, *_, everything = capsys.readouterr().out.splitlines()[1:]
+    assert header.split()[:6] == ["env", "pairs", "success", "A", "success", "B"]
+    name, pairs, success_a, success_b, only_a, only_b, p = everything.split()[:7]
+    assert (name, pairs, success_a, only_a, only_b, p) == ("all", "32", success_b, "0", "0", "1")
+    assert main(["leaderboard", "compare", "--seed", "-1", str(submissions / "optimal"), str(submissions / "random")]) == 2
+    assert "field --seed: the bootstrap seed must be a non-negative int, got -1" in capsys.readouterr().err
     result = compare_submissions(submissions / "optimal", submissions / "random")
     everything = result["groups"][-1]
     rows_a, rows_b = records(submissions / "optimal"), records(submissions / "random")

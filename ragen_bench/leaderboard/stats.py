@@ -106,6 +106,8 @@ def compare_submissions(path_a: Path, path_b: Path, *, seed: int = 0) -> dict[st
     """Verify two submissions and compare them pairwise; refused unless panels and chat settings match."""
     from ragen_bench.leaderboard.verify import first_difference, verify
 
+    if type(seed) is not int or seed < 0:
+        raise LeaderboardError(f"the bootstrap seed must be a non-negative int, got {seed!r}", field="--seed")
     a, b = verify(path_a), verify(path_b)
     for field, problem in (("panels", "panels differ"), ("template_hash", "chat settings (template hash) differ")):
         difference = first_difference(b.manifest[field], a.manifest[field])
@@ -128,8 +130,9 @@ def format_comparison(result: dict[str, Any]) -> str:
 
     rows = [
         {
-            "env": g["env"], "pairs": g["pairs"], f"success {result['a']}": g["success_a"],
-            f"success {result['b']}": g["success_b"], "only A": g["only_a"], "only B": g["only_b"],
+            # A and B, not the names: an entry compared with a namesake would lose a column.
+            "env": g["env"], "pairs": g["pairs"], "success A": g["success_a"], "success B": g["success_b"],
+            "only A": g["only_a"], "only B": g["only_b"],
             "McNemar p": p_text(g["mcnemar_p"]), "return A-B": g["return_diff"],
             "ci95": "[{:.3f}, {:.3f}]".format(*g["return_diff_ci95"]),
         }
