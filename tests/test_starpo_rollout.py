@@ -310,3 +310,26 @@ def test_make_agent_builds_the_policy_agent_by_its_factory_path():
     assert 1 <= replies[0].completion_tokens <= 5  # 4 sampled, plus the end token after a stop string
     with pytest.raises(AgentError, match="stop_strings"):
         make_agent(target, model="tiny", stop_strings="</answer>")
+
+
+def test_later_turns_prefill_only_what_their_context_gained_and_sample_the_same(tiny):
+    model = tiny[0]
+    widths = []
+    hook = model.register_forward_pre_hook(
+        lambda module, args, kwargs: widths.append(kwargs["input_ids"].shape[1]), with_kwargs=True
+    )
+    try:
+        reused = _rollout(_agent(tiny, sampling_seed=2), seeds=(5,), group_size=2)[1]
+        reuse_widths = list(widths)
+        widths.clear()
+        recomputed = _rollout(_agent(tiny, sampling_seed=2, reuse_cache=False), seeds=(5,), group_size=2)[1]
+    finally:
+        hook.remove()
+    for key, turns in reused.items():
+        for a, b in zip(turns, recomputed[key], strict=True):
+            assert a.prompt_ids == b.prompt_ids and a.response_ids == b.response_ids
+            assert a.log_probs == pytest.approx(b.log_probs, abs=1e-4)
+    prompt_2 = len(next(iter(reused.values()))[1].prompt_ids)
+    prefills = [w for w in reuse_widths if w > 1]  # decode steps feed one token per row
+    assert len(prefills) == 5 and max(prefills[1:]) < prompt_2 // 3  # turn 1 in full, then the new ids only
+    assert sorted(w for w in widths if w > 1)[1] >= prompt_2  # without reuse every turn prefills its context

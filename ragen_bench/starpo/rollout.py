@@ -55,11 +55,28 @@ class TurnSample:
 
 
 @dataclass
+class _RowCache:
+    """One sequence's keys and values per layer (``[heads, width, head_dim]``) and its attention mask.
+
+    The mask has holes where the batch it came from was padded; ``length`` counts real tokens.
+    """
+
+    keys: list[Any]
+    values: list[Any]
+    mask: Any
+
+    @property
+    def length(self) -> int:
+        return int(self.mask.sum())
+
+
+@dataclass
 class _EpisodeContext:
-    """The last request an episode sent and every turn sampled for it so far."""
+    """The last request an episode sent, every turn sampled for it so far, and its cache."""
 
     messages: list[dict[str, str]]
     samples: list[TurnSample] = field(default_factory=list)
+    cache: _RowCache | None = None
 
 
 class PolicyAgent:
@@ -75,8 +92,10 @@ class PolicyAgent:
 
     ``share_prompts``: requests of one ``act`` chunk whose prompt ids are equal are
     prefilled once and their cache rows copied (off: every request is prefilled, the naive
-    batching kept for comparison).  ``generate_batch`` requests are decoded together; keep
-    whole groups in one chunk.  Temperature 0 is refused: greedy decoding has no sampling
+    batching kept for comparison).  ``reuse_cache``: each episode's keys and values are kept
+    between turns, so a later turn prefills only the ids its context gained (off: the whole
+    context again); the trainer frees them with :meth:`pop_samples`.  ``generate_batch``
+    requests are decoded together; keep whole groups in one chunk.  Temperature 0 is refused: greedy decoding has no sampling
     distribution to record (evaluate greedily with the ``hf`` agent).
     """
 
@@ -89,6 +108,7 @@ class PolicyAgent:
         stop_strings: Sequence[str] = DEFAULT_STOP_STRINGS,
         generate_batch: int = 64,
         share_prompts: bool = True,
+        reuse_cache: bool = True,
         name: str = "policy",
     ) -> None:
         if sampling.temperature <= 0:
@@ -110,6 +130,7 @@ class PolicyAgent:
         self.stop_strings = tuple(stop_strings)
         self.generate_batch = generate_batch
         self.share_prompts = share_prompts
+        self.reuse_cache = reuse_cache
         self.name = name
         self.end_id = tokenizer.eos_token_id
         self.stop_ids = _stop_token_ids(model, tokenizer) | {self.end_id}
@@ -125,20 +146,32 @@ class PolicyAgent:
         import torch
 
         prompts = [self._prompt_ids(request) for request in requests]
+        caches = [self._cache_for(request) for request in requests]
         samples: list[TurnSample] = []
+        new_caches: list[_RowCache | None] = []
         for start in range(0, len(requests), self.generate_batch):
-            chunk = requests[start : start + self.generate_batch]
+            chunk = slice(start, start + self.generate_batch)
             generators = [
-                torch.Generator().manual_seed(request_seed(self.sampling.sampling_seed, request)) for request in chunk
+                torch.Generator().manual_seed(request_seed(self.sampling.sampling_seed, request))
+                for request in requests[chunk]
             ]
-            samples.extend(self._sample(prompts[start : start + self.generate_batch], generators))
-        for request, sample in zip(requests, samples, strict=True):
+            chunk_samples, chunk_caches = self._sample(prompts[chunk], caches[chunk], generators)
+            samples.extend(chunk_samples)
+            new_caches.extend(chunk_caches)
+        for request, sample, cache in zip(requests, samples, new_caches, strict=True):
             if request.turn == 1:
                 self._episodes[request.episode_key] = _EpisodeContext(request.messages)
             context = self._episodes[request.episode_key]
             context.messages = request.messages
             context.samples.append(sample)
+            context.cache = cache
         return [self._reply(sample) for sample in samples]
+
+    def _cache_for(self, request: AgentRequest) -> _RowCache | None:
+        """The episode's cache from its previous turn (every id of that context but the last)."""
+        if request.turn == 1 or not self.reuse_cache:
+            return None
+        return self._episodes[request.episode_key].cache
 
     def close(self) -> None:
         self.model = None
@@ -211,32 +244,58 @@ class PolicyAgent:
 
     # -- decoding --------------------------------------------------------------------------
 
-    def _sample(self, prompts: list[list[int]], generators: list[Any]) -> list[TurnSample]:
-        """Decode one chunk: prefill the distinct prompts, copy their cache rows, sample row by row."""
+    def _sample(
+        self, prompts: list[list[int]], caches: list[_RowCache | None], generators: list[Any]
+    ) -> tuple[list[TurnSample], list[_RowCache | None]]:
+        """Decode one chunk: prefill what no cache holds (each distinct prompt once), then sample row by row.
+
+        Returns the samples and, with ``reuse_cache``, each row's cache when it finished.
+        """
         import torch
 
+        new_ids = [prompt if cache is None else prompt[cache.length :] for prompt, cache in zip(prompts, caches)]
         if self.share_prompts:
-            distinct: dict[tuple[int, ...], int] = {}
-            source = [distinct.setdefault(tuple(prompt), len(distinct)) for prompt in prompts]
-            unique = [list(prompt) for prompt in distinct]
+            # Only rows without a cache can share: a cached row's new ids continue its own context.
+            distinct: dict[Any, int] = {}
+            source = [
+                distinct.setdefault(tuple(ids) if cache is None else ("cached", row), len(distinct))
+                for row, (ids, cache) in enumerate(zip(new_ids, caches))
+            ]
+            # Numbers are handed out in order of first appearance, so a row is new when its number is next.
+            unique_rows = []
+            for row, unique in enumerate(source):
+                if unique == len(unique_rows):
+                    unique_rows.append(row)
         else:
-            source, unique = list(range(len(prompts))), prompts
-        input_ids, attention = left_pad(unique, self.pad_id)
-        positions = (attention.cumsum(-1) - 1).clamp(min=0)
+            source = unique_rows = list(range(len(prompts)))
+        past, past_mask = self._stack_caches([caches[row] for row in unique_rows])
+        input_ids, new_mask = left_pad([new_ids[row] for row in unique_rows], self.pad_id)
+        attention = torch.cat([past_mask, new_mask], dim=1)
+        positions = ((attention.cumsum(-1) - 1).clamp(min=0))[:, past_mask.shape[1] :]
         rows = _Rows(prompts, generators)
+        saved: list[_RowCache | None] = [None] * len(prompts)
         with torch.inference_mode():
             out = self.model(
-                input_ids=input_ids, attention_mask=attention, position_ids=positions, use_cache=True, logits_to_keep=1
+                input_ids=input_ids,
+                attention_mask=attention,
+                position_ids=positions,
+                past_key_values=past,
+                use_cache=True,
+                logits_to_keep=1,
             )
             cache, index = out.past_key_values, torch.tensor(source)
-            if len(unique) != len(prompts):
+            if len(unique_rows) != len(prompts):
                 cache.reorder_cache(index)  # an index_select on the batch axis: repeats a shared prompt's rows
             logits, attention, next_position = out.logits[index, -1], attention[index], positions[index, -1] + 1
             while True:
                 tokens = self._choose(logits, rows)
+                live = rows.live
                 keep = rows.advance(tokens, self)
+                if self.reuse_cache:
+                    for j in sorted(set(range(len(live))) - set(keep)):
+                        saved[live[j]] = _row_cache(cache, attention, j)
                 if not keep:
-                    return rows.finished()
+                    return rows.finished(), saved
                 if len(keep) < len(tokens):
                     kept = torch.tensor(keep)
                     cache.batch_select_indices(kept)
@@ -250,6 +309,31 @@ class PolicyAgent:
                     use_cache=True,
                 )
                 logits, next_position = out.logits[:, -1], next_position + 1
+
+    def _stack_caches(self, caches: list[_RowCache | None]) -> tuple[Any, Any]:
+        """One batch cache from per-row caches, right-aligned (rows without one: all padding), and its mask."""
+        import torch
+        from transformers import DynamicCache
+
+        present = [cache for cache in caches if cache is not None]
+        if not present:
+            return None, torch.zeros((len(caches), 0), dtype=torch.long)
+        width = max(cache.mask.shape[0] for cache in present)
+        mask = torch.zeros((len(caches), width), dtype=torch.long)
+        layers = []
+        for layer in range(len(present[0].keys)):
+            heads, _, dim = present[0].keys[layer].shape
+            keys = present[0].keys[layer].new_zeros((len(caches), heads, width, dim))
+            values = torch.zeros_like(keys)
+            for row, cache in enumerate(caches):
+                if cache is not None:
+                    keys[row, :, width - cache.mask.shape[0] :] = cache.keys[layer]
+                    values[row, :, width - cache.mask.shape[0] :] = cache.values[layer]
+            layers.append((keys, values))
+        for row, cache in enumerate(caches):
+            if cache is not None:
+                mask[row, width - cache.mask.shape[0] :] = cache.mask
+        return DynamicCache(ddp_cache_data=layers, config=self.model.config), mask
 
     def _choose(self, logits: Any, rows: _Rows) -> Any:
         """Draw each live row's next token (or force the end token) and record its log-prob.
@@ -366,6 +450,17 @@ def left_pad(sequences: Sequence[Sequence[int]], pad_id: int) -> tuple[Any, Any]
     return input_ids, attention
 
 
+def _row_cache(cache: Any, attention: Any, row: int) -> _RowCache:
+    """Row ``row`` of a batch cache, without its leading padding, copied (a view would keep the batch alive)."""
+    mask = attention[row]
+    first = int(mask.nonzero()[0])
+    return _RowCache(
+        keys=[layer.keys[row, :, first:].clone() for layer in cache.layers],
+        values=[layer.values[row, :, first:].clone() for layer in cache.layers],
+        mask=mask[first:].clone(),
+    )
+
+
 def make_policy_agent(
     model: str = "smollm2-135m",
     *,
@@ -376,6 +471,7 @@ def make_policy_agent(
     stop_strings: tuple[str, ...] = DEFAULT_STOP_STRINGS,
     generate_batch: int = 64,
     share_prompts: bool = True,
+    reuse_cache: bool = True,
     num_threads: int | None = None,
     dtype: str = "float32",
     name: str | None = None,
@@ -396,6 +492,7 @@ def make_policy_agent(
         stop_strings=stop_strings,
         generate_batch=generate_batch,
         share_prompts=share_prompts,
+        reuse_cache=reuse_cache,
         name=name or f"policy:{Path(str(model)).name}",
     )
 
