@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from ragen_bench.agents import make_agent  # noqa: E402
-from ragen_bench.agents.hf import HFAgent, _keep_top_p, load_model  # noqa: E402
+from ragen_bench.agents.hf import HFAgent, keep_top_p, load_model  # noqa: E402
 from ragen_bench.agents.sampling import SamplingSettings, resolve_model_path  # noqa: E402
 from ragen_bench.chat import AgentError, AgentRequest  # noqa: E402
 
@@ -147,7 +147,7 @@ def test_unknown_model_is_a_clear_error(tmp_path):
 )
 def test_top_p_keeps_the_smallest_most_likely_set_reaching_p(logits, top_p):
     probs = torch.softmax(torch.tensor([logits], dtype=torch.float64), dim=-1)
-    kept = _keep_top_p(probs, top_p)[0]
+    kept = keep_top_p(probs, top_p)[0]
     kept_mask = kept > 0
     assert torch.equal(kept[kept_mask], probs[0][kept_mask]), "kept tokens keep their probability"
     assert kept.sum() >= min(top_p, probs.sum()) - 1e-9, "the kept mass reaches top_p"

@@ -43,7 +43,7 @@ def _per_row_sampler(settings: SamplingSettings, generators: list[Any]) -> Any:
         def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
             probs = torch.softmax(scores.float() / settings.temperature, dim=-1)
             if settings.top_p < 1.0:
-                probs = _keep_top_p(probs, settings.top_p)
+                probs = keep_top_p(probs, settings.top_p)
             chosen = torch.stack(
                 [torch.multinomial(row, 1, generator=gen)[0] for row, gen in zip(probs, generators, strict=True)]
             )
@@ -54,7 +54,7 @@ def _per_row_sampler(settings: SamplingSettings, generators: list[Any]) -> Any:
     return PerRowSampler()
 
 
-def _keep_top_p(probs: Any, top_p: float) -> Any:
+def keep_top_p(probs: Any, top_p: float) -> Any:
     """Zero all but the smallest set of most likely tokens whose mass reaches ``top_p``."""
     import torch
 
@@ -88,7 +88,7 @@ class HFAgent:
         self.sampling = sampling
         self.generate_batch = generate_batch
         self.name = name
-        self._stop_ids = _stop_token_ids(model, tokenizer)
+        self._stop_ids = stop_token_ids(model, tokenizer)
 
     def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
         replies: list[AgentReply] = []
@@ -147,7 +147,7 @@ class HFAgent:
         self.model = None
 
 
-def _stop_token_ids(model: Any, tokenizer: Any) -> frozenset[int]:
+def stop_token_ids(model: Any, tokenizer: Any) -> frozenset[int]:
     """Token ids that end a reply: the model's configured eos id(s) and the tokenizer's."""
     configured = getattr(model.generation_config, "eos_token_id", None)
     ids = set(configured if isinstance(configured, list) else [configured])

@@ -10,6 +10,9 @@ and the veRL integration share the same definitions:
 - :mod:`ragen_bench.starpo.filter`: the StarPO-S filter (keep the groups whose scores vary most).
 - :mod:`ragen_bench.starpo.losses`: loss aggregation, clipped policy loss with dual clip,
   entropy, KL estimators, clipped value loss.
+- :mod:`ragen_bench.starpo.rollout`: a policy agent that keeps the sampled token ids and
+  their log-probs per turn (shared-prompt groups, stop at ``</answer>``), and the builder
+  of training batches from finished episodes.
 
 This package module imports nothing heavy: ``import ragen_bench.starpo`` works without torch;
 import the submodules for the functions.  docs/starpo.md gives the definitions in math.

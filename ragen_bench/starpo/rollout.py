@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragen_bench.agents.hf import _keep_top_p, _stop_token_ids, load_model
+from ragen_bench.agents.hf import keep_top_p, stop_token_ids, load_model
 from ragen_bench.agents.sampling import SamplingSettings, request_seed, resolve_model_path
 from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest
 from ragen_bench.chat.trajectory import Trajectory
@@ -133,7 +133,7 @@ class PolicyAgent:
         self.reuse_cache = reuse_cache
         self.name = name
         self.end_id = tokenizer.eos_token_id
-        self.stop_ids = _stop_token_ids(model, tokenizer) | {self.end_id}
+        self.stop_ids = stop_token_ids(model, tokenizer) | {self.end_id}
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.end_id
         # Bytes, not characters: every token holds at least one byte, so this many trailing
         # tokens always cover a stop string that the last token completed.
@@ -348,7 +348,7 @@ class PolicyAgent:
         log_probs = torch.log_softmax(scaled, dim=-1)
         probs = torch.softmax(scaled, dim=-1)
         if self.sampling.top_p < 1.0:
-            probs = _keep_top_p(probs, self.sampling.top_p)
+            probs = keep_top_p(probs, self.sampling.top_p)
         cumulative = probs.double().cumsum(dim=-1)
         generators = [rows.generators[row] for row in rows.live]
         uniforms = torch.stack([torch.rand((), generator=g, dtype=torch.float64) for g in generators])
