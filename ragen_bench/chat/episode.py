@@ -154,10 +154,14 @@ class ChatEpisode:
 
         A reply that breaks the protocol raises :class:`AgentError` and changes nothing.
         """
-        self._require_live()
         problem = reply_problem(reply)
         if problem is not None:
             raise AgentError(f"invalid reply for episode {self.key!r}: {problem}")
+        self._play(reply)
+
+    def _play(self, reply: AgentReply) -> None:
+        """:meth:`step` for a reply already checked (run_lockstep checks whole batches)."""
+        self._require_live()
         config = self.config
         text = reply.text
         parsed = parse_response(
@@ -363,7 +367,7 @@ def run_lockstep(
         replies = check_replies(agent, requests, _act(agent, requests))
         still_live = []
         for (index, episode), reply in zip(live, replies):
-            episode.step(reply)
+            episode._play(reply)  # the batch was checked as a whole just above
             if not episode.done:
                 still_live.append((index, episode))
                 continue
