@@ -190,7 +190,6 @@ class CountdownEnv(TextEnv):
         self.numbers: tuple[int, ...] = ()
         self.target = 0
         self._reference: str | None = None
-        self._answered = False
         self._text = ""
 
     @staticmethod
@@ -212,7 +211,6 @@ class CountdownEnv(TextEnv):
                 rng, self.min_count, self.max_count, self.max_number, self.max_target
             )
         self._reference = solver.solve(self.numbers, self.target)
-        self._answered = False
         self._text = self._prompt(self.numbers, self.target)
         info = self._info(success=False)
         info["optimal_length"] = 1
@@ -222,7 +220,6 @@ class CountdownEnv(TextEnv):
     def _step_action(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         evaluation = arith.evaluate(action)
         reward = _score_parsed(evaluation, self.numbers, self.target)
-        self._answered = True
         self._text = self._feedback(reward)
         info = self._info(success=reward == CORRECT_REWARD)
         info["action_is_effective"] = reward > 0
@@ -234,7 +231,7 @@ class CountdownEnv(TextEnv):
 
     def optimal_action(self, steps_left: int | None = None) -> str | None:
         """The reference equation found by exhaustive search."""
-        return None if self._answered else self._reference
+        return None if self.episode_finished else self._reference  # one answer per episode
 
     def _info(self, success: bool) -> dict[str, Any]:
         return {"success": success, "level_seed": self.level_seed, "numbers": self.numbers, "target": self.target}
