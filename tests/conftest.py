@@ -53,3 +53,12 @@ def run_python(code: str, *, hash_seed: str = "0", timeout: float = 120) -> str:
     )
     assert done.returncode == 0, done.stderr
     return done.stdout
+
+
+def one_line_error(capsys, *names: str) -> str:
+    """The CLI's stderr: exactly one line, no traceback, naming every string in ``names``."""
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    for name in names:
+        assert name in err, err
+    return err

@@ -33,6 +33,7 @@ from ragen_bench.cli import EXIT_INTERRUPTED, main
 from ragen_bench.eval import compose_config, merge_runs, rundir, run_eval
 from ragen_bench.eval.report import format_table
 from ragen_bench.eval.rundir import RunDirError
+from tests.conftest import one_line_error
 
 ENV = "RAGEN/Sokoban-6x6-v0"
 MATH = "RAGEN/MathQA-v0"
@@ -83,15 +84,6 @@ def eval_args(out: Path, *overrides: str) -> list[str]:
 
 def config(out: Path, *overrides: str) -> dict:
     return compose_config("eval", eval_args(out, *overrides))
-
-
-def one_line_error(capsys, *names: str) -> str:
-    """The CLI's stderr: exactly one line, no traceback, naming every string in ``names``."""
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    for name in names:
-        assert name in err, err
-    return err
 
 
 # ---------------------------------------------------------------- text round trips

@@ -47,6 +47,7 @@ from ragen_bench.envs.math_qa.questions import MAX_ANSWER_CHARS
 from ragen_bench.eval import compose_config, rundir, run_eval
 from ragen_bench.eval.config import MAX_SAMPLES
 from ragen_bench.registry import ENV_IDS
+from tests.conftest import one_line_error
 
 # -- envs copied mid-episode ------------------------------------------------------------------
 
@@ -117,15 +118,6 @@ def eval_args(out: Path, *overrides: str) -> list[str]:
     return [f"env={EVAL_ENV}", "limit=2", "progress=false"] + [
         d for d in defaults if d.split("=", 1)[0] not in given
     ] + list(overrides)
-
-
-def one_line_error(capsys, *names: str) -> str:
-    """The CLI's stderr: exactly one line, no traceback, naming every string in ``names``."""
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and "Traceback" not in err, err
-    for name in names:
-        assert name in err, err
-    return err
 
 
 BAD_SETTINGS = [
