@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Create (or reuse) .venv-verl: a virtualenv holding veRL 0.9.x (no extras) beside the CPU build
+# of torch, then run the veRL-side tests (tests_verl/) in it.  Kept apart from .venv because verl
+# caps transformers and installs top-level `tests` and `scripts` packages of its own.
+# Idempotent: the install is skipped while the stamp matches pyproject.toml and this script.
+#
+# Usage: scripts/setup_verl_venv.sh [--no-test] [VENV_DIR]   (default: .venv-verl in the repository root)
+set -euo pipefail
+
+run_tests=1
+if [ "${1:-}" = "--no-test" ]; then run_tests=0; shift; fi
+repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="${1:-$repo_root/.venv-verl}"
+python="${PYTHON:-python3}"
+stamp="$venv/.ragen-bench-verl-installed"
+wanted="$(cat "$repo_root/pyproject.toml" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
+
+if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$wanted" ]; then
+    echo "setup_verl_venv: $venv is up to date"
+else
+    test -x "$venv/bin/python" || "$python" -m venv "$venv"
+    pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
+    # torch first and pinned (the CPU wheel on disk); every later install repeats the pin so that
+    # no resolver step can swap it for a multi-GB CUDA build.
+    "${pip[@]}" "torch==2.13.0"
+    (cd "$repo_root" && "${pip[@]}" -e '.[verl,test]' "torch==2.13.0")
+    # verl's base requirements omit what its agent-loop and trainer modules import at module level
+    # (they sit in its `verl-core` extra, which would also pin another torch).
+    "${pip[@]}" fastapi uvicorn cachetools "torch==2.13.0"
+    "$venv/bin/python" - <<'PY'
+import torch, transformers, verl
+assert torch.__version__.startswith("2.13.0"), f"pip replaced torch: {torch.__version__}"
+assert verl.__version__.startswith("0.9."), f"unexpected verl {verl.__version__}"
+print(f"setup_verl_venv: verl {verl.__version__}, torch {torch.__version__}, transformers {transformers.__version__}")
+PY
+    echo "$wanted" > "$stamp"
+fi
+
+if [ "$run_tests" = 1 ]; then
+    cd "$repo_root"
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider tests_verl
+fi
