@@ -11,6 +11,8 @@ Subcommands::
     ragen-bench leaderboard verify PATH       check a submission by replaying every episode
     ragen-bench leaderboard build             leaderboard/ tables, plots and page from submissions
     ragen-bench leaderboard compare A B       paired test of two submissions on the same instances
+    ragen-bench train [preset=NAME] key=value ... [--dry-run]   StarPO / StarPO-S / SFT training
+    ragen-bench data sft ENV --split train --out DIR            the optimal agent's chat records (SFT data)
 
 This module only parses arguments and maps errors to exit codes; the work is in
 :mod:`ragen_bench.eval`.  Heavy imports (Hydra, the harness) happen inside the
@@ -34,7 +36,14 @@ EXIT_INTERRUPTED = 130
 def _eval(args: argparse.Namespace) -> int:
     from ragen_bench.eval import compose_config, report, run_eval
 
-    result = run_eval(compose_config("eval", args.overrides))
+    config = compose_config("eval", args.overrides)
+    if config.get("launcher") == "ray":
+        # Only here is ray imported: a local run never pays for it.
+        from ragen_bench.integrations.ray import run_eval_on_ray
+
+        result = run_eval_on_ray(config)
+    else:
+        result = run_eval(config)
     manifest, summary = report.load_summary(result.out)
     print(report.format_table(report.summary_rows(report.agent_label(manifest), summary)))
     _print_games([(None, summary)])
@@ -208,6 +217,60 @@ def _leaderboard_compare(args: argparse.Namespace) -> int:
     return 0
 
 
+def _train(args: argparse.Namespace) -> int:
+    from ragen_bench.train import config as train_config
+    from ragen_bench.train.plan import describe
+
+    preset = train_config.DEFAULT_PRESET
+    overrides = []
+    for override in args.overrides:
+        if override.startswith("preset="):
+            preset = override.split("=", 1)[1]
+        else:
+            overrides.append(override)
+    config = train_config.load(preset, overrides)
+    if config.backend == "verl":
+        return _train_verl(config, dry_run=args.dry_run)
+    if args.dry_run:
+        import yaml
+
+        print(yaml.safe_dump(config.to_dict(), sort_keys=False).rstrip())
+        print()
+        for line in describe(config):
+            print(line)
+        return 0
+    from ragen_bench.train.trainer import train
+
+    result = train(config, progress=lambda message: print(message, file=sys.stderr))
+    print(f"trained {result.steps} steps; final checkpoint {result.final_checkpoint / 'model'}")
+    print(f"metrics: {result.out / 'metrics.jsonl'}; curves: {result.out / 'curves.png'}")
+    if result.test_run is not None:
+        print(f"test-panel run directory: {result.test_run}")
+    return 0
+
+
+def _train_verl(config: object, *, dry_run: bool) -> int:
+    try:
+        from ragen_bench.integrations import verl
+    except ImportError as error:
+        raise ValueError(
+            f"backend=verl needs veRL 0.9 ({error}); create its virtualenv with "
+            "`bash scripts/setup_verl_venv.sh` and run .venv-verl/bin/ragen-bench train backend=verl ..."
+        ) from error
+    return int(verl.main(config.to_dict(), dry_run=dry_run))  # type: ignore[attr-defined]
+
+
+def _data_sft(args: argparse.Namespace) -> int:
+    from ragen_bench.chat import ChatConfig
+    from ragen_bench.starpo.sft import export_sft
+
+    manifest = export_sft(args.env_id, Path(args.out), split=args.split, limit=args.limit,
+                          chat_config=ChatConfig(think=not args.no_think))
+    print(f"{manifest['count']} chat records from {args.env_id} ({args.split} seeds) in {args.out}: "
+          "sft.jsonl, sft.parquet, manifest.json")
+    return 0
+
+
 def _usage_errors() -> tuple[type[BaseException], ...]:
     """Exception types that mean "bad request", not "bug" (Hydra's only once imported).
 
@@ -298,6 +361,25 @@ def build_parser() -> argparse.ArgumentParser:
     pair.add_argument("b")
     pair.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     pair.set_defaults(handler=_leaderboard_compare)
+
+    training = commands.add_parser(
+        "train", help="train a policy with StarPO / StarPO-S (or a supervised warm start)",
+        epilog="Presets: configs/train/ (starpo-s, starpo, ppo, grpo, ragen-sokoban); guide: docs/train.md. "
+        "Example: ragen-bench train preset=grpo env=RAGEN/Bandit-v0 model=tiny steps=2 out=runs/t",
+    )
+    training.add_argument("overrides", nargs="*", help="preset=NAME and Hydra overrides, e.g. rollout.groups=4")
+    training.add_argument("--dry-run", action="store_true", help="print the resolved config and the plan; load nothing")
+    training.set_defaults(handler=_train)
+
+    data = commands.add_parser("data", help="export training data")
+    data_commands = data.add_subparsers(dest="data_command", required=True)
+    sft = data_commands.add_parser("sft", help="the optimal agent's train-seed episodes as chat records (JSONL + Parquet)")
+    sft.add_argument("env_id")
+    sft.add_argument("--split", default="train", help="only train (val/test seeds are never exported)")
+    sft.add_argument("--out", required=True, type=_new_dir, help="new folder for sft.jsonl, sft.parquet, manifest.json")
+    sft.add_argument("--limit", type=int, default=512, help="episodes (default 512)")
+    sft.add_argument("--no-think", action="store_true", help="the no-think template (answers without <think>)")
+    sft.set_defaults(handler=_data_sft)
     return parser
 
 

@@ -30,6 +30,14 @@ KEYS = (
 # recorded before they existed), and a single-agent run leaves them out of its identity.
 GAME_KEYS = ("opponent", "game")
 GAME_DEFAULTS: dict[str, Any] = {"opponent": None, "game": {"max_retries": 2, "on_illegal": "forfeit"}}
+# Keys saying where a run is played (ragen_bench.integrations.ray), not what it computes:
+# like `out`, they stay out of the run's identity, so any launcher resumes any run.  A
+# config may lack them (manifests never record them).
+LAUNCH_KEYS = ("launcher", "workers", "ray")
+LAUNCH_DEFAULTS: dict[str, Any] = {"launcher": "local", "workers": 1, "ray": {"address": None}}
+LAUNCHERS = ("local", "ray")
+# One Ray actor per worker, each playing one shard; far beyond any cluster this targets.
+MAX_WORKERS = 4096
 
 
 # The plan holds every episode up front; a huge sample count would stall before the
@@ -186,9 +194,9 @@ def validate(config: Mapping[str, Any]) -> list[tuple[str, str]]:
 
     Writes nothing and starts no agent, so a refused config leaves no trace.
     """
-    unknown = [key for key in config if key not in KEYS + GAME_KEYS]
+    unknown = [key for key in config if key not in KEYS + GAME_KEYS + LAUNCH_KEYS]
     if unknown:
-        raise ConfigError(f"unknown key {unknown[0]!r}; eval keys: {', '.join(KEYS + GAME_KEYS)}")
+        raise ConfigError(f"unknown key {unknown[0]!r}; eval keys: {', '.join(KEYS + GAME_KEYS + LAUNCH_KEYS)}")
     missing = [key for key in KEYS if key not in config]
     if missing:
         raise ConfigError(f"missing key {missing[0]!r}")
@@ -196,7 +204,7 @@ def validate(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     _require_int("sampling_seed", config["sampling_seed"], 0, SAMPLING_SEED_LIMIT - 1)
     _require_int("limit", config["limit"], 1, optional=True)
     _require_int("lockstep_episodes", config["lockstep_episodes"], 1)
-    parse_shard(config["shard"])
+    validate_launch(config)
     _require_type("out", config["out"], str, "a directory path", optional=True)
     if config["out"] is not None and not config["out"].strip():
         # An empty out= would silently fall back to the default directory.
@@ -212,6 +220,32 @@ def validate(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     return targets
 
 
+def validate_launch(config: Mapping[str, Any]) -> None:
+    """``launcher``, ``workers``, ``ray.address`` (and ``shard``, which launcher=ray sets itself)."""
+    launch = {**LAUNCH_DEFAULTS, **{key: config[key] for key in LAUNCH_KEYS if key in config}}
+    launcher, workers, ray = launch["launcher"], launch["workers"], launch["ray"]
+    if launcher not in LAUNCHERS:
+        raise ConfigError(f"launcher must be one of {', '.join(LAUNCHERS)}, got {launcher!r}")
+    _require_int("workers", workers, 1, MAX_WORKERS)
+    _require_type("ray", ray, Mapping, "a mapping with address")
+    if unknown := sorted(set(ray) - set(LAUNCH_DEFAULTS["ray"])):
+        raise ConfigError(f"unknown key ray.{unknown[0]}; ray keys: {', '.join(LAUNCH_DEFAULTS['ray'])}")
+    address = ray.get("address")
+    if address is not None and not (isinstance(address, str) and address.strip()):
+        raise ConfigError(f"ray.address must be a cluster address (auto, host:port, ray://host:port) or null, got {address!r}")
+    shard = parse_shard(config["shard"])
+    if launcher == "local":
+        # Accepted, these would silently do nothing: one process plays the whole run.
+        if workers != 1:
+            raise ConfigError(f"workers={workers} needs launcher=ray (launcher=local plays in this one process)")
+        if address is not None:
+            raise ConfigError(f"ray.address={address} needs launcher=ray (launcher=local starts no cluster)")
+    elif shard != (0, 1):
+        raise ConfigError(
+            f"shard: launcher=ray splits the run into workers={workers} shards itself; give shard=0/1, not {config['shard']!r}"
+        )
+
+
 def game_config(config: Mapping[str, Any]) -> dict[str, Any] | None:
     """``config`` with the game keys filled in when it evaluates a multi-agent game, else ``None``."""
     from ragen_bench.games.registry import GAME_IDS
@@ -225,9 +259,10 @@ def game_config(config: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def identity(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The config a run is identified by: a single-agent run's leaves the game keys out."""
+    """The config a run is identified by: never the launch keys; a single-agent run's leaves the game keys out."""
     full = game_config(config)
-    return dict(full) if full is not None else {key: v for key, v in config.items() if key not in GAME_KEYS}
+    dropped = LAUNCH_KEYS + (GAME_KEYS if full is None else ())
+    return {key: value for key, value in (full or config).items() if key not in dropped}
 
 
 def validate_game_keys(config: Mapping[str, Any], targets: list[tuple[str, str]]) -> None:

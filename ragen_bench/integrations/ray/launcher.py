@@ -1,0 +1,193 @@
+"""``ragen-bench eval ... launcher=ray``: the shards of one run played by Ray actors, merged into ``out``.
+
+The harness already knows how to play one shard of a run into its own run directory
+(``shard=i/n``: resumable, locked, crash-safe) and how to merge shard directories into
+a run whose ``summary.json`` equals an unsharded run's.  The Ray launcher adds only
+the placement:
+
+1. ``workers=N`` shards ``0/N .. N-1/N``, each played by :func:`~ragen_bench.eval.run_eval`
+   inside one Ray actor into ``<out>.shards/<i>-of-<N>/``.  The actor's process builds
+   the agent once for its whole shard, so a model agent loads its model once per worker.
+2. A worker killed mid-run (SIGKILL, OOM, a lost node) is restarted and its shard call
+   retried (:data:`MAX_RETRIES` times); the retry *resumes* the shard directory, so the
+   episodes it had written are kept and only the missing ones are played.
+3. When every shard is complete, :func:`~ragen_bench.eval.merge_runs` writes ``out``;
+   the shard folder is then removed.  Interrupted before that, the same command resumes
+   the shards (with the same ``workers``).
+
+Shard directories are written by the workers and read by this process, so on a
+multi-node cluster ``out`` must be on a filesystem every node mounts at the same path
+(the workers run in this process's working directory).  ``launcher``, ``workers`` and
+``ray.address`` are not part of the run's identity.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import ray
+from ray.exceptions import RayActorError, RayTaskError
+
+from ragen_bench import panels as panels_module
+from ragen_bench.eval import config as config_module
+from ragen_bench.eval import merge_runs, provenance, rundir, run_eval
+from ragen_bench.eval.plan import default_out, plan
+from ragen_bench.eval.run import EvalResult
+from ragen_bench.eval.rundir import RunDirError
+
+# Restarts of a dead worker (and retries of its shard) before the run stops.
+MAX_RETRIES = 3
+SHARDS_SUFFIX = ".shards"
+# A cluster this command starts holds only small configs and results in its object
+# store; Ray's default (30% of RAM, in /dev/shm) would be taken for nothing.
+LOCAL_OBJECT_STORE_BYTES = 256 * 1024**2
+
+
+class WorkerLostError(RunDirError):
+    """A worker died more often than :data:`MAX_RETRIES`; its shard keeps what it finished."""
+
+
+def shards_dir(out: Path) -> Path:
+    """Where the shards of ``out`` are played: a sibling folder, ``<out>.shards``."""
+    out = Path(os.path.abspath(out))
+    return out.with_name(out.name + SHARDS_SUFFIX)
+
+
+def shard_config(config: Mapping[str, Any], directory: Path, index: int, count: int) -> dict[str, Any]:
+    """The single-process config of shard ``index/count``, played into ``directory``."""
+    return {
+        **config, **config_module.LAUNCH_DEFAULTS,
+        "shard": f"{index}/{count}", "out": str(directory), "progress": False,
+    }
+
+
+@ray.remote(num_cpus=1, max_restarts=MAX_RETRIES, max_task_retries=MAX_RETRIES)
+class ShardWorker:
+    """A Ray worker playing one shard with the harness's own :func:`run_eval`."""
+
+    def play(self, config: Mapping[str, Any], cwd: str) -> int:
+        """Play (or resume) the shard ``config`` names; returns the duplicate lines its log held.
+
+        Relative paths in ``config`` (``out``, a model directory, data files) resolve from ``cwd``.
+        """
+        try:
+            os.chdir(cwd)
+        except OSError:
+            raise RunDirError(
+                f"a Ray worker on {ray.util.get_node_ip_address()} cannot enter {cwd}; launcher=ray needs the "
+                "working directory and out= on a filesystem every node mounts at the same path"
+            ) from None
+        result = run_eval(config)
+        if not result.complete:
+            raise RunDirError(f"shard {config['shard']} in {result.out} did not finish")
+        return result.duplicate_lines
+
+
+def shard_count(shards: Path, workers: int) -> int:
+    """``workers``, unless ``shards`` holds an unfinished run split another way (refused)."""
+    counts = {path.name.split("-of-")[-1] for path in shards.glob("*-of-*")} if shards.is_dir() else set()
+    if counts - {str(workers)}:
+        raise config_module.ConfigError(
+            f"workers: {shards} holds the unfinished shards of workers={', '.join(sorted(counts))}; "
+            "re-run with that value to finish them, or remove the folder"
+        )
+    return workers
+
+
+@contextmanager
+def cluster(address: str | None, workers: int) -> Iterator[None]:
+    """Connected to Ray: an already initialised session, the cluster at ``address``, or a new local one."""
+    if ray.is_initialized():
+        yield
+        return
+    if address is None:
+        ray.init(num_cpus=workers, include_dashboard=False, object_store_memory=LOCAL_OBJECT_STORE_BYTES)
+    else:
+        ray.init(address=address)
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def _play_shards(config: Mapping[str, Any], directories: list[Path]) -> int:
+    """Play every shard on its own worker; returns the duplicate lines the shards ignored."""
+    count = len(directories)
+    workers = [ShardWorker.remote() for _ in directories]  # type: ignore[attr-defined]
+    calls = {
+        worker.play.remote(shard_config(config, directory, index, count), os.getcwd()): directory
+        for index, (worker, directory) in enumerate(zip(workers, directories))
+    }
+    duplicates = 0
+    pending = list(calls)
+    try:
+        while pending:
+            # The first failure stops the run at once (the other shards keep their episodes).
+            [done], pending = ray.wait(pending, num_returns=1)
+            try:
+                duplicates += ray.get(done)
+            except RayTaskError as error:
+                # Usage errors (bad agent settings, a different run in a shard) keep their one line.
+                raise error.cause from None
+            except RayActorError:
+                raise WorkerLostError(
+                    f"the worker playing {calls[done]} died {MAX_RETRIES + 1} times; its finished episodes are "
+                    "kept, re-run the same command to resume"
+                ) from None
+    finally:
+        for worker in workers:
+            ray.kill(worker)
+    return duplicates
+
+
+def _finished_run(config: Mapping[str, Any], out: Path) -> EvalResult:
+    """``out`` already holds a run: a finished one is re-checked in this process (nothing to play)."""
+    manifest = provenance.read_manifest(out)
+    if not manifest or not manifest["complete"]:
+        raise RunDirError(
+            f"{out} holds an unfinished run played without launcher=ray; resume it with launcher=local, "
+            "or give another out="
+        )
+    return run_eval({**config, **config_module.LAUNCH_DEFAULTS})
+
+
+def _episodes_in(directories: list[Path], config: Mapping[str, Any], targets: list[tuple[str, str]]) -> int:
+    """Episodes the shard directories already hold (from an interrupted earlier command)."""
+    panels = [panels_module.load(env_id, split) for env_id, split in targets]
+    planned = {i.slot for i in plan(panels, samples=config["samples"], limit=config["limit"], shard=(0, 1))}
+    total = 0
+    for directory in directories:
+        if (directory / rundir.EPISODES).exists():
+            with rundir.locked(directory):
+                total += sum(1 for _ in rundir.PlannedEpisodes(directory / rundir.EPISODES, planned, repair=True))
+    return total
+
+
+def run_eval_on_ray(config: Mapping[str, Any]) -> EvalResult:
+    """Run (or resume) the evaluation ``config`` describes on Ray; see the module docstring."""
+    config = {**config_module.LAUNCH_DEFAULTS, **config}
+    targets = config_module.validate(config)
+    out = Path(config["out"] or default_out(config))
+    if provenance.read_manifest(out) is not None:
+        return _finished_run(config, out)
+    if out.exists() and (not out.is_dir() or any(path.name != rundir.LOCK for path in out.iterdir())):
+        # merge_runs writes only into a new or empty directory; say so before any work is done.
+        raise RunDirError(f"{out} holds files that are not a run; out= must name a new or empty directory, or a run")
+    shards = shards_dir(out)
+    with rundir.locked(shards):  # one driver per run
+        count = shard_count(shards, config["workers"])
+        directories = [shards / f"{index}-of-{count}" for index in range(count)]
+        earlier = _episodes_in(directories, config, targets)
+        with cluster(config["ray"]["address"], count):
+            duplicates = _play_shards(config, directories)
+        summary = merge_runs(directories, out)
+    shutil.rmtree(shards)
+    episodes = sum(group["episodes"] for group in summary["groups"])
+    complete = provenance.require_manifest(out)["complete"]
+    return EvalResult(out=out, summary=summary, new_episodes=episodes - earlier, complete=complete,
+                      duplicate_lines=duplicates)
