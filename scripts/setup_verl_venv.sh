@@ -24,9 +24,10 @@ else
     # no resolver step can swap it for a multi-GB CUDA build.
     "${pip[@]}" "torch==2.13.0"
     (cd "$repo_root" && "${pip[@]}" -e '.[verl,test]' "torch==2.13.0")
-    # verl's base requirements omit what its agent-loop and trainer modules import at module level
-    # (they sit in its `verl-core` extra, which would also pin another torch).
-    "${pip[@]}" fastapi uvicorn cachetools "torch==2.13.0"
+    # verl's base requirements omit what its agent-loop modules and its V1 trainer (replay buffer,
+    # TransferQueue) import at module level; they sit in its `verl-core` extra, which would also
+    # pin another torch.
+    "${pip[@]}" fastapi uvicorn cachetools "TransferQueue>=0.1.10" "torch==2.13.0"
     "$venv/bin/python" - <<'PY'
 import torch, transformers, verl
 assert torch.__version__.startswith("2.13.0"), f"pip replaced torch: {torch.__version__}"
