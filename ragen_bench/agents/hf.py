@@ -13,8 +13,18 @@ state (which this agent never touches).  Only floating-point differences from pa
 remain, and they are far below what changes a sample in practice.  Prompts are generated
 ``generate_batch`` at a time.
 
-A reply's ``finish_reason`` is ``"stop"`` when the model ended it with a stop token and
-``"length"`` when ``max_new_tokens`` cut it.
+A reply ends at a stop token (the model's end-of-sequence ids), right after the token that
+completes one of ``stop_strings`` (default ``</answer>``, where the policy agent of
+:mod:`ragen_bench.starpo.rollout` stops, so a trained model is evaluated the way it was
+sampled; the reply text then ends with that token's text, and an empty list turns stop
+strings off), or at ``max_new_tokens``.  Rows of a batch stop independently, and only the
+reply is searched, never the prompt.  ``finish_reason`` is ``"stop"`` in the first two cases
+and ``"length"`` in the last.
+
+``model`` may also name a peft LoRA adapter directory (one with ``adapter_config.json``, as
+``ragen-bench train`` saves with ``lora.rank > 0``): its ``base_model_name_or_path`` is
+resolved like ``model`` itself (a path or an alias), the adapter is applied and merged into
+the base weights, so generation costs what the base model costs.
 
 torch and transformers are imported inside the functions that need them.
 """
@@ -26,7 +36,10 @@ from pathlib import Path
 from typing import Any
 
 from ragen_bench.agents.sampling import SamplingSettings, request_seed, resolve_model_path
-from ragen_bench.chat.protocol import AgentReply, AgentRequest
+from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest
+
+DEFAULT_STOP_STRINGS = ("</answer>",)
+ADAPTER_CONFIG = "adapter_config.json"
 
 
 def _per_row_sampler(settings: SamplingSettings, generators: list[Any]) -> Any:
@@ -64,6 +77,49 @@ def keep_top_p(probs: Any, top_p: float) -> Any:
     return torch.zeros_like(probs).scatter(-1, order, sorted_probs)
 
 
+class StopStrings:
+    """Tells whether the last token of a growing reply completes one of ``stop_strings``.
+
+    Only a tail of the reply is decoded: every token holds at least one byte, so the last
+    ``window`` tokens (the longest stop string's length in bytes, plus one token for
+    tokenizers that drop a leading space when decoding) cover any stop string the last
+    token completed.  A stop string completed earlier would have ended the reply there.
+    """
+
+    def __init__(self, tokenizer: Any, stop_strings: Sequence[str], *, context: str = "") -> None:
+        if isinstance(stop_strings, str) or any(not isinstance(stop, str) or not stop for stop in stop_strings):
+            raise ValueError(f"{context}stop_strings must be non-empty strings in a list, got {stop_strings!r}")
+        self.tokenizer = tokenizer
+        self.strings = tuple(stop_strings)
+        self.window = max((len(stop.encode()) for stop in self.strings), default=0) + 1
+
+    def completed_by_last(self, reply_ids: Sequence[int]) -> bool:
+        if not self.strings or not reply_ids:
+            return False
+        tail = self.tokenizer.decode(list(reply_ids[-self.window :]), skip_special_tokens=False)
+        return any(stop in tail for stop in self.strings)
+
+
+def _stop_string_criteria(stops: StopStrings, prompt_width: int, rows: int) -> Any:
+    """A ``generate`` stopping criterion for ``stops``; its ``ended_at[row]`` is the reply length at the hit."""
+    import torch
+    from transformers import StoppingCriteria
+
+    class EndAtStopString(StoppingCriteria):
+        def __init__(self) -> None:
+            self.ended_at: list[int | None] = [None] * rows
+
+        def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: Any) -> torch.Tensor:
+            replies = input_ids[:, prompt_width:]
+            for row, ended in enumerate(self.ended_at):
+                # A row that ended (here or at a stop token) only grows padding; it is not searched again.
+                if ended is None and stops.completed_by_last(replies[row, -stops.window :].tolist()):
+                    self.ended_at[row] = replies.shape[1]
+            return torch.tensor([ended is not None for ended in self.ended_at], device=input_ids.device)
+
+    return EndAtStopString()
+
+
 class HFAgent:
     """Batched chat generation with a local transformers causal LM (left padding, chat template)."""
 
@@ -74,6 +130,7 @@ class HFAgent:
         *,
         sampling: SamplingSettings,
         generate_batch: int = 8,
+        stop_strings: Sequence[str] = DEFAULT_STOP_STRINGS,
         name: str = "hf",
     ) -> None:
         if generate_batch < 1:
@@ -89,6 +146,7 @@ class HFAgent:
         self.generate_batch = generate_batch
         self.name = name
         self._stop_ids = stop_token_ids(model, tokenizer)
+        self._stop_strings = StopStrings(tokenizer, stop_strings)
 
     def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
         replies: list[AgentReply] = []
@@ -120,19 +178,27 @@ class HFAgent:
         if self.sampling.temperature > 0:
             generators = [torch.Generator().manual_seed(request_seed(self.sampling.sampling_seed, r)) for r in batch]
             options["logits_processor"] = [_per_row_sampler(self.sampling, generators)]
+        prompt_width = encoded["input_ids"].shape[1]
+        ended_at: list[int | None] = [None] * len(batch)
+        if self._stop_strings.strings:
+            criterion = _stop_string_criteria(self._stop_strings, prompt_width, len(batch))
+            options["stopping_criteria"] = [criterion]
+            ended_at = criterion.ended_at
         with torch.inference_mode():
             output = self.model.generate(**encoded, **options)
-        prompt_width = encoded["input_ids"].shape[1]
         prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
         return [
-            self._reply(row[prompt_width:].tolist(), int(prompt_length))
-            for row, prompt_length in zip(output, prompt_lengths, strict=True)
+            self._reply(row[prompt_width:].tolist(), int(prompt_length), string_end=end)
+            for row, prompt_length, end in zip(output, prompt_lengths, ended_at, strict=True)
         ]
 
-    def _reply(self, new_ids: list[int], prompt_tokens: int) -> AgentReply:
-        # Rows that stopped early are padded to the longest row; count up to the stop token.
-        # A row with no stop token ran into max_new_tokens (generation ends no other way).
+    def _reply(self, new_ids: list[int], prompt_tokens: int, *, string_end: int | None = None) -> AgentReply:
+        # Rows that stopped early are padded to the longest row; count up to the stop token or
+        # to the end of the stop string (``string_end`` reply tokens), whichever came first.
+        # A row with neither ran into max_new_tokens (generation ends no other way).
         stop = next((i + 1 for i, token in enumerate(new_ids) if token in self._stop_ids), None)
+        if string_end is not None and (stop is None or string_end < stop):
+            stop = string_end
         length = len(new_ids) if stop is None else stop
         # No space clean-up: it is meant for WordPiece and would alter BPE text.
         text = self.tokenizer.decode(new_ids[:length], skip_special_tokens=True, clean_up_tokenization_spaces=False)
@@ -158,14 +224,44 @@ def stop_token_ids(model: Any, tokenizer: Any) -> frozenset[int]:
     return frozenset(ids)
 
 
-def load_model(path: str | Path, *, dtype: str = "float32") -> tuple[Any, Any]:
-    """Load (model, tokenizer) from a checkpoint directory, offline."""
+def load_model(model: str | Path, *, dtype: str = "float32") -> tuple[Any, Any]:
+    """Load (model, tokenizer) offline from an alias, a checkpoint directory or a LoRA adapter directory."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    adapter = Path(model).expanduser()
+    if (adapter / ADAPTER_CONFIG).is_file():
+        return _load_adapter(adapter, dtype=dtype)
+    path = resolve_model_path(model)
     tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-    model = AutoModelForCausalLM.from_pretrained(str(path), dtype=getattr(torch, dtype), local_files_only=True)
-    return model, tokenizer
+    loaded = AutoModelForCausalLM.from_pretrained(str(path), dtype=getattr(torch, dtype), local_files_only=True)
+    return loaded, tokenizer
+
+
+def _load_adapter(adapter: Path, *, dtype: str) -> tuple[Any, Any]:
+    """The adapter's base model with the adapter merged in, and the adapter's tokenizer (else the base's)."""
+    import json
+
+    from transformers import AutoTokenizer
+
+    config_file = adapter / ADAPTER_CONFIG
+    try:
+        base_name = json.loads(config_file.read_text())["base_model_name_or_path"]
+    except (ValueError, KeyError, TypeError) as broken:
+        raise AgentError(f"{config_file}: not a peft adapter config with a base_model_name_or_path") from broken
+    if not isinstance(base_name, str) or not base_name:
+        raise AgentError(f"{config_file}: base_model_name_or_path must name the base model, got {base_name!r}")
+    try:
+        from peft import PeftModel
+    except ImportError as missing:
+        raise AgentError(f"{adapter} is a LoRA adapter, which needs peft: pip install 'ragen-bench[train]'") from missing
+    try:
+        base, tokenizer = load_model(base_name, dtype=dtype)
+    except FileNotFoundError as unknown:
+        raise AgentError(f"{config_file}: base model not found: {unknown}") from unknown
+    if (adapter / "tokenizer_config.json").is_file():
+        tokenizer = AutoTokenizer.from_pretrained(str(adapter), local_files_only=True)
+    return PeftModel.from_pretrained(base, str(adapter)).merge_and_unload(), tokenizer
 
 
 def make_hf_agent(
@@ -176,6 +272,7 @@ def make_hf_agent(
     max_new_tokens: int = 256,
     sampling_seed: int = 0,
     generate_batch: int = 8,
+    stop_strings: Sequence[str] = DEFAULT_STOP_STRINGS,
     num_threads: int | None = None,
     dtype: str = "float32",
     name: str | None = None,
@@ -191,7 +288,12 @@ def make_hf_agent(
     sampling = SamplingSettings(
         temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, sampling_seed=sampling_seed
     )
-    loaded_model, tokenizer = load_model(resolve_model_path(model), dtype=dtype)
+    loaded_model, tokenizer = load_model(model, dtype=dtype)
     return HFAgent(
-        loaded_model, tokenizer, sampling=sampling, generate_batch=generate_batch, name=name or f"hf:{model}"
+        loaded_model,
+        tokenizer,
+        sampling=sampling,
+        generate_batch=generate_batch,
+        stop_strings=stop_strings,
+        name=name or f"hf:{model}",
     )

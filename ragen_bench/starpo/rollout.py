@@ -26,12 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragen_bench.agents.hf import keep_top_p, stop_token_ids, load_model
-from ragen_bench.agents.sampling import SamplingSettings, request_seed, resolve_model_path
+from ragen_bench.agents.hf import DEFAULT_STOP_STRINGS, StopStrings, keep_top_p, load_model, stop_token_ids
+from ragen_bench.agents.sampling import SamplingSettings, request_seed
 from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest
 from ragen_bench.chat.trajectory import Trajectory
-
-DEFAULT_STOP_STRINGS = ("</answer>",)
 
 
 @dataclass(frozen=True)
@@ -118,8 +116,6 @@ class PolicyAgent:
             )
         if generate_batch < 1:
             raise ValueError(f"policy agent {name!r}: generate_batch must be >= 1, got {generate_batch}")
-        if any(not isinstance(stop, str) or not stop for stop in stop_strings):
-            raise ValueError(f"policy agent {name!r}: stop_strings must be non-empty strings, got {stop_strings!r}")
         if not tokenizer.chat_template:
             raise ValueError(f"policy agent {name!r}: the tokenizer has no chat template")
         if tokenizer.eos_token_id is None:
@@ -127,7 +123,8 @@ class PolicyAgent:
         self.model = model.eval()
         self.tokenizer = tokenizer
         self.sampling = sampling
-        self.stop_strings = tuple(stop_strings)
+        self._stops = StopStrings(tokenizer, stop_strings, context=f"policy agent {name!r}: ")
+        self.stop_strings = self._stops.strings
         self.generate_batch = generate_batch
         self.share_prompts = share_prompts
         self.reuse_cache = reuse_cache
@@ -135,9 +132,6 @@ class PolicyAgent:
         self.end_id = tokenizer.eos_token_id
         self.stop_ids = stop_token_ids(model, tokenizer) | {self.end_id}
         self.pad_id = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self.end_id
-        # Bytes, not characters: every token holds at least one byte, so this many trailing
-        # tokens always cover a stop string that the last token completed.
-        self._stop_window = max((len(stop.encode()) for stop in self.stop_strings), default=0)
         self._episodes: dict[str, _EpisodeContext] = {}
 
     # -- the agent protocol -----------------------------------------------------------
@@ -369,10 +363,7 @@ class PolicyAgent:
 
     def hits_stop_string(self, response_ids: Sequence[int]) -> bool:
         """Whether the last id completes a stop string (earlier hits would have stopped the reply)."""
-        if not self.stop_strings:
-            return False
-        tail = self.tokenizer.decode(list(response_ids[-self._stop_window :]), skip_special_tokens=False)
-        return any(stop in tail for stop in self.stop_strings)
+        return self._stops.completed_by_last(response_ids)
 
     def _reply(self, sample: TurnSample) -> AgentReply:
         # No space clean-up: it is meant for WordPiece and would alter BPE text (as in the hf agent).
@@ -468,7 +459,7 @@ def make_policy_agent(
     top_p: float = 1.0,
     max_new_tokens: int = 128,
     sampling_seed: int = 0,
-    stop_strings: tuple[str, ...] = DEFAULT_STOP_STRINGS,
+    stop_strings: Sequence[str] = DEFAULT_STOP_STRINGS,
     generate_batch: int = 64,
     share_prompts: bool = True,
     reuse_cache: bool = True,
@@ -484,7 +475,7 @@ def make_policy_agent(
     sampling = SamplingSettings(
         temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, sampling_seed=sampling_seed
     )
-    loaded_model, tokenizer = load_model(resolve_model_path(model), dtype=dtype)
+    loaded_model, tokenizer = load_model(model, dtype=dtype)
     return PolicyAgent(
         loaded_model,
         tokenizer,
