@@ -1,0 +1,51 @@
+"""veRL 0.9 integration: StarPO on veRL's V1 trainer, Ray and vLLM/SGLang, without forking veRL.
+
+The only place in ragen-bench that imports verl (tests/test_verl_boundary.py holds that line).
+It lives in its own virtualenv (``scripts/setup_verl_venv.sh``: verl without extras, torch CPU
+for the tests; a GPU machine installs verl's ``vllm`` or ``sglang`` extra instead).
+
+* :mod:`.agent_loop`: the agent loop that plays a ``ChatEpisode`` through veRL's server;
+* :mod:`.sampler`: the StarPO-S filter as a V1 custom sampler;
+* :mod:`.bi_level`: bi-level GAE through the V1 trainer's advantage step;
+* :mod:`.data`: the Parquet seed files and the agent-loop file a run reads;
+* :mod:`.recipe`: train config -> ``verl.trainer.main_ppo`` overrides, dry run, launch.
+
+:func:`main` is what ``ragen-bench train backend=verl [--dry-run]`` calls.  Importing this
+package imports neither verl nor torch; the submodules :mod:`.agent_loop`, :mod:`.sampler` and
+:mod:`.bi_level` import verl.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+INSTALL_HINT = (
+    "backend=verl needs veRL 0.9 in its own virtualenv: run scripts/setup_verl_venv.sh, then "
+    "`.venv-verl/bin/ragen-bench train backend=verl ...` (GPU machines: pip install 'verl[vllm]>=0.9,<0.10')"
+)
+
+
+def main(config: Mapping[str, Any], dry_run: bool, extra: Sequence[str] = ()) -> int:
+    """Print the resolved veRL config (``dry_run``) or launch the training; the exit code.
+
+    ``config`` is a composed train config (configs/train); ``extra`` holds veRL ``key=value``
+    overrides that replace or add to the recipe's.  A config the recipe cannot express is one
+    line on stderr and exit code 2.
+    """
+    try:
+        import verl  # noqa: F401
+    except ImportError:
+        print(f"ragen-bench train: {INSTALL_HINT}", file=sys.stderr)
+        return 2
+    from ragen_bench.integrations.verl import recipe
+
+    try:
+        if dry_run:
+            print(recipe.dry_run(config, extra))
+            return 0
+        return recipe.launch(config, extra)
+    except recipe.RecipeError as error:
+        print(f"ragen-bench train: {error}", file=sys.stderr)
+        return 2

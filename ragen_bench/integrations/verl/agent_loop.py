@@ -1,0 +1,191 @@
+"""A veRL agent loop that plays one :class:`~ragen_bench.chat.ChatEpisode` per trajectory.
+
+veRL instantiates the class once per trajectory (``agent_loop_config_path`` lists it by its
+import path; ``@register`` also adds it to veRL's in-process registry) and calls :meth:`run`
+with the dataset row.  The row names the env and the seed (``extra_info``); the episode is
+played turn by turn against veRL's inference server, token ids in and out.
+
+The token context follows the single-machine trainer's rules exactly (they are borrowed from
+:class:`ragen_bench.starpo.rollout.PolicyAgent`, not restated): turn 1's prompt is the chat
+template's rendering of the episode's first messages; each later turn appends the sampled ids
+and then the template text that follows that reply.  So both trainers see the same rows:
+
+* ``response_ids``: every reply's sampled ids, with the template/observation ids between them;
+* ``response_mask``: 1 on the sampled ids (and on the end-of-turn id that closes a reply
+  stopped by a stop string, as the local trainer trains on it), 0 on everything the template
+  and the env wrote;
+* the response always ends on a reply (the final observation is not appended), so the score
+  that veRL puts on the last response token sits on a masked token and reaches GAE;
+* ``reward_score``: the episode's total score, format penalties included (as the local trainer's
+  ``score_placement: last``); per-turn records go to ``extra_fields["turns"]``.
+
+The episode stops early, unfinished, when the next turn could not fit in
+``rollout.response_length``; it is then scored on the turns it played.
+"""
+
+from __future__ import annotations
+
+import uuid
+from types import SimpleNamespace
+from typing import Any
+
+import gymnasium
+
+import ragen_bench  # noqa: F401  (registers the env ids in this worker process)
+from ragen_bench.agents.sampling import SamplingSettings
+from ragen_bench.chat import AgentReply, ChatConfig, ChatEpisode
+from ragen_bench.integrations.verl.data import AGENT_NAME
+from ragen_bench.starpo.rollout import DEFAULT_STOP_STRINGS, PolicyAgent
+from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
+
+
+def token_rules(tokenizer: Any, stop_strings: tuple[str, ...]) -> PolicyAgent:
+    """The local trainer's token-context rules for ``tokenizer`` (a policy agent whose model is never called)."""
+    never_called = SimpleNamespace(generation_config=SimpleNamespace(eos_token_id=None))
+    never_called.eval = lambda: never_called
+    return PolicyAgent(
+        never_called,
+        tokenizer,
+        sampling=SamplingSettings(temperature=1.0),
+        stop_strings=stop_strings,
+        name="verl-agent-loop",
+    )
+
+
+def cut_at_stop(rules: PolicyAgent, ids: list[int]) -> tuple[list[int], bool]:
+    """``(ids up to the first stop token or completed stop string, whether one was found)``.
+
+    Engines honour stop strings differently (and a fake server may ignore them), so the cut
+    is made here, with the local trainer's test of "this token completes a stop string".
+    """
+    for end, token in enumerate(ids, start=1):
+        if token in rules.stop_ids or rules.hits_stop_string(ids[:end]):
+            return ids[:end], True
+    return ids, False
+
+
+@register(AGENT_NAME)
+class ChatEpisodeAgentLoop(AgentLoopBase):
+    """Plays ``extra_info.env_id`` reset with ``extra_info.seed`` as a chat (module docstring).
+
+    Constructor keys beyond veRL's (set in the agent-loop YAML the recipe writes):
+    ``chat`` (:class:`ChatConfig` fields), ``max_new_tokens`` (per turn) and ``stop_strings``.
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        chat: dict[str, Any] | None = None,
+        max_new_tokens: int = 128,
+        stop_strings: list[str] | tuple[str, ...] = DEFAULT_STOP_STRINGS,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.chat = ChatConfig(**dict(chat or {}))
+        if self.chat.history_window is not None:
+            raise ValueError(
+                f"agent loop {AGENT_NAME!r}: chat.history_window must be null (each turn extends the previous "
+                f"turn's token context), got {self.chat.history_window}"
+            )
+        if max_new_tokens < 1:
+            raise ValueError(f"agent loop {AGENT_NAME!r}: max_new_tokens must be >= 1, got {max_new_tokens}")
+        self.max_new_tokens = max_new_tokens
+        self.rules = token_rules(self.tokenizer, tuple(stop_strings))
+
+    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
+        info = kwargs.get("extra_info") or {}
+        missing = [key for key in ("env_id", "seed") if key not in info]
+        if missing:
+            raise ValueError(f"agent loop {AGENT_NAME!r}: the dataset row's extra_info lacks {missing}")
+        env_id, seed = str(info["env_id"]), int(info["seed"])
+        episode = ChatEpisode(
+            gymnasium.make(env_id),
+            self.chat,
+            env_id=env_id,
+            seed=seed,
+            sample=int(kwargs.get("session_id", 0)),
+            split=str(info.get("split", "train")),
+        )
+        episode.reset()
+        rules = self.rules
+        prompt_ids = rules._encode(rules.render(episode.messages))
+        if len(prompt_ids) > self.rollout_config.prompt_length:
+            raise ValueError(
+                f"{env_id} seed {seed}: the first prompt has {len(prompt_ids)} tokens, more than "
+                f"data.max_prompt_length={self.rollout_config.prompt_length}; raise it in the recipe"
+            )
+        budget = self.rollout_config.response_length
+        request_id = uuid.uuid4().hex  # one id per episode: the server keeps its prefix cache
+        response: list[int] = []
+        mask: list[int] = []
+        log_probs: list[float] = []
+        ended = False  # whether the last reply closed with the end-of-turn id
+        stopped_early = False
+        while not episode.done:
+            bridge = rules._bridge_ids(episode.messages, ended=ended) if response else []
+            # Room for the bridge, one sampled token and the end-of-turn id a stop string adds.
+            room = budget - len(response) - len(bridge) - 1
+            if room < 1:
+                stopped_early = True
+                break
+            response += bridge
+            mask += [0] * len(bridge)
+            log_probs += [0.0] * len(bridge)
+            context = [*prompt_ids, *response]
+            output = await self.server_manager.generate(
+                request_id,
+                prompt_ids=context,
+                sampling_params={
+                    **sampling_params,
+                    "max_tokens": min(self.max_new_tokens, room),
+                    "stop": list(rules.stop_strings),
+                },
+            )
+            ids, stopped = cut_at_stop(rules, list(output.token_ids))
+            sampled_log_probs = list(output.log_probs or [0.0] * len(output.token_ids))[: len(ids)]
+            if stopped and ids[-1] not in rules.stop_ids:
+                ids.append(rules.end_id)  # a stop string closes the reply with the end-of-turn id
+                sampled_log_probs.append(0.0)  # not sampled; veRL recomputes old log-probs anyway
+            ended = bool(ids) and ids[-1] == rules.end_id
+            text = self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+            episode.step(
+                AgentReply(
+                    text=text,
+                    prompt_tokens=len(context),
+                    completion_tokens=len(ids),
+                    finish_reason="stop" if stopped else "length",
+                )
+            )
+            response += ids
+            mask += [1] * len(ids)
+            log_probs += sampled_log_probs
+        # An empty last reply (an aborted request) would leave template ids at the end, where
+        # the score would sit on an unmasked token that GAE ignores.
+        while mask and not mask[-1]:
+            del response[-1], mask[-1], log_probs[-1]
+        trajectory = episode.trajectory()
+        return AgentLoopOutput(
+            prompt_ids=prompt_ids,
+            response_ids=response,
+            response_mask=mask,
+            response_logprobs=log_probs,
+            reward_score=float(trajectory.total_reward),
+            num_turns=len(trajectory.messages) - 1,
+            metrics={},
+            extra_fields={
+                "env_id": env_id,
+                "seed": seed,
+                "success": trajectory.success,
+                "stopped_early": stopped_early,
+                "turns": [
+                    {
+                        "reward": turn.reward,
+                        "format_penalty": turn.format_penalty,
+                        "valid": turn.valid,
+                        "actions": len(turn.action_ids),
+                        "tokens": turn.completion_tokens,
+                    }
+                    for turn in trajectory.turns
+                ],
+            },
+        )
