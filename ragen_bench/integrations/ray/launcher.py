@@ -46,6 +46,8 @@ SHARDS_SUFFIX = ".shards"
 # A cluster this command starts holds only small configs and results in its object
 # store; Ray's default (30% of RAM, in /dev/shm) would be taken for nothing.
 LOCAL_OBJECT_STORE_BYTES = 256 * 1024**2
+# How long a stopped run waits for its killed workers to be gone.
+STOP_TIMEOUT_S = 60
 
 
 class WorkerLostError(RunDirError):
@@ -116,7 +118,10 @@ def cluster(address: str | None, workers: int) -> Iterator[None]:
 
 
 def _play_shards(config: Mapping[str, Any], directories: list[Path]) -> int:
-    """Play every shard on its own worker; returns the duplicate lines the shards ignored."""
+    """Play every shard on its own worker; returns the duplicate lines the shards ignored.
+
+    The first failure (or Ctrl-C) stops every worker; the shards keep their finished episodes.
+    """
     count = len(directories)
     workers = [ShardWorker.remote() for _ in directories]  # type: ignore[attr-defined]
     calls = {
@@ -127,22 +132,33 @@ def _play_shards(config: Mapping[str, Any], directories: list[Path]) -> int:
     pending = list(calls)
     try:
         while pending:
-            # The first failure stops the run at once (the other shards keep their episodes).
             [done], pending = ray.wait(pending, num_returns=1)
-            try:
-                duplicates += ray.get(done)
-            except RayTaskError as error:
-                # Usage errors (bad agent settings, a different run in a shard) keep their one line.
-                raise error.cause from None
-            except RayActorError:
-                raise WorkerLostError(
-                    f"the worker playing {calls[done]} died {MAX_RETRIES + 1} times; its finished episodes are "
-                    "kept, re-run the same command to resume"
-                ) from None
+            duplicates += _shard_result(done, calls[done])
     finally:
         for worker in workers:
             ray.kill(worker)
+        if pending:
+            # Stopped early: once no worker can still write, drop the shard folders that hold no run.
+            ray.wait(pending, num_returns=len(pending), timeout=STOP_TIMEOUT_S)
+            for directory in directories:
+                if directory.is_dir() and {path.name for path in directory.iterdir()} <= {rundir.LOCK}:
+                    shutil.rmtree(directory)
     return duplicates
+
+
+def _shard_result(call: Any, directory: Path) -> int:
+    """What a finished shard call returned; its failure as the error it raised, or as a lost worker."""
+    try:
+        return int(ray.get(call))
+    except RayTaskError as error:
+        # Usage errors (bad agent settings, a different run in a shard) keep their one line.
+        raise error.cause from None
+    except RayActorError as error:
+        reason = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
+        raise WorkerLostError(
+            f"the Ray worker playing {directory} was lost after {MAX_RETRIES} restarts ({reason}); "
+            "its finished episodes are kept, re-run the same command to resume"
+        ) from None
 
 
 def _finished_run(config: Mapping[str, Any], out: Path) -> EvalResult:
