@@ -1,0 +1,164 @@
+"""The StarPO-S custom sampler keeps exactly the groups ``filter_groups`` keeps.
+
+The sampler is loaded the way veRL loads it (by file path) and runs against an in-memory
+stand-in for TransferQueue's key-value calls (``kv_list``, ``kv_batch_get``, ``kv_clear``), so
+veRL's own ReplayBuffer helpers (metadata sync, clearing, batch materialisation) run for real.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import transfer_queue
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from verl.utils.import_utils import load_extern_type
+
+from ragen_bench.integrations.verl import recipe
+from ragen_bench.starpo.filter import filter_groups
+
+
+class FakeQueue:
+    """Prompt keys ``{uid}`` with a status tag, trajectory keys ``{uid}_{session}_0`` with scores and seeds."""
+
+    def __init__(self):
+        self.tags: dict[str, dict] = {}
+        self.values: dict[str, dict] = {}
+        self.listed = 0
+
+    def add_group(self, partition, uid, seed, scores, status="finished", step=1):
+        self.tags[(partition, uid)] = {"is_prompt": True, "status": status, "global_steps": step}
+        for session, score in enumerate(scores):
+            key = f"{uid}_{session}_0"
+            self.tags[(partition, key)] = {"status": "finished"}
+            rm = torch.zeros(4)
+            rm[-1] = score
+            self.values[(partition, key)] = {"rm_scores": rm, "extra_fields": {"seed": seed}}
+
+    # -- the TransferQueue calls the sampler makes ------------------------------------------
+    def kv_list(self, partition_id=None):
+        self.listed += 1
+        listing: dict[str, dict] = {}
+        for (partition, key), tag in self.tags.items():
+            listing.setdefault(partition, {})[key] = dict(tag)
+            if tag.get("status") == "running":
+                tag["status"] = "finished"  # a running group is done by the next poll
+        return listing
+
+    def kv_batch_get(self, keys, partition_id, select_fields=None):
+        return {field: [self.values[(partition_id, key)][field] for key in keys] for field in select_fields}
+
+    def kv_clear(self, keys, partition_id):
+        for key in keys:
+            self.tags.pop((partition_id, key), None)
+            self.values.pop((partition_id, key), None)
+
+    def uids(self, partition):
+        return {key for (part, key), tag in self.tags.items() if part == partition and tag.get("is_prompt")}
+
+
+@pytest.fixture
+def queue(monkeypatch):
+    fake = FakeQueue()
+    for name in ("kv_list", "kv_batch_get", "kv_clear"):
+        monkeypatch.setattr(transfer_queue, name, getattr(fake, name))
+    return fake
+
+
+def make_sampler(groups, ratio, mode="std", refill=None):
+    cls = load_extern_type(str(recipe.SAMPLER_FILE), recipe.SAMPLER_CLASS)
+    sampler = cls(
+        trainer_mode="sync",
+        trainer_config={},
+        max_off_policy_threshold=8,
+        max_off_policy_strategy="drop",
+        sampler_kwargs={"groups": groups, "ratio": ratio, "mode": mode},
+        refill_fn=refill or (lambda count: count),
+    )
+    sampler.poll_interval = 0.0
+    return sampler
+
+
+def kept_seeds(queue, batch, partition="train"):
+    return sorted({queue.values[(partition, key)]["extra_fields"]["seed"] for key in batch.keys})
+
+
+def test_a_hand_checked_step(queue):
+    # Seeds 10..13 with in-group stds 0, 0.71, 2.83, 0: the top half is seeds 12 and 11.
+    for uid, seed, scores in (("a", 10, [0, 0]), ("b", 11, [0, 1]), ("c", 12, [0, 4]), ("d", 13, [1, 1])):
+        queue.add_group("train", uid, seed, scores)
+    batch, metrics = make_sampler(groups=4, ratio=0.5).sample(global_steps=1, partition_id="train", batch_size=2)
+    assert kept_seeds(queue, batch) == [11, 12]
+    assert sorted(batch.keys) == ["b_0_0", "b_1_0", "c_0_0", "c_1_0"]
+    assert queue.uids("train") == set()  # dropped groups cleared; kept prompts consumed by the batch
+    assert not any(key.startswith(("a_", "d_")) for _, key in queue.tags)
+    assert metrics["training/starpo_s/kept_groups"] == 2.0 and metrics["training/starpo_s/groups"] == 4.0
+
+
+def test_lowest_spread_mode_and_ties_go_to_the_smaller_seed(queue):
+    for uid, seed, scores in (("z", 40, [3, 3]), ("y", 30, [0, 1]), ("x", 20, [5, 5]), ("w", 10, [2, 2])):
+        queue.add_group("train", uid, seed, scores)
+    batch, _ = make_sampler(groups=4, ratio=0.5, mode="std_rev").sample(1, "train", 2)
+    assert kept_seeds(queue, batch) == [10, 20]  # three groups of spread 0: the two smallest seeds
+
+
+def test_it_over_generates_once_per_step_and_waits_for_every_group(queue):
+    refills = []
+
+    def refill(count):
+        refills.append(count)
+        for i in range(count):
+            queue.add_group("train", f"r{i}", 100 + i, [i, 0], status="running")
+
+    queue.add_group("train", "first", 1, [0, 0])
+    queue.add_group("train", "second", 2, [0, 0])
+    batch, _ = make_sampler(groups=8, ratio=0.25, refill=refill).sample(1, "train", 2)
+    assert refills == [6]  # 8 groups rolled out, 2 already submitted by the trainer
+    assert queue.listed >= 2  # the running groups were waited for
+    assert kept_seeds(queue, batch) == [104, 105]  # spreads 4 and 5 beat 0..3
+
+
+def test_validation_batches_pass_through_unfiltered(queue):
+    refills = []
+    for uid, seed in (("v1", 1), ("v2", 2), ("v3", 3)):
+        queue.add_group("val", uid, seed, [1.0])
+    batch, _ = make_sampler(groups=8, ratio=0.25, refill=refills.append).sample(1, "val", 3)
+    assert kept_seeds(queue, batch, "val") == [1, 2, 3] and refills == []
+
+
+def test_sampler_settings_are_checked(queue):
+    with pytest.raises(ValueError, match=r"lacks \['ratio'\]"):
+        cls = load_extern_type(str(recipe.SAMPLER_FILE), recipe.SAMPLER_CLASS)
+        cls("sync", {}, 8, "drop", {"groups": 4}, refill_fn=lambda n: n)
+    with pytest.raises(ValueError, match=r"groups \(2\) is below the 4 groups"):
+        make_sampler(groups=2, ratio=0.5).sample(1, "train", 4)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.data(),
+    groups=st.integers(2, 10),
+    size=st.integers(1, 4),
+    ratio=st.sampled_from([0.25, 0.5, 0.75, 1.0]),
+    mode=st.sampled_from(["std", "std_rev"]),
+)
+def test_kept_groups_equal_the_starpo_s_filter(queue, data, groups, size, ratio, mode):
+    queue.tags.clear()
+    queue.values.clear()
+    kept = math.floor(ratio * groups + 1e-9)
+    assume(kept >= 1)  # the filter refuses to keep no group (tested in tests/test_starpo_filter.py)
+    seeds = data.draw(st.lists(st.integers(0, 10_000), min_size=groups, max_size=groups, unique=True))
+    # Scores on a coarse grid so that equal spreads (ties) are common.
+    scores = data.draw(st.lists(st.lists(st.sampled_from([0.0, 0.5, 1.0, 10.0]), min_size=size, max_size=size),
+                                min_size=groups, max_size=groups))
+    for number, (seed, group_scores) in enumerate(zip(seeds, scores)):
+        queue.add_group("train", f"g{number}", seed, group_scores)
+    batch, _ = make_sampler(groups=groups, ratio=ratio, mode=mode).sample(1, "train", kept)
+
+    by_seed = sorted(zip(seeds, scores))
+    flat = torch.tensor([s for _, group_scores in by_seed for s in group_scores], dtype=torch.float64)
+    ids = [seed for seed, group_scores in by_seed for _ in group_scores]
+    expected = filter_groups(flat, ids, ratio=ratio, mode=mode)
+    assert kept_seeds(queue, batch) == sorted(ids[row] for row in expected.rows.tolist()[::size])
