@@ -1,0 +1,104 @@
+"""Bi-level GAE through veRL's V1 advantage step: veRL's own ``_compute_advantage`` runs, on batches
+read from and written to an in-memory TransferQueue, and the advantages it writes back are ours."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import transfer_queue
+from omegaconf import OmegaConf
+from tensordict import NonTensorStack, TensorDict
+from transfer_queue import KVBatchMeta
+from verl.trainer.ppo import core_algos
+from verl.trainer.ppo.v1 import get_trainer_cls, trainer_base
+
+from ragen_bench.integrations.verl import recipe
+from ragen_bench.integrations.verl.bi_level import BiLevelGAETrainer
+from ragen_bench.starpo.advantages import compute_bi_level_gae
+
+torch.set_num_threads(1)
+# Two replies in row 0 (an observation gap between them), one in row 1, right padding.
+MASKS = [[1, 1, 0, 0, 1, 1, 1], [1, 1, 1, 0]]
+REWARDS = [[0, 0, 0, 0, 0, 0, 2.0], [0, 0, 0.5, 0]]
+HIGH_LEVEL_GAMMA = 0.9
+
+
+def nested(rows, dtype):
+    return torch.nested.nested_tensor([torch.tensor(row, dtype=dtype) for row in rows], layout=torch.jagged)
+
+
+def run_step(monkeypatch, trainer_cls, values, *, high_level_gamma=HIGH_LEVEL_GAMMA):
+    """veRL's ``_compute_advantage`` of ``trainer_cls`` on the batch above; the advantages it writes back (padded)."""
+    stored = TensorDict(
+        {
+            "response_mask": nested(MASKS, torch.int64),
+            "rm_scores": nested(REWARDS, torch.float32),
+            "values": nested(values, torch.float32),
+            "uid": NonTensorStack("a", "b"),
+        },
+        batch_size=[2],
+    )
+    written = {}
+    monkeypatch.setattr(transfer_queue, "kv_batch_get", lambda keys, partition_id, select_fields: stored)
+    monkeypatch.setattr(transfer_queue, "kv_batch_put", lambda keys, partition_id, fields: written.update(fields))
+    trainer = object.__new__(trainer_cls)
+    trainer.config = OmegaConf.create(
+        {
+            "algorithm": {"use_kl_in_reward": False, "adv_estimator": "gae", "gamma": 1.0, "lam": 1.0,
+                          "norm_adv_by_std_in_grpo": True, "rollout_correction": None},
+            "actor_rollout_ref": {"rollout": {"n": 2}},
+            "trainer": {"v1": {recipe.BI_LEVEL_TRAINER_MODE: {"high_level_gamma": high_level_gamma}}},
+        }
+    )
+    trainer._compute_advantage(KVBatchMeta(partition_id="train", keys=["a_0_0", "b_0_0"], tags=[{}, {}]), {})
+    return written["advantages"].to_padded_tensor(padding=0.0), written["returns"].to_padded_tensor(padding=0.0)
+
+
+def padded(rows):
+    width = max(map(len, rows))
+    return torch.tensor([row + [0] * (width - len(row)) for row in rows], dtype=torch.float32)
+
+
+@pytest.fixture
+def values():
+    gen = torch.Generator().manual_seed(3)
+    return [torch.randn(len(row), generator=gen).tolist() for row in MASKS]
+
+
+def test_the_trainer_writes_bi_level_advantages_back(monkeypatch, values):
+    advantages, returns = run_step(monkeypatch, BiLevelGAETrainer, values)
+    mask = padded(MASKS).bool()
+    expected, expected_returns = compute_bi_level_gae(
+        padded(REWARDS), padded(values), mask, gamma=1.0, lam=1.0, high_level_gamma=HIGH_LEVEL_GAMMA
+    )
+    torch.testing.assert_close(advantages[mask], expected[mask])
+    torch.testing.assert_close(returns[mask], expected_returns[mask])
+
+
+def test_the_hook_changes_only_the_estimator(monkeypatch, values):
+    """veRL's plain sync trainer on the same batch gives veRL's token GAE; ours differs (two turns, gamma_h < 1)."""
+    plain, _ = run_step(monkeypatch, get_trainer_cls("sync"), values)
+    mask = padded(MASKS).bool()
+    gae, _ = core_algos.compute_gae_advantage_return(padded(REWARDS), padded(values), mask.float(), 1.0, 1.0)
+    torch.testing.assert_close(plain[mask], gae[mask])
+    ours, _ = run_step(monkeypatch, BiLevelGAETrainer, values)
+    assert not torch.allclose(ours[mask], plain[mask])
+    # Afterwards veRL's own dispatch is back in place for every other trainer.
+    assert trainer_base.compute_advantage_for_multi_trajectories.__module__ == "verl.trainer.ppo.v1.utils"
+
+
+def test_the_trainer_is_registered_and_behaves_as_veRLs_sync_mode():
+    assert get_trainer_cls(recipe.BI_LEVEL_TRAINER_MODE) is BiLevelGAETrainer
+    trainer = object.__new__(BiLevelGAETrainer)
+    trainer.trainer_mode = recipe.BI_LEVEL_TRAINER_MODE  # what veRL's __init__ assigns
+    assert trainer.trainer_mode == "sync"
+
+
+def test_a_failing_step_restores_veRLs_dispatch(monkeypatch, values):
+    monkeypatch.setattr(
+        "ragen_bench.integrations.verl.bi_level.compute_bi_level_gae",
+        lambda *a, **k: (_ for _ in ()).throw(RuntimeError("boom")),
+    )
+    with pytest.raises(RuntimeError, match="boom"):
+        run_step(monkeypatch, BiLevelGAETrainer, values)
+    assert trainer_base.compute_advantage_for_multi_trajectories.__module__ == "verl.trainer.ppo.v1.utils"
