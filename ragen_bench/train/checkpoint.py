@@ -1,0 +1,154 @@
+"""Checkpoints of a training run: save, find the latest, restore, and the run folder's identity.
+
+``OUT/checkpoints/step-NNNNNN/`` holds ``model/`` (``save_pretrained`` of the policy and its
+tokenizer: a full checkpoint, or a LoRA adapter whose ``base_model_name_or_path`` is the
+``model`` setting, e.g. the alias ``smollm2-135m``, so it loads on any machine), ``critic.pt``,
+``optimizers.pt`` and ``state.json`` (step, RNG states).  Each is written into a temporary
+folder that is renamed into place, then ``OUT/checkpoints/latest`` names it, so a run killed
+at any moment resumes from a complete checkpoint.  ``ragen-bench eval agent=hf
+agent.model=OUT/checkpoints/step-NNNNNN/model`` evaluates one directly.
+
+``OUT/config.json`` is the resolved config; resuming with a different one (other than
+``steps``, ``out``, ``threads`` and ``log``) is refused, naming the first differing key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ragen_bench.train.config import CheckpointError, TrainConfig
+
+CHECKPOINTS = "checkpoints"
+LATEST = "latest"
+CONFIG = "config.json"
+# Keys that may change between a run and its resumption.
+FREE_KEYS = ("steps", "out", "threads", "log")
+
+
+def model_dir(checkpoint: Path) -> Path:
+    return checkpoint / "model"
+
+
+def latest(out: Path) -> Path | None:
+    pointer = out / CHECKPOINTS / LATEST
+    if not pointer.exists():
+        return None
+    checkpoint = out / CHECKPOINTS / pointer.read_text().strip()
+    if not (checkpoint / "state.json").exists():
+        raise CheckpointError(f"{pointer} names {checkpoint.name}, which is missing or incomplete")
+    return checkpoint
+
+
+def prepare_out(out: Path, config: TrainConfig) -> None:
+    """Create ``out`` with ``config.json``, or check that an existing run has the same config."""
+    wanted = _identity(config.to_dict())
+    path = out / CONFIG
+    if path.exists():
+        previous = _identity(json.loads(path.read_text()))
+        if previous != wanted:
+            key = _first_difference(previous, wanted)
+            raise CheckpointError(
+                f"{out} holds a run with another config ({key}: {_lookup(previous, key)!r} there, "
+                f"{_lookup(wanted, key)!r} now); use another out= or the same settings to resume"
+            )
+    elif out.exists() and any(out.iterdir()):
+        raise CheckpointError(f"{out} is not empty and holds no training run; out= must name a new or empty folder")
+    out.mkdir(parents=True, exist_ok=True)
+    _write_json(path, config.to_dict())
+
+
+def save(out: Path, trainer: Any) -> Path:
+    """Write the trainer's state as ``step-NNNNNN``, point ``latest`` at it, keep the newest ``checkpoint.keep``."""
+    root = out / CHECKPOINTS
+    name = f"step-{trainer.step:06d}"
+    final = root / name
+    temporary = root / f".{name}.tmp"
+    shutil.rmtree(temporary, ignore_errors=True)
+    (temporary / "model").mkdir(parents=True)
+    trainer.policy.save_pretrained(temporary / "model")
+    trainer.tokenizer.save_pretrained(temporary / "model")
+    if trainer.critic is not None:
+        torch.save(trainer.critic.state_dict(), temporary / "critic.pt")
+    optimizers = {"actor": trainer.actor_optimizer.state_dict()}
+    if trainer.critic_optimizer is not None:
+        optimizers["critic"] = trainer.critic_optimizer.state_dict()
+    torch.save(optimizers, temporary / "optimizers.pt")
+    torch.save({"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()},
+               temporary / "rng.pt")
+    _write_json(temporary / "state.json", {"step": trainer.step, "model": trainer.config.model})
+    if final.exists():
+        shutil.rmtree(final)
+    os.replace(temporary, final)
+    _write_text(root / LATEST, name)
+    for old in sorted(p for p in root.glob("step-*") if p.is_dir())[: -trainer.config.checkpoint.keep]:
+        shutil.rmtree(old)
+    return final
+
+
+def load_policy(checkpoint: Path, config: TrainConfig) -> tuple[Any, Any]:
+    """(policy, tokenizer) from a checkpoint, trainable as saved (full weights, or base + LoRA adapter)."""
+    from ragen_bench.agents.hf import load_model
+    from ragen_bench.agents.sampling import resolve_model_path
+
+    if config.lora.rank == 0:
+        return load_model(model_dir(checkpoint), dtype=config.dtype)
+    from peft import PeftModel
+    from transformers import AutoTokenizer
+
+    base, _ = load_model(resolve_model_path(config.model), dtype=config.dtype)
+    base.config.name_or_path = config.model
+    policy = PeftModel.from_pretrained(base, str(model_dir(checkpoint)), is_trainable=True)
+    return policy, AutoTokenizer.from_pretrained(str(model_dir(checkpoint)), local_files_only=True)
+
+
+def restore(checkpoint: Path, trainer: Any) -> int:
+    """Load the critic, the optimisers and the RNG states into ``trainer``; return the checkpoint's step."""
+    if trainer.critic is not None:
+        trainer.critic.load_state_dict(torch.load(checkpoint / "critic.pt", weights_only=True))
+    optimizers = torch.load(checkpoint / "optimizers.pt", weights_only=False)
+    trainer.actor_optimizer.load_state_dict(optimizers["actor"])
+    if trainer.critic_optimizer is not None:
+        trainer.critic_optimizer.load_state_dict(optimizers["critic"])
+    states = torch.load(checkpoint / "rng.pt", weights_only=False)
+    torch.set_rng_state(states["torch"])
+    np.random.set_state(states["numpy"])
+    random.setstate(states["python"])
+    return int(json.loads((checkpoint / "state.json").read_text())["step"])
+
+
+def _identity(config: dict[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in config.items() if key not in FREE_KEYS}
+
+
+def _first_difference(a: dict[str, Any], b: dict[str, Any], prefix: str = "") -> str:
+    for key in sorted(set(a) | set(b)):
+        if a.get(key) != b.get(key):
+            if isinstance(a.get(key), dict) and isinstance(b.get(key), dict):
+                return _first_difference(a[key], b[key], f"{prefix}{key}.")
+            return f"{prefix}{key}"
+    return prefix.rstrip(".")
+
+
+def _lookup(config: dict[str, Any], dotted: str) -> Any:
+    value: Any = config
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def _write_text(path: Path, text: str) -> None:
+    temporary = path.with_name(path.name + ".tmp")
+    temporary.write_text(text)
+    os.replace(temporary, path)
+
+
+def _write_json(path: Path, data: Any) -> None:
+    _write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")

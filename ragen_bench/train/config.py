@@ -1,0 +1,342 @@
+"""The trainer's configuration: Hydra presets in ``configs/train/`` -> one checked :class:`TrainConfig`.
+
+``ragen-bench train preset=NAME key=value ...`` composes ``configs/train/NAME.yaml`` (each preset
+is ``base.yaml`` plus a few changed keys) with the overrides, then :func:`from_mapping` turns
+the result into frozen dataclasses, checking every value before anything is written: a wrong
+type, a value out of range or an unknown key is one :class:`TrainConfigError` naming the key.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any, get_type_hints
+
+PRESETS = ("starpo-s", "starpo", "ppo", "grpo", "ragen-sokoban")
+DEFAULT_PRESET = "starpo-s"
+ALGOS = ("starpo", "sft")
+BACKENDS = ("local", "verl")
+ESTIMATORS = ("gae", "grpo", "bi_level_gae")
+GRPO_MODES = ("mean_std", "mean", "rloo")
+LOSS_AGGS = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean")
+DTYPES = ("float32", "bfloat16", "float16")
+
+
+class TrainConfigError(ValueError):
+    """A train config key with a bad value (the message names the key)."""
+
+
+class CheckpointError(ValueError):
+    """A run folder that cannot be (re)used with this config (the message says why)."""
+
+
+@dataclass(frozen=True)
+class LoraConfig:
+    rank: int = 0
+    alpha: float = 64
+    dropout: float = 0.0
+    target_modules: str | list[str] = "all-linear"
+
+
+@dataclass(frozen=True)
+class RolloutConfig:
+    groups: int = 8
+    group_size: int = 16
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_new_tokens: int = 128
+    stop_strings: list[str] = field(default_factory=lambda: ["</answer>"])
+    generate_batch: int = 64
+
+
+@dataclass(frozen=True)
+class AdvantageConfig:
+    estimator: str = "gae"
+    gamma: float = 1.0
+    lam: float = 1.0
+    high_level_gamma: float = 0.95
+    grpo_mode: str = "mean_std"
+    whiten: bool = True
+    score_placement: str = "last"
+
+
+@dataclass(frozen=True)
+class FilterConfig:
+    ratio: float = 0.25
+    mode: str = "std"
+
+
+@dataclass(frozen=True)
+class ActorConfig:
+    lr: float = 1e-6
+    weight_decay: float = 0.01
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.999])
+    grad_clip: float = 1.0
+    clip_low: float = 0.2
+    clip_high: float = 0.28
+    dual_clip: float | None = 3.0
+    entropy_coef: float = 0.001
+    loss_agg: str = "seq-mean-token-mean"
+    ppo_epochs: int = 1
+    mini_batch: int = 32
+    micro_batch: int = 4
+
+
+@dataclass(frozen=True)
+class CriticConfig:
+    lr: float = 1e-5
+    value_clip: float = 0.5
+    coef: float = 1.0
+
+
+@dataclass(frozen=True)
+class KLConfig:
+    coef: float = 0.0
+    estimator: str = "low_var_kl"
+    placement: str = "loss"
+
+
+@dataclass(frozen=True)
+class SFTConfig:
+    episodes: int = 512
+    epochs: int = 2
+    lr: float = 1e-4
+    batch: int = 8
+
+
+@dataclass(frozen=True)
+class ValConfig:
+    split: str = "val"
+    every: int = 10
+    before_train: bool = True
+    limit: int | None = None
+    temperature: float = 0.5
+    samples: int = 1
+
+
+@dataclass(frozen=True)
+class TestConfig:
+    split: str | None = "test"
+    limit: int | None = None
+
+
+@dataclass(frozen=True)
+class CheckpointConfig:
+    every: int = 10
+    keep: int = 2
+
+
+@dataclass(frozen=True)
+class LogConfig:
+    tensorboard: bool = False
+    progress: bool = True
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    preset: str = "base"
+    algo: str = "starpo"
+    backend: str = "local"
+    env: str = "RAGEN/Bandit-v0"
+    model: str = "smollm2-135m"
+    dtype: str = "float32"
+    seed: int = 0
+    steps: int = 20
+    threads: int | None = None
+    out: str | None = None
+    lora: LoraConfig = field(default_factory=LoraConfig)
+    rollout: RolloutConfig = field(default_factory=RolloutConfig)
+    chat: dict[str, Any] = field(default_factory=dict)
+    advantage: AdvantageConfig = field(default_factory=AdvantageConfig)
+    filter: FilterConfig = field(default_factory=FilterConfig)
+    actor: ActorConfig = field(default_factory=ActorConfig)
+    critic: CriticConfig = field(default_factory=CriticConfig)
+    kl: KLConfig = field(default_factory=KLConfig)
+    sft: SFTConfig = field(default_factory=SFTConfig)
+    val: ValConfig = field(default_factory=ValConfig)
+    test: TestConfig = field(default_factory=TestConfig)
+    checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
+    log: LogConfig = field(default_factory=LogConfig)
+
+    @property
+    def uses_critic(self) -> bool:
+        return self.algo == "starpo" and self.advantage.estimator in ("gae", "bi_level_gae")
+
+    @property
+    def batch_size(self) -> int:
+        """Trajectories rolled out per step."""
+        return self.rollout.groups * self.rollout.group_size
+
+    @property
+    def kept_groups(self) -> int:
+        """Groups left after the StarPO-S filter (``int(ratio x groups)``; ratio 1 keeps all)."""
+        if self.filter.ratio >= 1:
+            return self.rollout.groups
+        return int(self.filter.ratio * self.rollout.groups)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+
+def compose(preset: str = DEFAULT_PRESET, overrides: Sequence[str] = ()) -> dict[str, Any]:
+    """The plain dict ``configs/train/<preset>.yaml`` and ``overrides`` compose to."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_module
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from ragen_bench.data import CONFIG_MODULE
+
+    if preset not in PRESETS:
+        raise TrainConfigError(f"preset: unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+    try:
+        with initialize_config_module(CONFIG_MODULE, version_base=None):
+            composed = hydra_compose(config_name=f"train/{preset}", overrides=list(overrides))
+    except (HydraException, OmegaConfBaseException) as error:
+        raise TrainConfigError(f"train config: {str(error).splitlines()[0]}") from error
+    return OmegaConf.to_container(composed, resolve=True)  # type: ignore[return-value]
+
+
+def load(preset: str = DEFAULT_PRESET, overrides: Sequence[str] = ()) -> TrainConfig:
+    return from_mapping(compose(preset, overrides))
+
+
+def from_mapping(raw: Mapping[str, Any]) -> TrainConfig:
+    """A checked :class:`TrainConfig` from a composed mapping (every key known, every value valid)."""
+    config = _build(TrainConfig, raw, "")
+    _check(config)
+    return config
+
+
+def _build(cls: type, raw: Any, prefix: str) -> Any:
+    if not isinstance(raw, Mapping):
+        raise TrainConfigError(f"{prefix.rstrip('.') or 'train config'}: expected a mapping, got {raw!r}")
+    hints = get_type_hints(cls)
+    names = {f.name for f in fields(cls)}
+    unknown = sorted(set(raw) - names)
+    if unknown:
+        raise TrainConfigError(f"{prefix}{unknown[0]}: unknown key (known: {', '.join(sorted(names))})")
+    values = {}
+    for name, value in raw.items():
+        hint = hints[name]
+        if dataclasses.is_dataclass(hint):
+            values[name] = _build(hint, value, f"{prefix}{name}.")
+        else:
+            values[name] = _coerce(f"{prefix}{name}", value, hint)
+    return cls(**values)
+
+
+def _coerce(key: str, value: Any, hint: Any) -> Any:
+    """``value`` if it matches ``hint`` (ints accepted for floats); else a TrainConfigError."""
+    import types
+    import typing
+
+    options = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
+    for option in options:
+        origin = typing.get_origin(option) or option
+        if option is type(None) and value is None:
+            return None
+        if origin is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                raise TrainConfigError(f"{key}: must be a finite number, got {value!r}")
+            return float(value)
+        if origin is int and isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if origin in (str, bool) and type(value) is origin:
+            return value
+        if origin is list and isinstance(value, list):
+            (item,) = typing.get_args(option)
+            return [_coerce(f"{key}[{index}]", entry, item) for index, entry in enumerate(value)]
+        if origin is dict and isinstance(value, Mapping):
+            return dict(value)
+    names = " or ".join("null" if o is type(None) else getattr(o, "__name__", str(o)) for o in options)
+    raise TrainConfigError(f"{key}: expected {names}, got {value!r}")
+
+
+def _require(condition: bool, key: str, message: str, value: Any) -> None:
+    if not condition:
+        raise TrainConfigError(f"{key}: {message}, got {value!r}")
+
+
+def _check(c: TrainConfig) -> None:
+    """Ranges and choices; types were checked while building."""
+    from ragen_bench.registry import ENV_IDS
+
+    _require(c.algo in ALGOS, "algo", f"must be one of {', '.join(ALGOS)}", c.algo)
+    _require(c.backend in BACKENDS, "backend", f"must be one of {', '.join(BACKENDS)}", c.backend)
+    _require(c.env in ENV_IDS, "env", "not a single-agent env id (see `ragen-bench envs list`)", c.env)
+    _require(c.dtype in DTYPES, "dtype", f"must be one of {', '.join(DTYPES)}", c.dtype)
+    _require(0 <= c.seed < 2**32, "seed", "must be in 0..2**32-1", c.seed)
+    _require(c.steps >= 0, "steps", "must be >= 0", c.steps)
+    _require(c.threads is None or c.threads >= 1, "threads", "must be >= 1 or null", c.threads)
+    _require(c.lora.rank >= 0, "lora.rank", "must be >= 0 (0: full fine-tuning)", c.lora.rank)
+    _require(c.lora.alpha > 0, "lora.alpha", "must be > 0", c.lora.alpha)
+    _require(0 <= c.lora.dropout < 1, "lora.dropout", "must be in [0, 1)", c.lora.dropout)
+    r = c.rollout
+    _require(r.groups >= 1, "rollout.groups", "must be >= 1", r.groups)
+    _require(r.group_size >= 1, "rollout.group_size", "must be >= 1", r.group_size)
+    _require(0 < r.temperature <= 10, "rollout.temperature", "must be in (0, 10] (training samples)", r.temperature)
+    _require(0 < r.top_p <= 1, "rollout.top_p", "must be in (0, 1]", r.top_p)
+    _require(r.max_new_tokens >= 1, "rollout.max_new_tokens", "must be >= 1", r.max_new_tokens)
+    _require(all(r.stop_strings), "rollout.stop_strings", "must be non-empty strings", r.stop_strings)
+    _require(r.generate_batch >= 1, "rollout.generate_batch", "must be >= 1", r.generate_batch)
+    a = c.advantage
+    _require(a.estimator in ESTIMATORS, "advantage.estimator", f"must be one of {', '.join(ESTIMATORS)}", a.estimator)
+    _require(a.grpo_mode in GRPO_MODES, "advantage.grpo_mode", f"must be one of {', '.join(GRPO_MODES)}", a.grpo_mode)
+    for key, value in (("gamma", a.gamma), ("lam", a.lam), ("high_level_gamma", a.high_level_gamma)):
+        _require(0 <= value <= 1, f"advantage.{key}", "must be in [0, 1]", value)
+    _require(a.score_placement in ("last", "turn"), "advantage.score_placement", "must be last or turn", a.score_placement)
+    _require(0 < c.filter.ratio <= 1, "filter.ratio", "must be in (0, 1]", c.filter.ratio)
+    _require(c.filter.mode in ("std", "std_rev"), "filter.mode", "must be std or std_rev", c.filter.mode)
+    _require(c.kept_groups >= 1, "filter.ratio", f"keeps no group of {r.groups} (int(ratio x groups) = 0)", c.filter.ratio)
+    p = c.actor
+    _require(p.lr > 0, "actor.lr", "must be > 0", p.lr)
+    _require(p.weight_decay >= 0, "actor.weight_decay", "must be >= 0", p.weight_decay)
+    _require(len(p.betas) == 2 and all(0 <= b < 1 for b in p.betas), "actor.betas", "must be two numbers in [0, 1)", p.betas)
+    _require(p.grad_clip > 0, "actor.grad_clip", "must be > 0", p.grad_clip)
+    _require(0 <= p.clip_low < 1, "actor.clip_low", "must be in [0, 1)", p.clip_low)
+    _require(p.clip_high >= 0, "actor.clip_high", "must be >= 0", p.clip_high)
+    _require(p.dual_clip is None or p.dual_clip > 1, "actor.dual_clip", "must be > 1 or null", p.dual_clip)
+    _require(p.entropy_coef >= 0, "actor.entropy_coef", "must be >= 0", p.entropy_coef)
+    _require(p.loss_agg in LOSS_AGGS, "actor.loss_agg", f"must be one of {', '.join(LOSS_AGGS)}", p.loss_agg)
+    _require(p.ppo_epochs >= 1, "actor.ppo_epochs", "must be >= 1", p.ppo_epochs)
+    _require(p.mini_batch >= 1, "actor.mini_batch", "must be >= 1", p.mini_batch)
+    _require(1 <= p.micro_batch <= p.mini_batch, "actor.micro_batch", "must be in 1..actor.mini_batch", p.micro_batch)
+    _require(c.critic.lr > 0, "critic.lr", "must be > 0", c.critic.lr)
+    _require(c.critic.value_clip > 0, "critic.value_clip", "must be > 0", c.critic.value_clip)
+    _require(c.critic.coef > 0, "critic.coef", "must be > 0", c.critic.coef)
+    _require(c.kl.coef >= 0, "kl.coef", "must be >= 0", c.kl.coef)
+    _require(c.kl.estimator in ("k1", "low_var_kl"), "kl.estimator", "must be k1 or low_var_kl", c.kl.estimator)
+    _require(c.kl.placement in ("loss", "reward"), "kl.placement", "must be loss or reward", c.kl.placement)
+    s = c.sft
+    _require(s.episodes >= 1, "sft.episodes", "must be >= 1", s.episodes)
+    _require(s.epochs >= 1, "sft.epochs", "must be >= 1", s.epochs)
+    _require(s.lr > 0, "sft.lr", "must be > 0", s.lr)
+    _require(s.batch >= 1, "sft.batch", "must be >= 1", s.batch)
+    v = c.val
+    _require(v.every >= 0, "val.every", "must be >= 0 (0: never)", v.every)
+    _require(v.limit is None or v.limit >= 1, "val.limit", "must be >= 1 or null", v.limit)
+    _require(v.temperature >= 0, "val.temperature", "must be >= 0 (0: greedy)", v.temperature)
+    _require(v.samples >= 1, "val.samples", "must be >= 1", v.samples)
+    _require(c.test.limit is None or c.test.limit >= 1, "test.limit", "must be >= 1 or null", c.test.limit)
+    _require(c.checkpoint.every >= 1, "checkpoint.every", "must be >= 1", c.checkpoint.every)
+    _require(c.checkpoint.keep >= 1, "checkpoint.keep", "must be >= 1", c.checkpoint.keep)
+    _check_panels(c)
+
+
+def _check_panels(c: TrainConfig) -> None:
+    from ragen_bench import panels
+
+    splits = panels.available(c.env)
+    for key, split in (("val.split", c.val.split), ("test.split", c.test.split)):
+        if split is not None and split not in splits:
+            raise TrainConfigError(f"{key}: {c.env} has no {split!r} panel (it has {', '.join(splits)})")
+    from ragen_bench.chat import ChatConfig
+
+    try:
+        ChatConfig(**c.chat)
+    except (TypeError, ValueError) as error:
+        raise TrainConfigError(f"chat: {error}") from error

@@ -1,0 +1,119 @@
+"""What a training run leaves to read: ``metrics.jsonl``, ``validation.jsonl``, TensorBoard, curves.
+
+One JSON object per line and step; each line is flushed and fsynced as it is written, and a
+resumed run first drops the lines of the steps it is about to redo (they belonged to work
+after the checkpoint it resumes from), so the file always describes one uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+METRICS = "metrics.jsonl"
+VALIDATION = "validation.jsonl"
+CURVES = "curves.png"
+
+
+def read_lines(path: Path) -> list[dict[str, Any]]:
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+def truncate_from(path: Path, step: int) -> None:
+    """Keep only the lines of steps before ``step`` (atomic rewrite)."""
+    if not path.exists():
+        return
+    kept = [row for row in read_lines(path) if row["step"] < step]
+    temporary = path.with_suffix(path.suffix + ".tmp")
+    temporary.write_text("".join(json.dumps(row) + "\n" for row in kept))
+    os.replace(temporary, path)
+
+
+def append_line(path: Path, row: Mapping[str, Any]) -> None:
+    with path.open("a") as handle:
+        handle.write(json.dumps(dict(row), allow_nan=False) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+class Logbook:
+    """Per-step metrics to ``metrics.jsonl`` (and TensorBoard when asked), validations to ``validation.jsonl``."""
+
+    def __init__(self, out: Path, *, tensorboard: bool, resume_step: int) -> None:
+        self.out = out
+        truncate_from(out / METRICS, resume_step)
+        truncate_from(out / VALIDATION, resume_step)
+        self.writer = None
+        if tensorboard:
+            try:
+                from torch.utils.tensorboard import SummaryWriter
+            except ImportError as error:
+                raise RuntimeError("log.tensorboard=true needs tensorboard: pip install 'ragen-bench[train]'") from error
+            self.writer = SummaryWriter(log_dir=str(out / "tensorboard"), purge_step=resume_step)
+
+    def step(self, step: int, metrics: Mapping[str, float]) -> None:
+        append_line(self.out / METRICS, {"step": step, **metrics})
+        self._scalars("train", step, metrics)
+
+    def validation(self, step: int, split: str, summary: Mapping[str, Any], run_dir: Path) -> None:
+        row = {"step": step, "split": split, "run_dir": str(run_dir), **_headline(summary)}
+        append_line(self.out / VALIDATION, row)
+        self._scalars(split, step, {k: v for k, v in row.items() if isinstance(v, (int, float)) and k != "step"})
+
+    def _scalars(self, prefix: str, step: int, metrics: Mapping[str, float]) -> None:
+        if self.writer is None:
+            return
+        for name, value in metrics.items():
+            self.writer.add_scalar(f"{prefix}/{name}", value, step)
+        self.writer.flush()
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+
+
+def _headline(summary: Mapping[str, Any]) -> dict[str, Any]:
+    """The eval summary's overall numbers (its first group: the one env of a trainer's validation)."""
+    group = summary["groups"][0]
+    return {key: group[key] for key in ("episodes", "success_rate", "mean_reward", "success_ci95") if key in group}
+
+
+def plot_curves(out: Path, rows: Iterable[Mapping[str, Any]] | None = None) -> Path:
+    """``curves.png``: training success and reward, validation success, per step."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    train = list(rows) if rows is not None else read_lines(out / METRICS)
+    val = read_lines(out / VALIDATION)
+    figure, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    steps = [row["step"] for row in train]
+    axes[0].plot(steps, [row["rollout/success"] for row in train], label="rollout success")
+    for split in dict.fromkeys(row["split"] for row in val):
+        points = [row for row in val if row["split"] == split]
+        axes[0].plot([r["step"] for r in points], [r["success_rate"] for r in points], "o-", label=f"{split} success")
+    axes[0].set_ylim(-0.02, 1.02)
+    axes[0].set_title("success")
+    axes[1].plot(steps, [row["rollout/reward_mean"] for row in train], label="mean reward")
+    axes[1].plot(steps, [row["filter/in_group_std"] for row in train], label="in-group std")
+    axes[1].set_title("reward")
+    losses = [(row["step"], row[key]) for row in train for key in ("actor/pg_loss", "sft/loss") if key in row]
+    axes[2].plot([s for s, _ in losses], [v for _, v in losses])
+    axes[2].set_title("actor loss")
+    for axis in axes:
+        axis.set_xlabel("step")
+        if axis.get_legend_handles_labels()[0]:
+            axis.legend(fontsize=8)
+    figure.tight_layout()
+    path = out / CURVES
+    temporary = path.with_name(path.stem + ".tmp.png")
+    figure.savefig(temporary, dpi=90)
+    plt.close(figure)
+    os.replace(temporary, path)
+    return path

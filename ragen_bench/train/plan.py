@@ -1,0 +1,67 @@
+"""What a training run will do, computed without torch: data order, seeds, the run folder, ``--dry-run``.
+
+Which train seeds step *k* uses and how it samples depend only on (``seed``, *k*), so a run
+resumed at step *k* redoes exactly the steps an uninterrupted run does.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import math
+from collections.abc import Iterator
+from itertools import islice
+from pathlib import Path
+
+from ragen_bench import panels
+from ragen_bench.train.config import TrainConfig
+
+
+def step_seeds(config: TrainConfig, step: int) -> list[int]:
+    """The train seeds of step ``step``: the next ``groups`` decontaminated train seeds.
+
+    Step *k* takes seeds number ``k * groups`` .. ``(k + 1) * groups - 1`` of
+    :func:`ragen_bench.panels.decontaminated_train_seeds` (never a val or test panel seed).
+    """
+    start = step * config.rollout.groups
+    return list(train_seeds(config.env, start + config.rollout.groups)[start:])
+
+
+@functools.lru_cache(maxsize=8)
+def train_seeds(env_id: str, count: int) -> tuple[int, ...]:
+    """The first ``count`` decontaminated train seeds of ``env_id`` (generating levels is not free)."""
+    return tuple(islice(panels.decontaminated_train_seeds(env_id), count))
+
+
+def derived_seed(seed: int, *labels: object) -> int:
+    """A 32-bit seed for one purpose (``labels``), independent of every other purpose's."""
+    digest = hashlib.sha256("\x00".join(map(str, (seed, *labels))).encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
+def default_out(config: TrainConfig) -> Path:
+    return Path(config.out or Path("runs") / "train" / f"{config.preset}-{config.env.split('/')[-1]}")
+
+
+def describe(config: TrainConfig) -> Iterator[str]:
+    """What a run would do, without loading a model (``--dry-run``)."""
+    c = config
+    kept = c.kept_groups * c.rollout.group_size
+    updates = c.actor.ppo_epochs * math.ceil(kept / c.actor.mini_batch)
+    yield f"preset {c.preset}: algo={c.algo}, env {c.env}, model {c.model} ({'LoRA rank ' + str(c.lora.rank) if c.lora.rank else 'full fine-tuning'})"
+    if c.algo == "sft":
+        yield f"sft: {c.sft.episodes} optimal episodes on train seeds, {c.sft.epochs} epochs, batch {c.sft.batch}, lr {c.sft.lr}"
+    else:
+        yield (f"per step: {c.rollout.groups} groups x {c.rollout.group_size} = {c.batch_size} episodes, "
+               f"filter {c.filter.mode} {c.filter.ratio} keeps {c.kept_groups} groups = {kept} trajectories, "
+               f"{updates} optimiser step(s) of {c.actor.mini_batch} (micro-batches of {c.actor.micro_batch})")
+        yield (f"advantage {c.advantage.estimator} (gamma {c.advantage.gamma}, lambda {c.advantage.lam}), "
+               f"critic {'on' if c.uses_critic else 'off'}, KL {'off' if c.kl.coef == 0 else f'{c.kl.coef} ({c.kl.estimator}, {c.kl.placement})'}, "
+               f"clip {c.actor.clip_low}/{c.actor.clip_high}, dual clip {c.actor.dual_clip}, entropy {c.actor.entropy_coef}, "
+               f"loss {c.actor.loss_agg}, actor lr {c.actor.lr}" + (f", critic lr {c.critic.lr}" if c.uses_critic else ""))
+        yield f"{c.steps} steps; old log-prob pass {'on' if updates > 1 else 'skipped (one optimiser step per batch)'}"
+    yield (f"validation on {c.env} {c.val.split} every {c.val.every} steps (T = {c.val.temperature}); "
+           f"final test on {c.test.split}; out {default_out(c)}")
+    first = step_seeds(c, 0)[: min(4, c.rollout.groups)] if c.algo == "starpo" else []
+    if first:
+        yield f"first train seeds: {first} ..."

@@ -1,0 +1,445 @@
+"""StarPO / StarPO-S on one machine, read top to bottom.
+
+Each training step has four phases, labelled below as in CleanRL's ``ppo.py``:
+
+1. **rollout**: ``groups`` train seeds, ``group_size`` episodes each, played by the
+   :class:`~ragen_bench.starpo.rollout.PolicyAgent` through :class:`~ragen_bench.chat.ChatEpisode`
+   and :func:`~ragen_bench.chat.run_lockstep` (the eval harness's prompts and parser, byte for
+   byte); the agent keeps the sampled ids and log-probs, :func:`build_batch` stacks them.
+2. **filter** (StarPO-S): keep the groups whose total scores vary most.
+3. **prepare**: old log-probs (only when there is more than one optimiser step per batch;
+   otherwise the policy is still the sampling one and the ratio is 1), reference log-probs
+   (only with KL), the critic's values (only for GAE), then advantages.
+4. **update**: PPO epochs over shuffled mini-batches with gradient accumulation over
+   micro-batches, for the actor and, with GAE, the critic.
+
+Every metric is named where it is computed and written per step to ``metrics.jsonl``.
+Validation runs the real eval harness on a saved checkpoint into a normal run directory.
+Which train seeds step *k* uses and how it samples depend only on (``seed``, *k*), so a run
+resumed from its checkpoint at step *k* redoes exactly the steps an uninterrupted run does.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import gymnasium
+import torch
+
+from ragen_bench.chat import ChatConfig, ChatEpisode, run_lockstep
+from ragen_bench.starpo import advantages as adv
+from ragen_bench.starpo.filter import filter_groups, filter_metrics
+from ragen_bench.starpo.losses import aggregate, kl_estimate, kl_penalized_rewards, policy_loss, value_loss
+from ragen_bench.starpo.masked import masked_mean
+from ragen_bench.starpo.rollout import PolicyAgent, RolloutBatch, build_batch
+from ragen_bench.train import checkpoint as ckpt
+from ragen_bench.train.config import TrainConfig
+from ragen_bench.train.plan import default_out, derived_seed, step_seeds, train_seeds
+from ragen_bench.train.logbook import Logbook, plot_curves
+from ragen_bench.train.models import make_critic, reference_of, token_log_probs, trainable, with_lora
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    out: Path
+    steps: int
+    final_checkpoint: Path
+    test_run: Path | None
+
+
+# -- the training run ----------------------------------------------------------------------------
+
+
+class Trainer:
+    """Holds the models and optimisers of one run; :meth:`run` trains, validates and tests."""
+
+    def __init__(self, config: TrainConfig, out: Path, *, progress: Callable[[str], None] | None = None) -> None:
+        from ragen_bench.agents.hf import load_model
+        from ragen_bench.agents.sampling import SamplingSettings, resolve_model_path
+
+        if config.threads is not None:
+            torch.set_num_threads(config.threads)
+        self.config = config
+        self.out = out
+        self.say = progress or (lambda message: None)
+        self.chat = ChatConfig(**config.chat)
+        start = ckpt.latest(out)
+        torch.manual_seed(derived_seed(config.seed, "init"))
+        if start:
+            self.policy, self.tokenizer = ckpt.load_policy(start, config)
+        else:
+            model, self.tokenizer = load_model(resolve_model_path(config.model), dtype=config.dtype)
+            self.policy = with_lora(model, config.lora, base_name=config.model)
+        self.policy.train()
+        self.reference = None
+        if config.kl.coef > 0 and config.lora.rank == 0:
+            self.reference, _ = load_model(resolve_model_path(config.model), dtype=config.dtype)
+            self.reference.eval().requires_grad_(False)
+        self.critic = None
+        if config.uses_critic:
+            self.critic = make_critic(resolve_model_path(config.model), config.dtype, config.lora, base_name=config.model)
+        betas = tuple(config.actor.betas)
+        lr = config.sft.lr if config.algo == "sft" else config.actor.lr
+        self.actor_optimizer = torch.optim.AdamW(trainable(self.policy), lr=lr, betas=betas,
+                                                 weight_decay=config.actor.weight_decay)
+        self.critic_optimizer = None
+        if self.critic is not None:
+            self.critic_optimizer = torch.optim.AdamW(trainable(self.critic), lr=config.critic.lr, betas=betas,
+                                                      weight_decay=config.actor.weight_decay)
+        self.step = 0
+        if start:
+            self.step = ckpt.restore(start, self)
+        sampling = SamplingSettings(temperature=config.rollout.temperature, top_p=config.rollout.top_p,
+                                    max_new_tokens=config.rollout.max_new_tokens)
+        self.agent = PolicyAgent(self.policy, self.tokenizer, sampling=sampling,
+                                 stop_strings=config.rollout.stop_strings,
+                                 generate_batch=config.rollout.generate_batch, name=f"policy:{config.model}")
+        self.envs = [gymnasium.make(config.env) for _ in range(config.batch_size)] if config.algo == "starpo" else []
+
+    # -- the loop --------------------------------------------------------------------------
+
+    def run(self) -> TrainResult:
+        from tqdm import tqdm
+
+        c = self.config
+        total = self.total_steps()
+        log = Logbook(self.out, tensorboard=c.log.tensorboard, resume_step=self.step)
+        try:
+            if self.step == 0 and c.val.before_train and c.val.every > 0:
+                self.validate(None)
+            bar = tqdm(total=total, initial=self.step, desc=f"train {c.preset}", unit="step",
+                       disable=not c.log.progress, dynamic_ncols=True)
+            with bar:
+                while self.step < total:
+                    metrics = self.sft_step() if c.algo == "sft" else self.starpo_step()
+                    self.step += 1
+                    log.step(self.step, metrics)
+                    bar.update(1)
+                    bar.set_postfix({k.split("/")[-1]: f"{v:.3f}" for k, v in metrics.items() if k in _SHOWN})
+                    final = self.step == total
+                    validate = c.val.every > 0 and (self.step % c.val.every == 0 or final)
+                    if validate or final or self.step % c.checkpoint.every == 0:
+                        saved = ckpt.save(self.out, self)
+                    if validate:
+                        self.validate(saved, log)
+            last = ckpt.latest(self.out) or ckpt.save(self.out, self)
+            plot_curves(self.out)
+            test_run = self.test(last, log)
+        finally:
+            log.close()
+        return TrainResult(out=self.out, steps=self.step, final_checkpoint=last, test_run=test_run)
+
+    def total_steps(self) -> int:
+        if self.config.algo == "sft":
+            return self.config.sft.epochs * math.ceil(len(self.sft_data()[0]) / self.config.sft.batch)
+        return self.config.steps
+
+    # -- one StarPO step -----------------------------------------------------------------------
+
+    def starpo_step(self) -> dict[str, float]:
+        c = self.config
+        metrics: dict[str, float] = {}
+        started = time.perf_counter()
+
+        # 1. rollout -----------------------------------------------------------------------
+        self.policy.eval()
+        seeds = step_seeds(c, self.step)
+        self.agent.sampling = replace(self.agent.sampling, sampling_seed=derived_seed(c.seed, "rollout", self.step))
+        episodes = [
+            ChatEpisode(self.envs[g * c.rollout.group_size + j], self.chat, env_id=c.env, seed=seed, sample=j,
+                        split="train")
+            for g, seed in enumerate(seeds)
+            for j in range(c.rollout.group_size)
+        ]
+        with torch.no_grad():
+            trajectories = run_lockstep(episodes, self.agent)
+        samples = self.agent.pop_samples([t.episode_key for t in trajectories])
+        batch = build_batch(trajectories, samples, pad_id=self.agent.pad_id, score_placement=c.advantage.score_placement)
+        rollout_seconds = time.perf_counter() - started
+        new_tokens = sum(turn.completion_tokens for t in trajectories for turn in t.turns)
+        metrics["rollout/success"] = sum(t.success for t in trajectories) / len(trajectories)
+        metrics["rollout/reward_mean"] = float(batch.scores.mean())
+        metrics["rollout/turns"] = sum(t.num_turns for t in trajectories) / len(trajectories)
+        metrics["rollout/response_length"] = new_tokens / sum(t.num_turns for t in trajectories)
+        metrics["rollout/truncated_rate"] = _truncated_rate(trajectories)
+        metrics["rollout/valid_action_rate"] = sum(t.num_valid_actions for t in trajectories) / max(
+            1, sum(t.num_actions for t in trajectories))
+        metrics["rollout/tokens_per_s"] = new_tokens / rollout_seconds
+        metrics["time/rollout"] = rollout_seconds
+
+        # 2. filter (StarPO-S) ----------------------------------------------------------------
+        kept = filter_groups(batch.scores, batch.group_ids, ratio=c.filter.ratio, mode=c.filter.mode)
+        metrics.update({f"filter/{name}": value for name, value in filter_metrics(kept).items()})
+        batch = select_rows(batch, kept.rows)
+
+        # 3. prepare: old/reference log-probs, values, advantages --------------------------------------
+        phase = time.perf_counter()
+        self.policy.train()
+        mask = batch.response_mask
+        updates_per_batch = c.actor.ppo_epochs * math.ceil(len(batch.group_ids) / c.actor.mini_batch)
+        old_log_probs = None
+        if updates_per_batch > 1:
+            old_log_probs = self._no_grad_log_probs(batch)
+            metrics["rollout/log_prob_gap"] = float(masked_mean((old_log_probs - batch.old_log_probs).abs(), mask))
+        ref_log_probs = None
+        if c.kl.coef > 0:
+            with reference_of(self.policy):
+                ref_log_probs = self._no_grad_log_probs(batch, model=self.reference)
+        rewards = batch.rewards
+        if ref_log_probs is not None and c.kl.placement == "reward":
+            behaviour = old_log_probs if old_log_probs is not None else batch.old_log_probs
+            rewards, kl_metrics = kl_penalized_rewards(rewards, behaviour, ref_log_probs, mask, c.kl.coef, _kl(c))
+            metrics["actor/reward_kl"] = kl_metrics["kl"]
+        values = self._no_grad_values(batch) if self.critic is not None else None
+        advantages, returns = compute_advantages(c, rewards, values, mask, batch.group_ids)
+        metrics["adv/mean"] = float(masked_mean(advantages, mask))
+        metrics["adv/abs_mean"] = float(masked_mean(advantages.abs(), mask))
+        metrics["time/prepare"] = time.perf_counter() - phase
+
+        # 4. update ------------------------------------------------------------------------
+        phase = time.perf_counter()
+        update = self._update(batch, advantages, returns, values, old_log_probs, ref_log_probs)
+        metrics.update(update)
+        metrics["time/update"] = time.perf_counter() - phase
+        metrics["update/tokens_per_s"] = c.actor.ppo_epochs * float(batch.attention_mask.sum()) / metrics["time/update"]
+        metrics["time/step"] = time.perf_counter() - started
+        self.policy.eval()
+        return metrics
+
+    def _update(self, batch: RolloutBatch, advantages: torch.Tensor, returns: torch.Tensor, values: torch.Tensor | None,
+                old_log_probs: torch.Tensor | None, ref_log_probs: torch.Tensor | None) -> dict[str, float]:
+        c = self.config
+        totals = _Averages()
+        rows = len(batch.group_ids)
+        for epoch in range(c.actor.ppo_epochs):
+            order = torch.randperm(rows, generator=torch.Generator().manual_seed(
+                derived_seed(c.seed, "minibatch", self.step, epoch)))
+            for start in range(0, rows, c.actor.mini_batch):
+                mini = order[start : start + c.actor.mini_batch]
+                self.actor_optimizer.zero_grad(set_to_none=True)
+                if self.critic_optimizer is not None:
+                    self.critic_optimizer.zero_grad(set_to_none=True)
+                for micro in mini.split(c.actor.micro_batch):
+                    weight = micro_weight(c.actor.loss_agg, batch.response_mask[micro], batch.response_mask[mini])
+                    part = self._micro_step(batch, micro, advantages, returns, values, old_log_probs, ref_log_probs,
+                                            weight)
+                    totals.add(part, weight)
+                totals.add({"actor/grad_norm": _clip(self.policy, c.actor.grad_clip)}, 1.0)
+                self.actor_optimizer.step()
+                if self.critic is not None and self.critic_optimizer is not None:
+                    totals.add({"critic/grad_norm": _clip(self.critic, c.actor.grad_clip)}, 1.0)
+                    self.critic_optimizer.step()
+        return totals.means()
+
+    def _micro_step(self, batch: RolloutBatch, rows: torch.Tensor, advantages: torch.Tensor, returns: torch.Tensor,
+                    values: torch.Tensor | None, old_log_probs: torch.Tensor | None,
+                    ref_log_probs: torch.Tensor | None, weight: float) -> dict[str, float]:
+        """Forward and backward of one micro-batch (losses scaled by its share of the mini-batch)."""
+        c = self.config
+        ids, attention, mask = _trim(batch, rows)
+        width = ids.shape[1]
+        log_probs, entropy = token_log_probs(self.policy, ids, attention, mask, c.rollout.temperature)
+        # One optimiser step per batch: the policy has not moved since sampling, so "old" is now.
+        old = old_log_probs[rows, :width] if old_log_probs is not None else log_probs.detach()
+        pg_loss, pg_metrics = policy_loss(log_probs, old, advantages[rows, :width], mask, clip_low=c.actor.clip_low,
+                                          clip_high=c.actor.clip_high, dual_clip=c.actor.dual_clip,
+                                          agg=c.actor.loss_agg)
+        entropy_loss = aggregate(entropy, mask, c.actor.loss_agg)
+        loss = pg_loss - c.actor.entropy_coef * entropy_loss
+        metrics = {"actor/pg_loss": pg_loss.item(), "actor/entropy": entropy_loss.item(),
+                   **{f"actor/{k}": v for k, v in pg_metrics.items()}}
+        if ref_log_probs is not None:
+            kl = aggregate(kl_estimate(log_probs, ref_log_probs[rows, :width], _kl(c)), mask, c.actor.loss_agg)
+            metrics["actor/kl"] = kl.item()
+            if c.kl.placement == "loss":
+                loss = loss + c.kl.coef * kl
+        (loss * weight).backward()
+        if self.critic is not None and values is not None:
+            predicted = self.critic(ids, attention, mask)
+            vf_loss, vf_metrics = value_loss(predicted, values[rows, :width], returns[rows, :width], mask,
+                                             clip=c.critic.value_clip, agg=c.actor.loss_agg)
+            (c.critic.coef * vf_loss * weight).backward()
+            metrics.update({"critic/vf_loss": vf_loss.item(), "critic/values_mean": masked_mean(predicted, mask).item(),
+                            **{f"critic/{k}": v for k, v in vf_metrics.items()}})
+        return metrics
+
+    def _no_grad_log_probs(self, batch: RolloutBatch, model: Any = None) -> torch.Tensor:
+        result = torch.zeros_like(batch.old_log_probs)
+        with torch.no_grad():
+            for rows in torch.arange(len(batch.group_ids)).split(self.config.actor.micro_batch):
+                ids, attention, mask = _trim(batch, rows)
+                log_probs, _ = token_log_probs(model or self.policy, ids, attention, mask, self.config.rollout.temperature,
+                                               with_entropy=False)
+                result[rows, : ids.shape[1]] = log_probs
+        return result
+
+    def _no_grad_values(self, batch: RolloutBatch) -> torch.Tensor:
+        assert self.critic is not None
+        result = torch.zeros_like(batch.old_log_probs)
+        with torch.no_grad():
+            for rows in torch.arange(len(batch.group_ids)).split(self.config.actor.micro_batch):
+                ids, attention, mask = _trim(batch, rows)
+                result[rows, : ids.shape[1]] = self.critic(ids, attention, mask)
+        return result
+
+    # -- supervised warm start ---------------------------------------------------------------------
+
+    def sft_data(self) -> tuple[list[dict[str, Any]], int]:
+        """The optimal agent's successful train-seed episodes (built once) and how many were dropped as too long."""
+        if not hasattr(self, "_sft_data"):
+            from ragen_bench.starpo.sft import sft_records
+
+            seeds = list(train_seeds(self.config.env, self.config.sft.episodes))
+            self._sft_data = (sft_records(self.config.env, seeds, self.chat), 0)
+        return self._sft_data
+
+    def sft_step(self) -> dict[str, float]:
+        from ragen_bench.starpo.sft import sft_loss, tokenize_sft
+
+        c = self.config
+        records, _ = self.sft_data()
+        per_epoch = math.ceil(len(records) / c.sft.batch)
+        epoch, index = divmod(self.step, per_epoch)
+        order = torch.randperm(len(records), generator=torch.Generator().manual_seed(derived_seed(c.seed, "sft", epoch)))
+        chosen = [records[i] for i in order[index * c.sft.batch : (index + 1) * c.sft.batch].tolist()]
+        started = time.perf_counter()
+        self.policy.train()
+        batch = tokenize_sft(chosen, self.tokenizer, max_length=4096)
+        self.actor_optimizer.zero_grad(set_to_none=True)
+        loss, metrics = sft_loss(self.policy, batch)
+        loss.backward()
+        grad_norm = _clip(self.policy, c.actor.grad_clip)
+        self.actor_optimizer.step()
+        self.policy.eval()
+        return {**{f"sft/{k}": float(v) for k, v in metrics.items()}, "sft/epoch": float(epoch),
+                "actor/grad_norm": grad_norm, "time/step": time.perf_counter() - started}
+
+    # -- evaluation with the real harness -------------------------------------------------------------
+
+    def validate(self, checkpoint: Path | None, log: Logbook | None = None) -> Path:
+        c = self.config
+        model = str(ckpt.model_dir(checkpoint)) if checkpoint else c.model
+        run = evaluate(c, model, c.val.split, limit=c.val.limit, temperature=c.val.temperature, samples=c.val.samples,
+                       out=self.out / "val" / f"step-{self.step:06d}")
+        if log is not None:
+            log.validation(self.step, c.val.split, run.summary, run.out)
+            plot_curves(self.out)
+        else:
+            Logbook(self.out, tensorboard=False, resume_step=self.step).validation(self.step, c.val.split,
+                                                                                    run.summary, run.out)
+        self.say(f"step {self.step}: {c.val.split} success {run.summary['groups'][0]['success_rate']:.3f}")
+        return run.out
+
+    def test(self, checkpoint: Path, log: Logbook) -> Path | None:
+        c = self.config
+        if c.test.split is None:
+            return None
+        run = evaluate(c, str(ckpt.model_dir(checkpoint)), c.test.split, limit=c.test.limit, temperature=c.val.temperature,
+                       samples=c.val.samples, out=self.out / "test" / f"step-{self.step:06d}")
+        log.validation(self.step, c.test.split, run.summary, run.out)
+        self.say(f"final checkpoint: {c.test.split} success {run.summary['groups'][0]['success_rate']:.3f} ({run.out})")
+        return run.out
+
+
+_SHOWN = {"rollout/success", "rollout/reward_mean", "actor/pg_loss", "sft/loss"}
+
+
+def evaluate(config: TrainConfig, model: str, split: str, *, limit: int | None, temperature: float, samples: int,
+             out: Path) -> Any:
+    """``ragen-bench eval env=... split=... agent=hf agent.model=MODEL`` with the trainer's chat settings."""
+    from ragen_bench.eval.config import compose_config
+    from ragen_bench.eval.run import run_eval
+
+    eval_config = compose_config("eval", [f"env={config.env}", f"split={split}", "agent=hf"])
+    eval_config["agent"].update(model=model, temperature=temperature, max_new_tokens=config.rollout.max_new_tokens,
+                                dtype=config.dtype)
+    if "stop_strings" in eval_config["agent"]:
+        eval_config["agent"]["stop_strings"] = list(config.rollout.stop_strings)
+    eval_config.update(chat=dict(config.chat), limit=limit, samples=samples, out=str(out), progress=False,
+                       sampling_seed=derived_seed(config.seed, "eval"))
+    return run_eval(eval_config)
+
+
+# -- small pure pieces ---------------------------------------------------------------------------
+
+
+def compute_advantages(config: TrainConfig, rewards: torch.Tensor, values: torch.Tensor | None, mask: torch.Tensor,
+                       group_ids: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    a = config.advantage
+    if a.estimator == "grpo":
+        return adv.compute_grpo(rewards, mask, group_ids, mode=a.grpo_mode)
+    assert values is not None
+    if a.estimator == "gae":
+        return adv.compute_gae(rewards, values, mask, gamma=a.gamma, lam=a.lam, whiten=a.whiten)
+    return adv.compute_bi_level_gae(rewards, values, mask, gamma=a.gamma, lam=a.lam,
+                                    high_level_gamma=a.high_level_gamma, whiten=a.whiten)
+
+
+def select_rows(batch: RolloutBatch, rows: torch.Tensor) -> RolloutBatch:
+    """The rows ``rows`` of a batch (the filter's survivors), in order."""
+    picked = rows.tolist()
+    return replace(
+        batch,
+        input_ids=batch.input_ids[rows], attention_mask=batch.attention_mask[rows],
+        response_mask=batch.response_mask[rows], old_log_probs=batch.old_log_probs[rows],
+        rewards=batch.rewards[rows], scores=batch.scores[rows],
+        group_ids=[batch.group_ids[i] for i in picked], prompt_lengths=[batch.prompt_lengths[i] for i in picked],
+    )
+
+
+def micro_weight(agg: str, micro_mask: torch.Tensor, mini_mask: torch.Tensor) -> float:
+    """The share of a micro-batch in its mini-batch's aggregate, so accumulated gradients equal the whole's.
+
+    Sequence means weigh rows (with a response token) equally; the token mean weighs tokens.
+    """
+    if agg == "token-mean":
+        return float(micro_mask.sum()) / max(1.0, float(mini_mask.sum()))
+    return float(micro_mask.any(dim=1).sum()) / max(1.0, float(mini_mask.any(dim=1).sum()))
+
+
+def _trim(batch: RolloutBatch, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Rows' ids, attention and response masks without the padding columns they all share."""
+    attention = batch.attention_mask[rows]
+    width = int(attention.sum(dim=1).max())
+    return batch.input_ids[rows, :width], attention[:, :width], batch.response_mask[rows, :width]
+
+
+def _kl(config: TrainConfig) -> str:
+    return "k3" if config.kl.estimator == "low_var_kl" else "k1"
+
+
+def _clip(module: Any, max_norm: float) -> float:
+    return float(torch.nn.utils.clip_grad_norm_(trainable(module), max_norm))
+
+
+def _truncated_rate(trajectories: Sequence[Any]) -> float:
+    turns = [turn for t in trajectories for turn in t.turns]
+    return sum(turn.finish_reason == "length" for turn in turns) / max(1, len(turns))
+
+
+class _Averages:
+    """Weighted means of metrics over micro-batches (each weighted by its share of its mini-batch)."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, float] = {}
+        self.weights: dict[str, float] = {}
+
+    def add(self, metrics: dict[str, float], weight: float) -> None:
+        for name, value in metrics.items():
+            self.sums[name] = self.sums.get(name, 0.0) + weight * value
+            self.weights[name] = self.weights.get(name, 0.0) + weight
+
+    def means(self) -> dict[str, float]:
+        return {name: self.sums[name] / self.weights[name] for name in self.sums if self.weights[name] > 0}
+
+
+def train(config: TrainConfig, *, progress: Callable[[str], None] | None = None) -> TrainResult:
+    """Train (or resume) the run ``config`` describes in its ``out`` folder."""
+    out = default_out(config)
+    ckpt.prepare_out(out, config)
+    return Trainer(config, out, progress=progress).run()
