@@ -285,6 +285,7 @@ def verl_checks(verl_config: Any) -> str:
 
     Returns a line for the dry-run report; a failed check is a :class:`RecipeError`.
     """
+    from hydra.errors import HydraException
     from verl.trainer.ppo.utils import need_critic, need_reference_policy
     from verl.utils.config import validate_config
 
@@ -295,8 +296,9 @@ def verl_checks(verl_config: Any) -> str:
         validate_config(
             verl_config, use_reference_policy=need_reference_policy(verl_config), use_critic=need_critic(verl_config)
         )
-    except (AssertionError, ValueError) as error:
-        raise RecipeError(f"backend=verl: veRL's config check failed: {error}") from error
+    except (AssertionError, ValueError, HydraException) as error:
+        # veRL's dataclasses assert inside Hydra's instantiate: one line, whatever the nesting.
+        raise RecipeError(f"backend=verl: veRL's config check failed: {' '.join(str(error).split())}") from error
     return "# veRL's own config checks passed"
 
 
