@@ -84,10 +84,7 @@ class ShardWorker:
                 f"a Ray worker on {ray.util.get_node_ip_address()} cannot enter {cwd}; launcher=ray needs the "
                 "working directory and out= on a filesystem every node mounts at the same path"
             ) from None
-        result = run_eval(config)
-        if not result.complete:
-            raise RunDirError(f"shard {config['shard']} in {result.out} did not finish")
-        return result.duplicate_lines
+        return run_eval(config).duplicate_lines
 
 
 def shard_count(shards: Path, workers: int) -> int:
@@ -110,7 +107,10 @@ def cluster(address: str | None, workers: int) -> Iterator[None]:
     if address is None:
         ray.init(num_cpus=workers, include_dashboard=False, object_store_memory=LOCAL_OBJECT_STORE_BYTES)
     else:
-        ray.init(address=address)
+        try:
+            ray.init(address=address)
+        except ConnectionError as error:  # no cluster there
+            raise config_module.ConfigError(f"ray.address={address}: {error}") from None
     try:
         yield
     finally:
@@ -161,10 +161,9 @@ def _shard_result(call: Any, directory: Path) -> int:
         ) from None
 
 
-def _finished_run(config: Mapping[str, Any], out: Path) -> EvalResult:
+def _finished_run(config: Mapping[str, Any], out: Path, manifest: Mapping[str, Any]) -> EvalResult:
     """``out`` already holds a run: a finished one is re-checked in this process (nothing to play)."""
-    manifest = provenance.read_manifest(out)
-    if not manifest or not manifest["complete"]:
+    if not manifest["complete"]:
         raise RunDirError(
             f"{out} holds an unfinished run played without launcher=ray; resume it with launcher=local, "
             "or give another out="
@@ -189,8 +188,9 @@ def run_eval_on_ray(config: Mapping[str, Any]) -> EvalResult:
     config = {**config_module.LAUNCH_DEFAULTS, **config}
     targets = config_module.validate(config)
     out = Path(config["out"] or default_out(config))
-    if provenance.read_manifest(out) is not None:
-        return _finished_run(config, out)
+    manifest = provenance.read_manifest(out)
+    if manifest is not None:
+        return _finished_run(config, out, manifest)
     if out.exists() and (not out.is_dir() or any(path.name != rundir.LOCK for path in out.iterdir())):
         # merge_runs writes only into a new or empty directory; say so before any work is done.
         raise RunDirError(f"{out} holds files that are not a run; out= must name a new or empty directory, or a run")
