@@ -29,6 +29,7 @@ launcher = pytest.importorskip("ragen_bench.integrations.ray.launcher")
 SOKOBAN = ["env=RAGEN/Sokoban-6x6-v0", "agent=optimal", "limit=6", "samples=2", "lockstep_episodes=2"]
 TINY = ["env=RAGEN/Bandit-v0", "agent=hf", "agent.model=tiny", "agent.temperature=0.7", "agent.max_new_tokens=24",
         "limit=2", "samples=2", "lockstep_episodes=2", "chat.max_turns=2"]
+GAME = ["env=RAGEN/TicTacToe-v0", "agent=random", "opponent=minimax", "limit=6", "samples=2", "lockstep_episodes=2"]
 
 
 @pytest.fixture(scope="module")
@@ -46,8 +47,11 @@ def episode_lines(out: Path) -> list[str]:
     return sorted((out / "episodes.jsonl").read_text(encoding="utf-8").splitlines())
 
 
-@pytest.mark.parametrize(("overrides", "episodes"), [(SOKOBAN, 12), (TINY, 4)], ids=["optimal", "tiny-model"])
+@pytest.mark.parametrize(("overrides", "episodes"), [(SOKOBAN, 12), (TINY, 4), (GAME, 12)],
+                         ids=["optimal", "tiny-model", "game"])
 def test_ray_run_equals_one_process_run(cluster, tmp_path, overrides, episodes):
+    if overrides is GAME:
+        pytest.importorskip("pettingzoo")  # the games extra
     result = launcher.run_eval_on_ray(config(tmp_path / "ray", *overrides, "launcher=ray", "workers=2"))
     local = run_eval(config(tmp_path / "local", *overrides))
     assert (result.out / "summary.json").read_bytes() == (local.out / "summary.json").read_bytes()
