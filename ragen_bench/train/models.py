@@ -71,10 +71,44 @@ def response_positions(response_mask: torch.Tensor) -> torch.Tensor:
     return response_mask[:, 1:].bool()
 
 
+# Below this many shared leading tokens a separate prefix pass is not worth its overhead.
+MIN_SHARED_PREFIX = 16
+
+
+def shared_prefix_length(input_ids: torch.Tensor, attention_mask: torch.Tensor) -> int:
+    """How many leading tokens every row has in common (all attended); 0 for a single row."""
+    if input_ids.shape[0] < 2:
+        return 0
+    same = (input_ids == input_ids[:1]).all(dim=0) & attention_mask.bool().all(dim=0)
+    return int(same.long().cumprod(dim=0).sum())
+
+
+def last_hidden(backbone: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """``[batch, tokens, hidden]``, computing the rows' shared leading tokens once.
+
+    The rows of a GRPO group start with the same first prompt (most of a row in a short
+    episode).  That prefix goes through the model as one row; its keys and values are then
+    repeated for every row and the rest of each row attends to them.  Gradients flow
+    through the repetition into the single prefix pass, so the result and its gradient
+    equal a plain batched forward (up to float rounding; tested), at a fraction of the cost.
+    """
+    prefix = shared_prefix_length(input_ids, attention_mask)
+    if prefix < MIN_SHARED_PREFIX:
+        return backbone(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    rows, width = input_ids.shape
+    head = backbone(input_ids=input_ids[:1, :prefix], attention_mask=attention_mask[:1, :prefix], use_cache=True)
+    cache = head.past_key_values
+    cache.batch_repeat_interleave(rows)
+    positions = torch.arange(prefix, width, device=input_ids.device).expand(rows, -1)
+    tail = backbone(input_ids=input_ids[:, prefix:], attention_mask=attention_mask, position_ids=positions,
+                    past_key_values=cache, use_cache=True).last_hidden_state
+    return torch.cat([head.last_hidden_state.expand(rows, -1, -1), tail], dim=1)
+
+
 def hidden_before_responses(backbone: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor,
                             response_mask: torch.Tensor) -> torch.Tensor:
     """``[n, hidden]``: the backbone's last hidden state just before each of the n response tokens (row-major)."""
-    hidden = backbone(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
+    hidden = last_hidden(backbone, input_ids, attention_mask)
     return hidden[:, :-1][response_positions(response_mask)]
 
 

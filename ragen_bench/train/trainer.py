@@ -217,8 +217,7 @@ class Trainer:
         totals = _Averages()
         rows = len(batch.group_ids)
         for epoch in range(c.actor.ppo_epochs):
-            order = torch.randperm(rows, generator=torch.Generator().manual_seed(
-                derived_seed(c.seed, "minibatch", self.step, epoch)))
+            order = minibatch_order(batch.group_ids, derived_seed(c.seed, "minibatch", self.step, epoch))
             for start in range(0, rows, c.actor.mini_batch):
                 mini = order[start : start + c.actor.mini_batch]
                 self.actor_optimizer.zero_grad(set_to_none=True)
@@ -390,6 +389,20 @@ def select_rows(batch: RolloutBatch, rows: torch.Tensor) -> RolloutBatch:
         rewards=batch.rewards[rows], scores=batch.scores[rows],
         group_ids=[batch.group_ids[i] for i in picked], prompt_lengths=[batch.prompt_lengths[i] for i in picked],
     )
+
+
+def minibatch_order(group_ids: Sequence[int], seed: int) -> torch.Tensor:
+    """Row indices for the mini-batches: groups in a random order, each group's rows together.
+
+    Keeping a group contiguous lets a micro-batch of whole groups encode their shared first
+    prompt once (:func:`ragen_bench.train.models.last_hidden`).
+    """
+    rows_of: dict[int, list[int]] = {}
+    for row, group in enumerate(group_ids):
+        rows_of.setdefault(group, []).append(row)
+    groups = list(rows_of.values())
+    shuffled = torch.randperm(len(groups), generator=torch.Generator().manual_seed(seed)).tolist()
+    return torch.tensor([row for g in shuffled for row in groups[g]], dtype=torch.long)
 
 
 def micro_weight(agg: str, micro_mask: torch.Tensor, mini_mask: torch.Tensor) -> float:
