@@ -21,6 +21,7 @@ torch is imported inside the functions that need it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -304,17 +305,27 @@ class PolicyAgent:
                 )
                 logits, next_position = out.logits[:, -1], next_position + 1
 
+    def _new_cache(self) -> Any:
+        """An empty batch cache whose full-attention layers grow in place (see :func:`_growing_layer_class`)."""
+        from transformers import DynamicCache
+        from transformers.cache_utils import DynamicLayer
+
+        cache = DynamicCache(config=self.model.config)
+        room = self.sampling.max_new_tokens + 1
+        grow = _growing_layer_class()
+        cache.layers = [grow(room) if type(layer) is DynamicLayer else layer for layer in cache.layers]
+        return cache
+
     def _stack_caches(self, caches: list[_RowCache | None]) -> tuple[Any, Any]:
         """One batch cache from per-row caches, right-aligned (rows without one: all padding), and its mask."""
         import torch
-        from transformers import DynamicCache
 
+        batch = self._new_cache()
         present = [cache for cache in caches if cache is not None]
         if not present:
-            return None, torch.zeros((len(caches), 0), dtype=torch.long)
+            return batch, torch.zeros((len(caches), 0), dtype=torch.long)
         width = max(cache.mask.shape[0] for cache in present)
         mask = torch.zeros((len(caches), width), dtype=torch.long)
-        layers = []
         for layer in range(len(present[0].keys)):
             heads, _, dim = present[0].keys[layer].shape
             keys = present[0].keys[layer].new_zeros((len(caches), heads, width, dim))
@@ -323,11 +334,11 @@ class PolicyAgent:
                 if cache is not None:
                     keys[row, :, width - cache.mask.shape[0] :] = cache.keys[layer]
                     values[row, :, width - cache.mask.shape[0] :] = cache.values[layer]
-            layers.append((keys, values))
+            batch.layers[layer].update(keys, values)
         for row, cache in enumerate(caches):
             if cache is not None:
                 mask[row, width - cache.mask.shape[0] :] = cache.mask
-        return DynamicCache(ddp_cache_data=layers, config=self.model.config), mask
+        return batch, mask
 
     def _choose(self, logits: Any, rows: _Rows) -> Any:
         """Draw each live row's next token (or force the end token) and record its log-prob.
@@ -439,6 +450,61 @@ def left_pad(sequences: Sequence[Sequence[int]], pad_id: int) -> tuple[Any, Any]
             input_ids[row, width - len(sequence) :] = torch.tensor(sequence, dtype=torch.long)
             attention[row, width - len(sequence) :] = 1
     return input_ids, attention
+
+
+@functools.cache
+def _growing_layer_class() -> type:
+    """A transformers cache layer that writes each step's keys and values into spare room.
+
+    transformers' ``DynamicLayer`` concatenates the whole cache with the new position at every
+    step: on a CPU that copy took a third of a SmolLM2 group's decoding time.  This layer
+    keeps ``room`` free positions after its contents and writes into them; ``keys`` and
+    ``values`` stay views of the first ``length`` positions, so every reader sees exactly
+    what a ``DynamicLayer`` would hold.  Anything that replaces ``keys`` (selecting or
+    reordering rows) makes the next update move the contents into a fresh buffer.
+    """
+    from transformers.cache_utils import DynamicLayer
+
+    class GrowingLayer(DynamicLayer):
+        def __init__(self, room: int) -> None:
+            super().__init__()
+            self.room = room
+            self.buffers: tuple[Any, Any] | None = None
+
+        def update(self, key_states: Any, value_states: Any, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+            if not self.is_initialized:
+                self.lazy_initialization(key_states, value_states)
+            start = self.get_seq_length()
+            end = start + key_states.shape[-2]
+            if not self._in_place(end):
+                self._move(end + self.room, key_states, value_states)
+            keys, values = self.buffers
+            keys[:, :, start:end] = key_states
+            values[:, :, start:end] = value_states
+            self.keys, self.values = keys[:, :, :end], values[:, :, :end]
+            return self.keys, self.values
+
+        def _in_place(self, end: int) -> bool:
+            """Whether ``keys`` is still the start of the buffer and the buffer has room up to ``end``."""
+            if self.buffers is None or self.get_seq_length() == 0:
+                return False
+            buffer = self.buffers[0]
+            return self.keys.data_ptr() == buffer.data_ptr() and self.keys.shape[0] == buffer.shape[0] and (
+                end <= buffer.shape[2]
+            )
+
+        def _move(self, width: int, key_states: Any, value_states: Any) -> None:
+            start = self.get_seq_length()
+            moved = []
+            for held, new in ((self.keys, key_states), (self.values, value_states)):
+                batch, heads, _, dim = new.shape
+                buffer = new.new_empty((batch, heads, width, dim))
+                if start:
+                    buffer[:, :, :start] = held
+                moved.append(buffer)
+            self.buffers = (moved[0], moved[1])
+
+    return GrowingLayer
 
 
 def _row_cache(cache: Any, attention: Any, row: int) -> _RowCache:
