@@ -3,6 +3,10 @@ read from and written to an in-memory TransferQueue, and the advantages it write
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import pytest
 import torch
 import transfer_queue
@@ -15,6 +19,7 @@ from verl.trainer.ppo.v1 import get_trainer_cls, trainer_base
 from ragen_bench.integrations.verl import recipe
 from ragen_bench.integrations.verl.bi_level import BiLevelGAETrainer
 from ragen_bench.starpo.advantages import compute_bi_level_gae
+from tests_verl.conftest import train_config
 
 torch.set_num_threads(1)
 # Two replies in row 0 (an observation gap between them), one in row 1, right padding.
@@ -102,3 +107,15 @@ def test_a_failing_step_restores_veRLs_dispatch(monkeypatch, values):
     with pytest.raises(RuntimeError, match="boom"):
         run_step(monkeypatch, BiLevelGAETrainer, values)
     assert trainer_base.compute_advantage_for_multi_trajectories.__module__ == "verl.trainer.ppo.v1.utils"
+
+
+def test_the_module_the_recipe_names_registers_the_trainer_on_import_verl():
+    """How the trainer reaches veRL's TaskRunner: VERL_USE_EXTERNAL_MODULES, read by `import verl` (fresh process)."""
+    config = train_config("starpo-s", ["advantage.estimator=bi_level_gae"])
+    verl_config = recipe.compose_verl(recipe.verl_overrides(config))
+    module = verl_config.ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES
+    code = "import verl\nfrom verl.trainer.ppo.v1 import get_trainer_cls\nprint(get_trainer_cls('ragen_bi_level_sync').__name__)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "VERL_USE_EXTERNAL_MODULES": module})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] == "BiLevelGAETrainer"
