@@ -123,12 +123,18 @@ def test_a_worker_killed_mid_shard_loses_nothing_and_replays_only_its_batch_in_f
 def test_an_interrupted_ray_command_resumes_its_shards(cluster, tmp_path, capsys):
     out = tmp_path / "run"
     shards = launcher.shards_dir(out)
-    # What an interrupted command leaves: shard 0 of 2 played, shard 1 not started.
+    # What an interrupted command leaves: shard 0 of 2 played, shard 1 not started; and
+    # in shard 0's log a copied line and a line torn by a kill inside its write.
     run_eval(config(shards / "0-of-2", *SOKOBAN, "shard=0/2"))
+    log = shards / "0-of-2" / "episodes.jsonl"
+    first = log.read_text(encoding="utf-8").splitlines(keepends=True)[0]
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write(first + first[:40])
     assert main(["eval", *SOKOBAN, "launcher=ray", "workers=3", f"out={out}"]) == 2
     one_line_error(capsys, "workers=2", str(shards))
     result = launcher.run_eval_on_ray(config(out, *SOKOBAN, "launcher=ray", "workers=2"))
     assert result.new_episodes == 6 and result.complete  # shard 0's six were not played again
+    assert result.duplicate_lines == 1
     assert not shards.exists()
     local = run_eval(config(tmp_path / "local", *SOKOBAN))
     assert (out / "summary.json").read_bytes() == (local.out / "summary.json").read_bytes()
