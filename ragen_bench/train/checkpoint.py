@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from ragen_bench.train.config import CheckpointError, TrainConfig
+from ragen_bench.train.models import with_lora
 
 CHECKPOINTS = "checkpoints"
 LATEST = "latest"
@@ -93,20 +94,32 @@ def save(out: Path, trainer: Any) -> Path:
     return final
 
 
-def load_policy(checkpoint: Path, config: TrainConfig) -> tuple[Any, Any]:
-    """(policy, tokenizer) from a checkpoint, trainable as saved (full weights, or base + LoRA adapter)."""
+def is_adapter(path: Path) -> bool:
+    return (Path(path) / "adapter_config.json").is_file()
+
+
+def load_policy(source: Path, config: TrainConfig) -> tuple[Any, Any]:
+    """(policy, tokenizer) to train from ``source``: a checkpoint's model or the starting model.
+
+    A LoRA adapter directory (with ``lora.rank > 0``) is trained further as it is, on the
+    base it names, so the result stays one adapter on that base (a format warm start and
+    the RL run after it share one adapter).  Anything else is loaded as full weights and,
+    with ``lora.rank > 0``, given a fresh adapter.
+    """
     from ragen_bench.agents.hf import load_model
     from ragen_bench.agents.sampling import resolve_model_path
 
-    if config.lora.rank == 0:
-        return load_model(model_dir(checkpoint), dtype=config.dtype)
-    from peft import PeftModel
+    if config.lora.rank == 0 or not is_adapter(source):
+        model, tokenizer = load_model(source, dtype=config.dtype)
+        return with_lora(model, config.lora, base_name=config.model), tokenizer
+    from peft import PeftConfig, PeftModel
     from transformers import AutoTokenizer
 
-    base, _ = load_model(resolve_model_path(config.model), dtype=config.dtype)
-    base.config.name_or_path = config.model
-    policy = PeftModel.from_pretrained(base, str(model_dir(checkpoint)), is_trainable=True)
-    return policy, AutoTokenizer.from_pretrained(str(model_dir(checkpoint)), local_files_only=True)
+    base_name = PeftConfig.from_pretrained(str(source)).base_model_name_or_path
+    base, _ = load_model(resolve_model_path(base_name), dtype=config.dtype)
+    base.config.name_or_path = base_name
+    policy = PeftModel.from_pretrained(base, str(source), is_trainable=True)
+    return policy, AutoTokenizer.from_pretrained(str(source), local_files_only=True)
 
 
 def restore(checkpoint: Path, trainer: Any) -> int:

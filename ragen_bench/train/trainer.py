@@ -41,7 +41,7 @@ from ragen_bench.train import checkpoint as ckpt
 from ragen_bench.train.config import TrainConfig
 from ragen_bench.train.plan import default_out, derived_seed, step_seeds, train_seeds
 from ragen_bench.train.logbook import Logbook, plot_curves
-from ragen_bench.train.models import make_critic, reference_of, token_log_probs, trainable, with_lora
+from ragen_bench.train.models import make_critic, reference_of, token_log_probs, trainable
 
 
 @dataclass(frozen=True)
@@ -70,11 +70,8 @@ class Trainer:
         self.chat = ChatConfig(**config.chat)
         start = ckpt.latest(out)
         torch.manual_seed(derived_seed(config.seed, "init"))
-        if start:
-            self.policy, self.tokenizer = ckpt.load_policy(start, config)
-        else:
-            model, self.tokenizer = load_model(resolve_model_path(config.model), dtype=config.dtype)
-            self.policy = with_lora(model, config.lora, base_name=config.model)
+        source = ckpt.model_dir(start) if start else resolve_model_path(config.model)
+        self.policy, self.tokenizer = ckpt.load_policy(source, config)
         self.policy.train()
         self.reference = None
         if config.kl.coef > 0 and config.lora.rank == 0:

@@ -1,0 +1,335 @@
+"""The single-machine trainer (`ragen-bench train`): config, plan, a real run on the tiny model, resume.
+
+The runs use the locally built tiny model (no download) on Bandit, with small groups and
+short replies, so each takes seconds.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from ragen_bench import panels  # noqa: E402
+from ragen_bench.train import config as train_config  # noqa: E402
+from ragen_bench.train.config import CheckpointError, TrainConfigError  # noqa: E402
+from ragen_bench.train.plan import describe, step_seeds, train_seeds  # noqa: E402
+
+SMALL = [
+    "model=tiny", "env=RAGEN/Bandit-v0", "rollout.groups=4", "rollout.group_size=2", "rollout.max_new_tokens=6",
+    "chat.max_turns=2", "actor.mini_batch=4", "actor.micro_batch=2", "val.every=0", "test.split=null",
+    "log.progress=false", "threads=1",
+]
+
+
+def small(preset: str = "starpo-s", *extra: str, out: Path) -> train_config.TrainConfig:
+    return train_config.load(preset, [*SMALL, f"out={out}", *extra])
+
+
+def metrics(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+
+
+def without_timing(row: dict) -> dict:
+    return {k: v for k, v in row.items() if not k.startswith("time/") and not k.endswith("tokens_per_s")}
+
+
+# -- config and plan (no model) ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("preset", train_config.PRESETS)
+def test_every_preset_composes_validates_and_dry_runs(preset):
+    config = train_config.load(preset)
+    lines = list(describe(config))
+    assert lines[0].startswith(f"preset {preset}:")
+    assert any("validation on" in line for line in lines)
+
+
+def test_ragen_sokoban_preset_has_ragens_numbers():
+    c = train_config.load("ragen-sokoban")
+    assert (c.model, c.env, c.rollout.groups, c.rollout.group_size) == (
+        "Qwen/Qwen2.5-0.5B-Instruct", "RAGEN/Sokoban-6x6-v0", 8, 16)
+    assert (c.chat["max_turns"], c.chat["max_actions_per_turn"], c.chat["max_actions_per_episode"]) == (5, 5, 10)
+    assert (c.rollout.max_new_tokens, c.rollout.temperature, c.val.temperature) == (400, 1.0, 0.5)
+    assert (c.filter.ratio, c.filter.mode, c.kept_groups) == (0.25, "std", 2)
+    assert (c.actor.clip_low, c.actor.clip_high, c.actor.dual_clip, c.actor.entropy_coef) == (0.2, 0.28, 3.0, 0.001)
+    assert (c.actor.lr, c.critic.lr, c.actor.weight_decay, c.actor.grad_clip) == (1e-6, 1e-5, 0.01, 1.0)
+    assert (c.advantage.estimator, c.advantage.gamma, c.advantage.lam, c.kl.coef) == ("gae", 1.0, 1.0, 0.0)
+    assert (c.actor.mini_batch, c.steps, c.val.every, c.val.split) == (32, 200, 10, "test")
+    assert c.actor.loss_agg == "seq-mean-token-mean"
+    # RAGEN validates on the 256 test seeds 123..378.
+    assert list(panels.load(c.env, "test").seeds) == list(range(123, 379))
+
+
+def test_presets_differ_where_they_should():
+    s, plain, ppo, grpo = (train_config.load(p) for p in ("starpo-s", "starpo", "ppo", "grpo"))
+    assert s.filter.ratio == 0.25 and plain.filter.ratio == ppo.filter.ratio == grpo.filter.ratio == 1.0
+    assert s.actor.clip_high == 0.28 and plain.actor.clip_high == 0.2
+    assert plain.kl.coef > 0 and s.kl.coef == 0
+    assert grpo.advantage.estimator == "grpo" and not grpo.uses_critic and s.uses_critic
+    assert ppo.actor.loss_agg == "token-mean"
+
+
+@pytest.mark.parametrize(
+    ("override", "names"),
+    [
+        ("rollout.groups=x", "rollout.groups"),
+        ("rollout.groups=0", "rollout.groups"),
+        ("filter.ratio=0.01", "filter.ratio"),
+        ("filter.ratio=1.5", "filter.ratio"),
+        ("actor.micro_batch=64", "actor.micro_batch"),
+        ("actor.dual_clip=1.0", "actor.dual_clip"),
+        ("advantage.estimator=td", "advantage.estimator"),
+        ("env=RAGEN/Nope-v0", "env"),
+        ("env=RAGEN/TicTacToe-v0", "env"),
+        ("val.split=nope", "val.split"),
+        ("rollout.temperature=0", "rollout.temperature"),
+        ("actor.lr=nan", "actor.lr"),
+        ("chat.max_turns=0", "chat"),
+        ("+chat.nope=1", "chat"),
+        ("rollout.stop_strings=['']", "rollout.stop_strings"),
+        ("actor.betas=[0.9]", "actor.betas"),
+        ("seed=-1", "seed"),
+    ],
+)
+def test_bad_values_are_one_error_naming_the_key(override, names):
+    with pytest.raises(TrainConfigError) as error:
+        train_config.load("starpo-s", [override])
+    assert str(error.value).startswith(names), str(error.value)
+
+
+def test_unknown_keys_and_presets_are_refused():
+    with pytest.raises(TrainConfigError, match="foo: unknown key"):
+        train_config.from_mapping({**train_config.compose("grpo"), "foo": 1})
+    with pytest.raises(TrainConfigError, match="rollout.bar: unknown key"):
+        raw = train_config.compose("grpo")
+        raw["rollout"]["bar"] = 1
+        train_config.from_mapping(raw)
+    with pytest.raises(TrainConfigError, match="unknown preset"):
+        train_config.load("nope")
+
+
+def test_cli_errors_are_one_line_exit_2(tmp_path):
+    for args in (["preset=nope"], ["rollout.groups=x"], ["+foo=1"]):
+        done = subprocess.run([sys.executable, "-m", "ragen_bench.cli", "train", *args, "--dry-run"],
+                              capture_output=True, text=True, cwd=tmp_path)
+        assert done.returncode == 2, done
+        assert done.stderr.count("\n") == 1 and done.stderr.startswith("ragen-bench train: error:"), done.stderr
+
+
+def test_step_seeds_are_train_seeds_in_order_and_never_held_out():
+    config = train_config.load("starpo-s", ["env=RAGEN/Sokoban-6x6-v0"])
+    first_three = [step_seeds(config, step) for step in range(3)]
+    assert list(itertools.chain(*first_three)) == list(train_seeds(config.env, 24))
+    held_out = set(panels.load(config.env, "test").obs_sha256) | set(panels.load(config.env, "val").obs_sha256)
+    for seed in itertools.chain(*first_three):
+        assert panels.observation_sha256(panels.initial_observation(config.env, seed)) not in held_out
+
+
+def test_bandit_train_seeds_skip_held_out_seeds():
+    # Every Bandit observation is one of two arm orders, so decontamination is by seed.
+    held_out = set(panels.load("RAGEN/Bandit-v0", "val").seeds) | set(panels.load("RAGEN/Bandit-v0", "test").seeds)
+    seeds = train_seeds("RAGEN/Bandit-v0", 300)
+    assert len(set(seeds)) == 300 and not held_out & set(seeds)
+
+
+# -- pure pieces of the update ---------------------------------------------------------------------
+
+
+def test_minibatch_order_keeps_groups_together_and_is_a_permutation():
+    from ragen_bench.train.trainer import minibatch_order
+
+    groups = [7, 7, 3, 3, 3, 9, 7, 9]
+    order = minibatch_order(groups, seed=1).tolist()
+    assert sorted(order) == list(range(8))
+    runs = [groups[row] for row in order]
+    # Each group id occupies one contiguous run.
+    assert len([g for g, _ in itertools.groupby(runs)]) == 3
+    assert minibatch_order(groups, seed=1).tolist() == order
+
+
+@pytest.mark.parametrize("agg", ["token-mean", "seq-mean-token-sum", "seq-mean-token-mean"])
+def test_micro_batch_gradients_add_up_to_the_mini_batch_gradient(agg):
+    from ragen_bench.starpo.losses import aggregate
+    from ragen_bench.train.trainer import micro_weight
+
+    torch.manual_seed(0)
+    weights = torch.randn(6, 9, requires_grad=True)
+    mask = torch.rand(6, 9) > 0.4
+    mask[2] = False  # a row without response tokens counts nowhere
+    aggregate(weights**2, mask, agg).backward()
+    whole = weights.grad.clone()
+    weights.grad = None
+    for rows in torch.tensor([0, 4, 2, 5, 1, 3]).split(4):
+        (aggregate(weights[rows] ** 2, mask[rows], agg) * micro_weight(agg, mask[rows], mask)).backward()
+    torch.testing.assert_close(weights.grad, whole)
+
+
+def test_shared_prefix_forward_equals_the_plain_forward_with_gradients():
+    from ragen_bench.agents.hf import load_model
+    from ragen_bench.agents.sampling import resolve_model_path
+    from ragen_bench.train import models
+
+    model, _ = load_model(resolve_model_path("tiny"))
+    torch.manual_seed(0)
+    ids = torch.randint(5, model.config.vocab_size, (4, 50))
+    ids[:, :30] = ids[0, :30]
+    attention = torch.ones_like(ids)
+    attention[1, 44:] = 0
+    response = torch.zeros_like(ids, dtype=torch.bool)
+    response[:, 33:] = True
+    response[:, 36] = False  # an observation token between two replies
+    response[1, 44:] = False
+    assert models.shared_prefix_length(ids, attention) == 30
+
+    def run(minimum: int):
+        model.zero_grad()
+        models.MIN_SHARED_PREFIX, saved = minimum, models.MIN_SHARED_PREFIX
+        try:
+            log_probs, entropy = models.token_log_probs(model, ids, attention, response, 0.7)
+        finally:
+            models.MIN_SHARED_PREFIX = saved
+        (log_probs.sum() + entropy.sum()).backward()
+        return log_probs.detach(), [p.grad.clone() for p in model.parameters()]
+
+    shared, plain = run(16), run(10**9)
+    torch.testing.assert_close(shared[0], plain[0], atol=1e-5, rtol=1e-5)
+    assert (shared[0][~response] == 0).all()
+    for a, b in zip(shared[1], plain[1]):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+
+
+# -- real runs on the tiny model -------------------------------------------------------------------------
+
+
+def test_two_step_run_writes_metrics_checkpoints_curves_and_eval_runs(tmp_path):
+    from ragen_bench.train.trainer import train
+
+    out = tmp_path / "run"
+    config = small("starpo-s", "steps=2", "val.every=1", "val.limit=3", "test.split=test", "test.limit=3",
+                   "checkpoint.every=1", out=out)
+    result = train(config)
+    rows = metrics(out)
+    assert [row["step"] for row in rows] == [1, 2]
+    for row in rows:
+        # StarPO-S keeps int(0.25 x 4) = 1 group of 2.
+        assert row["filter/groups"] == 4 and row["filter/kept_groups"] == 1
+        assert 0 <= row["rollout/success"] <= 1 and row["critic/vf_loss"] >= 0
+        assert row["rollout/response_length"] <= 6
+    validations = [json.loads(line) for line in (out / "validation.jsonl").read_text().splitlines()]
+    assert [(v["step"], v["split"]) for v in validations] == [(0, "val"), (1, "val"), (2, "val"), (2, "test")]
+    for v in validations:
+        summary = json.loads((Path(v["run_dir"]) / "summary.json").read_text())
+        assert summary["groups"][0]["episodes"] == 3
+    assert result.test_run == out / "test" / "step-000002"
+    assert (out / "curves.png").stat().st_size > 1000
+    assert sorted(p.name for p in (out / "checkpoints").iterdir()) == ["latest", "step-000001", "step-000002"]
+    # The checkpoint is a plain transformers directory the hf agent loads.
+    from ragen_bench.agents import make_agent
+
+    agent = make_agent("hf", model=str(result.final_checkpoint / "model"), max_new_tokens=4)
+    agent.close()
+
+
+def test_resume_redoes_the_same_step_three(tmp_path):
+    from ragen_bench.train.trainer import train
+
+    extra = ["advantage.estimator=grpo", "actor.ppo_epochs=2", "checkpoint.every=1"]
+    straight = tmp_path / "straight"
+    train(small("starpo-s", "steps=3", *extra, out=straight))
+    resumed = tmp_path / "resumed"
+    train(small("starpo-s", "steps=2", *extra, out=resumed))
+    train(small("starpo-s", "steps=3", *extra, out=resumed))
+    assert [row["step"] for row in metrics(resumed)] == [1, 2, 3]
+    assert without_timing(metrics(resumed)[2]) == without_timing(metrics(straight)[2])
+    # Two optimiser steps per batch: the old-log-prob pass ran and matches the sampler's.
+    assert metrics(straight)[2]["rollout/log_prob_gap"] < 1e-4
+
+
+def test_a_run_folder_refuses_another_config(tmp_path):
+    from ragen_bench.train.trainer import train
+
+    out = tmp_path / "run"
+    train(small("grpo", "steps=1", out=out))
+    with pytest.raises(CheckpointError, match="actor.lr"):
+        train(small("grpo", "steps=2", "actor.lr=0.5", out=out))
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(CheckpointError, match="not empty"):
+        train(small("grpo", "steps=1", out=tmp_path / "other"))
+
+
+def test_lora_run_saves_an_adapter_that_training_continues(tmp_path):
+    pytest.importorskip("peft")
+    from ragen_bench.train.trainer import train
+
+    first = train(small("grpo", "steps=1", "lora.rank=4", "lora.alpha=8", "kl.coef=0.01", out=tmp_path / "a"))
+    adapter = first.final_checkpoint / "model"
+    saved = json.loads((adapter / "adapter_config.json").read_text())
+    assert saved["base_model_name_or_path"] == "tiny" and saved["r"] == 4
+    assert not (adapter / "model.safetensors").exists()
+    rows = metrics(tmp_path / "a")
+    assert rows[0]["actor/kl"] == pytest.approx(0.0, abs=1e-6)  # the policy starts as its reference
+    # Starting a run from the adapter trains the same adapter further, on the same base.
+    second = train(small("grpo", "steps=1", "lora.rank=4", "lora.alpha=8", f"model={adapter}", out=tmp_path / "b"))
+    assert json.loads((second.final_checkpoint / "model" / "adapter_config.json").read_text())[
+        "base_model_name_or_path"] == "tiny"
+
+
+def test_update_lowers_the_surrogate_loss_on_a_fixed_batch(tmp_path):
+    from ragen_bench.train.trainer import Trainer, compute_advantages
+
+    config = small("grpo", "actor.lr=0.01", "kl.coef=0", out=tmp_path / "run")
+    trainer = Trainer(config, tmp_path / "run")
+    batch = _rollout_batch(trainer)
+    advantages, returns = compute_advantages(config, batch.rewards, None, batch.response_mask, batch.group_ids)
+    assert advantages.abs().sum() > 0, "the fixed batch must carry a learning signal"
+    losses = []
+    for _ in range(4):
+        update = trainer._update(batch, advantages, returns, None, batch.old_log_probs, None)
+        losses.append(update["actor/pg_loss"])
+    assert losses[-1] < losses[0] - 1e-3, losses
+
+
+def test_filter_and_advantages_on_a_real_rollout_batch(tmp_path):
+    from ragen_bench.starpo.filter import filter_groups
+    from ragen_bench.train.trainer import Trainer, compute_advantages, select_rows
+
+    config = small("grpo", out=tmp_path / "run")
+    trainer = Trainer(config, tmp_path / "run")
+    batch = _rollout_batch(trainer)
+    assert len(batch.group_ids) == 8 and len(set(batch.group_ids)) == 4
+    kept = filter_groups(batch.scores, batch.group_ids, ratio=0.5, mode="std")
+    chosen = select_rows(batch, kept.rows)
+    assert len(chosen.group_ids) == 4 and len(set(chosen.group_ids)) == 2
+    assert chosen.input_ids.shape[1] == batch.input_ids.shape[1]
+    advantages, _ = compute_advantages(config, chosen.rewards, None, chosen.response_mask, chosen.group_ids)
+    assert (advantages[~chosen.response_mask] == 0).all()
+    for group in set(chosen.group_ids):
+        rows = [i for i, g in enumerate(chosen.group_ids) if g == group]
+        per_row = [float(advantages[i][chosen.response_mask[i]][0]) for i in rows]
+        assert sum(per_row) == pytest.approx(0.0, abs=1e-5)
+
+
+def _rollout_batch(trainer):
+    """One rollout of the trainer's step-0 seeds, as the training batch."""
+    from ragen_bench.chat import ChatEpisode, run_lockstep
+    from ragen_bench.starpo.rollout import build_batch
+
+    c = trainer.config
+    episodes = [
+        ChatEpisode(trainer.envs[g * c.rollout.group_size + j], trainer.chat, env_id=c.env, seed=seed, sample=j,
+                    split="train")
+        for g, seed in enumerate(step_seeds(c, 0))
+        for j in range(c.rollout.group_size)
+    ]
+    trajectories = run_lockstep(episodes, trainer.agent)
+    samples = trainer.agent.pop_samples([t.episode_key for t in trajectories])
+    return build_batch(trajectories, samples, pad_id=trainer.agent.pad_id)
