@@ -125,7 +125,8 @@ def export_sft(
     """Play the first ``limit`` decontaminated train seeds and write their records; return the manifest.
 
     Only winning episodes are written, so ``count`` may be below ``limit``; ``seeds`` lists
-    the seeds written and ``seeds_played`` how many were tried.  Each file is replaced
+    the seeds of the records written, ``seeds_played`` every seed tried; no win at all is
+    an error and writes nothing.  Each file is replaced
     atomically, the manifest last, so a manifest names data files that are complete.
     """
     if split != "train":
@@ -136,6 +137,12 @@ def export_sft(
     chat_config = chat_config or ChatConfig()
     seeds = list(islice(panels.decontaminated_train_seeds(env_id), limit))
     records = sft_records(env_id, seeds, chat_config)
+    if not records:
+        # An empty file would only fail later, in the trainer or in datasets (it reads no empty Parquet).
+        raise ValueError(
+            f"the optimal agent won none of the {len(seeds)} {env_id} train seeds played; nothing written "
+            "(raise limit, or loosen the chat budgets)"
+        )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     _write_atomically(out / JSONL, lambda path: _write_jsonl(path, records))
@@ -146,7 +153,7 @@ def export_sft(
         "split": split,
         "agent": "optimal",
         "only_successful": True,
-        "seeds_played": len(seeds),
+        "seeds_played": seeds,
         "count": len(records),
         "seeds": [record["seed"] for record in records],
         "chat_config": chat_config.to_dict(),
@@ -173,7 +180,7 @@ def _write_parquet(path: Path, records: Sequence[dict[str, Any]]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    # An explicit schema: with no records pyarrow could not infer the column types.
+    # An explicit schema, so that the column types never depend on what the records happen to hold.
     message = pa.struct([("role", pa.string()), ("content", pa.string())])
     schema = pa.schema(
         [
