@@ -272,6 +272,21 @@ def test_an_empty_last_reply_does_not_leave_template_ids_at_the_end(setup):
     )
 
 
+def test_an_empty_first_reply_still_extends_the_context_by_its_turn(setup):
+    tokenizer = setup["tokenizer"]
+    server = ScriptedServer(tokenizer, [None] + ["<think>x</think><answer>Up</answer>"] * 10)
+    out = play(make_loop(setup, server), seed=4)
+    second_prompt = tokenizer.decode(server.calls[1]["prompt_ids"])
+    assert second_prompt.startswith(tokenizer.decode(out.prompt_ids))
+    assert "<|im_start|>assistant\n<|im_end|>\n<|im_start|>user\n" in second_prompt  # the empty reply, closed
+    assert runs(out.response_mask)[0][0] > 0  # the first sampled ids follow template ids
+
+
+def test_no_token_in_any_turn_is_a_clear_error(setup):
+    with pytest.raises(RuntimeError, match="returned no token for any turn of RAGEN/Sokoban-6x6-v0 seed 4"):
+        play(make_loop(setup, ScriptedServer(setup["tokenizer"], [None] * 10)), seed=4)
+
+
 def test_a_response_budget_that_runs_out_ends_the_episode_on_a_reply(setup):
     verl_config = copy.deepcopy(setup["verl"])
     verl_config.actor_rollout_ref.rollout.response_length = 60

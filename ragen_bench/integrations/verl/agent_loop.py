@@ -122,7 +122,7 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
         ended = False  # whether the last reply closed with the end-of-turn id
         stopped_early = False
         while not episode.done:
-            bridge = rules._bridge_ids(episode.messages, ended=ended) if response else []
+            bridge = rules._bridge_ids(episode.messages, ended=ended) if episode.turn > 1 else []
             # Room for the bridge, one sampled token and the end-of-turn id a stop string adds.
             room = budget - len(response) - len(bridge) - 1
             if room < 1:
@@ -163,6 +163,11 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
         # the score would sit on an unmasked token that GAE ignores.
         while mask and not mask[-1]:
             del response[-1], mask[-1], log_probs[-1]
+        if not response:
+            raise RuntimeError(
+                f"agent loop {AGENT_NAME!r}: the server returned no token for any turn of {env_id} seed {seed} "
+                "(aborted requests?); the trajectory has nothing to train on"
+            )
         trajectory = episode.trajectory()
         return AgentLoopOutput(
             prompt_ids=prompt_ids,
