@@ -333,3 +333,55 @@ def test_later_turns_prefill_only_what_their_context_gained_and_sample_the_same(
     prefills = [w for w in reuse_widths if w > 1]  # decode steps feed one token per row
     assert len(prefills) == 5 and max(prefills[1:]) < prompt_2 // 3  # turn 1 in full, then the new ids only
     assert sorted(w for w in widths if w > 1)[1] >= prompt_2  # without reuse every turn prefills its context
+
+
+_CACHE_STEPS = st.lists(
+    st.one_of(
+        st.tuples(st.just("update"), st.integers(1, 5)),
+        st.tuples(st.just("select"), st.lists(st.integers(0, 3), min_size=1, max_size=4, unique=True)),
+        st.tuples(st.just("reorder"), st.lists(st.integers(0, 3), min_size=1, max_size=6)),
+    ),
+    max_size=12,
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(first=st.integers(1, 6), room=st.integers(0, 4), steps=_CACHE_STEPS)
+def test_the_growing_cache_layer_holds_what_a_dynamic_layer_holds(first, room, steps):
+    from transformers.cache_utils import DynamicLayer
+
+    from ragen_bench.starpo.rollout import _growing_layer_class
+
+    growing, dynamic = _growing_layer_class()(room), DynamicLayer()
+    generator = torch.Generator().manual_seed(first * 100 + room)
+    batch = 4
+
+    def update(width):
+        keys, values = torch.randn((2, batch, 2, width, 3), generator=generator)
+        got, want = growing.update(keys, values), dynamic.update(keys, values)
+        assert all(torch.equal(g, w) for g, w in zip(got, want, strict=True))
+
+    update(first)
+    for kind, argument in steps:
+        if kind == "update":
+            update(argument)
+        else:
+            rows = torch.tensor([row % batch for row in argument])
+            for layer in (growing, dynamic):
+                layer.batch_select_indices(rows) if kind == "select" else layer.reorder_cache(rows)
+            batch = len(rows)
+        assert torch.equal(growing.keys, dynamic.keys) and torch.equal(growing.values, dynamic.values)
+
+
+def test_the_growing_cache_layer_writes_a_decoding_step_in_place():
+    from ragen_bench.starpo.rollout import _growing_layer_class
+
+    layer = _growing_layer_class()(3)
+    layer.update(torch.zeros(2, 2, 5, 4), torch.zeros(2, 2, 5, 4))
+    buffer = layer.buffers[0]
+    for _ in range(3):  # the room: three one-token steps land in the same buffer
+        layer.update(torch.ones(2, 2, 1, 4), torch.ones(2, 2, 1, 4))
+        assert layer.buffers[0] is buffer and layer.keys.data_ptr() == buffer.data_ptr()
+    layer.update(torch.ones(2, 2, 1, 4), torch.ones(2, 2, 1, 4))  # out of room: moved, with room again
+    assert layer.buffers[0] is not buffer and layer.buffers[0].shape[2] == 9 + 3
+    assert torch.equal(layer.keys[:, :, 5:], torch.ones(2, 2, 4, 4)) and not layer.keys[:, :, :5].any()

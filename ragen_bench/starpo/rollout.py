@@ -489,9 +489,7 @@ def _growing_layer_class() -> type:
             if self.buffers is None or self.get_seq_length() == 0:
                 return False
             buffer = self.buffers[0]
-            return self.keys.data_ptr() == buffer.data_ptr() and self.keys.shape[0] == buffer.shape[0] and (
-                end <= buffer.shape[2]
-            )
+            return self.keys.data_ptr() == buffer.data_ptr() and end <= buffer.shape[2]
 
         def _move(self, width: int, key_states: Any, value_states: Any) -> None:
             start = self.get_seq_length()
