@@ -74,7 +74,11 @@ def save(out: Path, trainer: Any) -> Path:
     temporary = root / f".{name}.tmp"
     shutil.rmtree(temporary, ignore_errors=True)
     (temporary / "model").mkdir(parents=True)
-    trainer.policy.save_pretrained(temporary / "model")
+    if is_adapter_model(trainer.policy):
+        # No embedding layers in the adapter, and so no hub lookup of the base (offline).
+        trainer.policy.save_pretrained(temporary / "model", save_embedding_layers=False)
+    else:
+        trainer.policy.save_pretrained(temporary / "model")
     trainer.tokenizer.save_pretrained(temporary / "model")
     if trainer.critic is not None:
         torch.save(trainer.critic.state_dict(), temporary / "critic.pt")
@@ -92,6 +96,10 @@ def save(out: Path, trainer: Any) -> Path:
     for old in sorted(p for p in root.glob("step-*") if p.is_dir())[: -trainer.config.checkpoint.keep]:
         shutil.rmtree(old)
     return final
+
+
+def is_adapter_model(model: Any) -> bool:
+    return hasattr(model, "peft_config")
 
 
 def is_adapter(path: Path) -> bool:

@@ -1,7 +1,7 @@
 """What a training run leaves to read: ``metrics.jsonl``, ``validation.jsonl``, TensorBoard, curves.
 
 One JSON object per line and step; each line is flushed and fsynced as it is written, and a
-resumed run first drops the lines of the steps it is about to redo (they belonged to work
+resumed run first drops the lines of the steps after its checkpoint, which it redoes (they belonged to work
 after the checkpoint it resumes from), so the file always describes one uninterrupted run.
 """
 
@@ -24,11 +24,11 @@ def read_lines(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def truncate_from(path: Path, step: int) -> None:
-    """Keep only the lines of steps before ``step`` (atomic rewrite)."""
+def keep_through(path: Path, step: int) -> None:
+    """Keep only the lines of steps up to ``step`` (none for step 0; atomic rewrite)."""
     if not path.exists():
         return
-    kept = [row for row in read_lines(path) if row["step"] < step]
+    kept = [row for row in read_lines(path) if 0 < row["step"] <= step]
     temporary = path.with_suffix(path.suffix + ".tmp")
     temporary.write_text("".join(json.dumps(row) + "\n" for row in kept))
     os.replace(temporary, path)
@@ -46,15 +46,17 @@ class Logbook:
 
     def __init__(self, out: Path, *, tensorboard: bool, resume_step: int) -> None:
         self.out = out
-        truncate_from(out / METRICS, resume_step)
-        truncate_from(out / VALIDATION, resume_step)
+        # A checkpoint at step k holds the work of steps 1..k and its validations; later
+        # lines belong to work that the resumed run redoes.
+        keep_through(out / METRICS, resume_step)
+        keep_through(out / VALIDATION, resume_step)
         self.writer = None
         if tensorboard:
             try:
                 from torch.utils.tensorboard import SummaryWriter
             except ImportError as error:
                 raise RuntimeError("log.tensorboard=true needs tensorboard: pip install 'ragen-bench[train]'") from error
-            self.writer = SummaryWriter(log_dir=str(out / "tensorboard"), purge_step=resume_step)
+            self.writer = SummaryWriter(log_dir=str(out / "tensorboard"), purge_step=resume_step + 1)
 
     def step(self, step: int, metrics: Mapping[str, float]) -> None:
         append_line(self.out / METRICS, {"step": step, **metrics})

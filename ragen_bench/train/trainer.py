@@ -70,7 +70,12 @@ class Trainer:
         self.chat = ChatConfig(**config.chat)
         start = ckpt.latest(out)
         torch.manual_seed(derived_seed(config.seed, "init"))
-        source = ckpt.model_dir(start) if start else resolve_model_path(config.model)
+        if start:
+            source = ckpt.model_dir(start)
+        elif ckpt.is_adapter(Path(config.model)):
+            source = Path(config.model)
+        else:
+            source = resolve_model_path(config.model)
         self.policy, self.tokenizer = ckpt.load_policy(source, config)
         self.policy.train()
         self.reference = None
