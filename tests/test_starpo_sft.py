@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
+torch.set_num_threads(1)  # the tiny model gains nothing from threads, and they contend on a loaded machine
 
 import ragen_bench  # noqa: E402,F401  (registers the env ids)
 from ragen_bench import panels  # noqa: E402
@@ -294,8 +295,8 @@ def test_the_loss_scores_position_t_from_the_logits_at_t_minus_1_on_masked_token
 
 def test_the_loss_falls_on_a_fixed_batch_of_optimal_episodes(tiny):
     model, tokenizer = load_model(resolve_model_path("tiny"))  # a fresh copy: this test trains it
-    batch = tokenize_sft(sft_records(SOKOBAN, _train_seeds(SOKOBAN, 6), ChatConfig()), tokenizer, max_length=4096)
-    optimiser = torch.optim.AdamW(model.parameters(), lr=3e-3)
+    batch = tokenize_sft(sft_records(SOKOBAN, _train_seeds(SOKOBAN, 3), ChatConfig()), tokenizer, max_length=4096)
+    optimiser = torch.optim.AdamW(model.parameters(), lr=1e-2)
     model.train()
     history = []
     for _ in range(30):
@@ -304,7 +305,7 @@ def test_the_loss_falls_on_a_fixed_batch_of_optimal_episodes(tiny):
         loss.backward()
         optimiser.step()
         history.append(metrics)
-    assert history[-1]["loss"] < 0.5 * history[0]["loss"]
+    assert history[-1]["loss"] < 0.4 * history[0]["loss"]
     assert history[-1]["token_accuracy"] > history[0]["token_accuracy"] + 0.3
     assert history[0]["tokens"] == int(batch["loss_mask"][:, 1:].sum())
 
