@@ -10,7 +10,8 @@ import pytest
 from tests.conftest import REPO_ROOT
 
 # Bottom to top.  Envs know nothing of chat, agents or training; the chat layer (which
-# owns the agent protocol) knows nothing of agents; evaluation sits above all of them.
+# owns the agent protocol) knows nothing of agents; evaluation sits above all of them, and the
+# trainer above evaluation (it validates with the real harness).
 LAYERS = (
     "data",
     "cache",
@@ -23,6 +24,7 @@ LAYERS = (
     "agents",
     "starpo",
     "eval",
+    "train",
     "leaderboard",
     "integrations",
     "cli",
