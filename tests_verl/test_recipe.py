@@ -112,6 +112,8 @@ def test_dry_run_runs_verls_own_checks_on_a_local_model():
         (["chat.history_window=2"], [], r"chat.history_window: "),
         ([], ["trainer.no_such_key=1"], r"veRL's config refused an override: .*no_such_key"),
         ([], ["oops"], r"veRL override 'oops': expected key=value"),
+        (["advantage.estimator=reinforce"], [], r"advantage.estimator: 'reinforce' is not one of gae, grpo, bi_level_gae"),
+        (["kl.coef=0.1", "kl.placement=both"], [], r"kl.placement: 'both' is not one of loss, reward"),
         ([], ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=null"], r"veRL's config check failed"),
     ],
 )

@@ -107,9 +107,16 @@ def _refuse_unsupported(config: Mapping[str, Any]) -> None:
             raise RecipeError(f"backend=verl: {key}: {why}")
 
 
+def _choice(config: Mapping[str, Any], dotted: str, allowed: Sequence[str]) -> Any:
+    value = _get(config, dotted)
+    if value not in allowed:
+        raise RecipeError(f"train config: {dotted}: {value!r} is not one of {', '.join(allowed)}")
+    return value
+
+
 def _algorithm(config: Mapping[str, Any]) -> dict[str, Any]:
-    estimator = _get(config, "advantage.estimator")
-    mode = _get(config, "advantage.grpo_mode")
+    estimator = _choice(config, "advantage.estimator", ("gae", "grpo", "bi_level_gae"))
+    mode = _choice(config, "advantage.grpo_mode", ("mean_std", "mean", "rloo"))
     overrides: dict[str, Any] = {
         "algorithm.gamma": _get(config, "advantage.gamma"),
         "algorithm.lam": _get(config, "advantage.lam"),
@@ -130,9 +137,9 @@ def _algorithm(config: Mapping[str, Any]) -> dict[str, Any]:
             # modules named here on every `import verl`, in every process of the job.
             overrides["+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES"] = BI_LEVEL_MODULE
     coef = _get(config, "kl.coef")
-    in_reward = coef > 0 and _get(config, "kl.placement") == "reward"
+    in_reward = coef > 0 and _choice(config, "kl.placement", ("loss", "reward")) == "reward"
     in_loss = coef > 0 and not in_reward
-    kl_name = KL_NAMES[_get(config, "kl.estimator")]
+    kl_name = KL_NAMES[_choice(config, "kl.estimator", tuple(KL_NAMES))]
     overrides.update(
         {
             "algorithm.use_kl_in_reward": in_reward,
