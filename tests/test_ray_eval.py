@@ -47,12 +47,13 @@ def episode_lines(out: Path) -> list[str]:
     return sorted((out / "episodes.jsonl").read_text(encoding="utf-8").splitlines())
 
 
-@pytest.mark.parametrize(("overrides", "episodes"), [(SOKOBAN, 12), (TINY, 4), (GAME, 12)],
+# Three workers on the two CPUs of the cluster: the third shard waits for a freed CPU.
+@pytest.mark.parametrize(("overrides", "workers", "episodes"), [(SOKOBAN, 3, 12), (TINY, 2, 4), (GAME, 2, 12)],
                          ids=["optimal", "tiny-model", "game"])
-def test_ray_run_equals_one_process_run(cluster, tmp_path, overrides, episodes):
+def test_ray_run_equals_one_process_run(cluster, tmp_path, overrides, workers, episodes):
     if overrides is GAME:
         pytest.importorskip("pettingzoo")  # the games extra
-    result = launcher.run_eval_on_ray(config(tmp_path / "ray", *overrides, "launcher=ray", "workers=2"))
+    result = launcher.run_eval_on_ray(config(tmp_path / "ray", *overrides, "launcher=ray", f"workers={workers}"))
     local = run_eval(config(tmp_path / "local", *overrides))
     assert (result.out / "summary.json").read_bytes() == (local.out / "summary.json").read_bytes()
     assert episode_lines(result.out) == episode_lines(local.out)  # the same episodes, not just the same totals

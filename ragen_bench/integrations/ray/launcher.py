@@ -125,7 +125,7 @@ def _play_shards(config: Mapping[str, Any], directories: list[Path]) -> int:
     count = len(directories)
     workers = [ShardWorker.remote() for _ in directories]  # type: ignore[attr-defined]
     calls = {
-        worker.play.remote(shard_config(config, directory, index, count), os.getcwd()): directory
+        worker.play.remote(shard_config(config, directory, index, count), os.getcwd()): (worker, directory)
         for index, (worker, directory) in enumerate(zip(workers, directories))
     }
     duplicates = 0
@@ -133,7 +133,10 @@ def _play_shards(config: Mapping[str, Any], directories: list[Path]) -> int:
     try:
         while pending:
             [done], pending = ray.wait(pending, num_returns=1)
-            duplicates += _shard_result(done, calls[done])
+            worker, directory = calls[done]
+            duplicates += _shard_result(done, directory)
+            # Its CPU goes to a shard still waiting for one (more workers than free CPUs).
+            ray.kill(worker)
     finally:
         for worker in workers:
             ray.kill(worker)
