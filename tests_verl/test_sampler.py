@@ -120,6 +120,18 @@ def test_it_over_generates_once_per_step_and_waits_for_every_group(queue):
     assert kept_seeds(queue, batch) == [104, 105]  # spreads 4 and 5 beat 0..3
 
 
+def test_a_short_refill_at_the_end_of_the_data_is_not_waited_for(queue):
+    def refill(count):  # asked for 4 more prompts, the data had 2 left
+        queue.add_group("train", "r1", 20, [0, 3])
+        queue.add_group("train", "r2", 21, [0, 0])
+        return 2
+
+    for uid, seed, scores in (("a", 10, [0, 1]), ("b", 11, [0, 0]), ("c", 12, [0, 2]), ("d", 13, [1, 1])):
+        queue.add_group("train", uid, seed, scores)
+    batch, _ = make_sampler(groups=8, ratio=0.5, refill=refill).sample(1, "train", 4)
+    assert kept_seeds(queue, batch) == [10, 12, 20]  # floor(0.5 x 6 groups) = 3, by spread
+
+
 def test_validation_batches_pass_through_unfiltered(queue):
     refills = []
     for uid, seed in (("v1", 1), ("v2", 2), ("v3", 3)):

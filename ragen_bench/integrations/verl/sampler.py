@@ -46,6 +46,7 @@ class StarPOSFilterSampler(ReplayBuffer):
         self.ratio = float(settings["ratio"])
         self.mode = str(settings.get("mode", "std"))
         self._topped_up_step: int | None = None
+        self._step_groups = self.groups
 
     def sample(self, global_steps: int, partition_id: str, batch_size: int) -> tuple[KVBatchMeta, dict]:
         if partition_id == "val":
@@ -57,7 +58,9 @@ class StarPOSFilterSampler(ReplayBuffer):
             )
         if self._topped_up_step != global_steps:
             # The trainer submitted batch_size prompts for this step; the filter needs them all.
-            self.refill_fn(self.groups - batch_size)
+            # The refill says how many it could submit (fewer at the end of the data).
+            submitted = self.refill_fn(self.groups - batch_size)
+            self._step_groups = batch_size + (submitted if isinstance(submitted, int) else self.groups - batch_size)
             self._topped_up_step = global_steps
         uids = self._wait_for_groups(partition_id)
         group_ids, scores = self._scored_trajectories(partition_id, uids)
@@ -76,7 +79,7 @@ class StarPOSFilterSampler(ReplayBuffer):
             self._sync_metadata_from_transfer_queue()
             in_flight = self.pending_keys[partition_id] | self.running_keys[partition_id]
             terminal = self.finished_keys[partition_id] | self.failure_keys[partition_id]
-            if not in_flight and len(terminal) >= self.groups:
+            if not in_flight and len(terminal) >= self._step_groups:
                 return sorted(terminal)
             last_debug_time = self._wait_for_next_poll(partition_id, last_debug_time)
 
