@@ -175,7 +175,7 @@ def test_micro_batch_gradients_add_up_to_the_mini_batch_gradient(agg):
 def test_shared_prefix_forward_equals_the_plain_forward_with_gradients():
     from ragen_bench.agents.hf import load_model
     from ragen_bench.agents.sampling import resolve_model_path
-    from ragen_bench.train import models
+    from ragen_bench.starpo import forward as models
 
     model, _ = load_model(resolve_model_path("tiny"))
     torch.manual_seed(0)

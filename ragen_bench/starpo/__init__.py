@@ -13,6 +13,9 @@ and the veRL integration share the same definitions:
 - :mod:`ragen_bench.starpo.rollout`: a policy agent that keeps the sampled token ids and
   their log-probs per turn (shared-prompt groups, stop at ``</answer>``), and the builder
   of training batches from finished episodes.
+- :mod:`ragen_bench.starpo.forward`: training forward passes (log-probs, entropies and hidden
+  states of response tokens only; a batch's shared leading tokens encoded once).
+- :mod:`ragen_bench.starpo.sft`: supervised warm-start records, export and loss.
 
 This package module imports nothing heavy: ``import ragen_bench.starpo`` works without torch;
 import the submodules for the functions.  docs/starpo.md gives the definitions in math.

@@ -41,7 +41,8 @@ from ragen_bench.train import checkpoint as ckpt
 from ragen_bench.train.config import TrainConfig
 from ragen_bench.train.plan import default_out, derived_seed, step_seeds, train_seeds
 from ragen_bench.train.logbook import Logbook, plot_curves
-from ragen_bench.train.models import make_critic, reference_of, token_log_probs, trainable
+from ragen_bench.starpo.forward import token_log_probs
+from ragen_bench.train.models import make_critic, reference_of, trainable
 
 
 @dataclass(frozen=True)
