@@ -100,6 +100,7 @@ class KLConfig:
 
 @dataclass(frozen=True)
 class SFTConfig:
+    agent: str = "optimal"
     episodes: int = 512
     epochs: int = 2
     lr: float = 1e-4
@@ -312,6 +313,7 @@ def _check(c: TrainConfig) -> None:
     _require(c.kl.estimator in ("k1", "low_var_kl"), "kl.estimator", "must be k1 or low_var_kl", c.kl.estimator)
     _require(c.kl.placement in ("loss", "reward"), "kl.placement", "must be loss or reward", c.kl.placement)
     s = c.sft
+    _require(s.agent in ("optimal", "random"), "sft.agent", "must be optimal or random", s.agent)
     _require(s.episodes >= 1, "sft.episodes", "must be >= 1", s.episodes)
     _require(s.epochs >= 1, "sft.epochs", "must be >= 1", s.epochs)
     _require(s.lr > 0, "sft.lr", "must be > 0", s.lr)

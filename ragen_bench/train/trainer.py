@@ -139,7 +139,7 @@ class Trainer:
 
     def total_steps(self) -> int:
         if self.config.algo == "sft":
-            return self.config.sft.epochs * math.ceil(len(self.sft_data()[0]) / self.config.sft.batch)
+            return self.config.sft.epochs * math.ceil(len(self.sft_data()) / self.config.sft.batch)
         return self.config.steps
 
     # -- one StarPO step -----------------------------------------------------------------------
@@ -291,35 +291,49 @@ class Trainer:
 
     # -- supervised warm start ---------------------------------------------------------------------
 
-    def sft_data(self) -> tuple[list[dict[str, Any]], int]:
-        """The optimal agent's successful train-seed episodes (built once) and how many were dropped as too long."""
+    def sft_data(self) -> list[dict[str, Any]]:
+        """The warm-start records (built once): ``sft.agent``'s episodes on the first train seeds.
+
+        The optimal agent's are kept only when won; the random agent's (a format-only warm
+        start: right syntax, uninformed choices) are all kept.
+        """
         if not hasattr(self, "_sft_data"):
             from ragen_bench.starpo.sft import sft_records
 
-            seeds = list(train_seeds(self.config.env, self.config.sft.episodes))
-            self._sft_data = (sft_records(self.config.env, seeds, self.chat), 0)
+            c = self.config
+            seeds = train_seeds(c.env, c.sft.episodes)
+            self._sft_data = sft_records(c.env, seeds, self.chat, agent=c.sft.agent,
+                                         only_successful=c.sft.agent == "optimal")
         return self._sft_data
 
     def sft_step(self) -> dict[str, float]:
         from ragen_bench.starpo.sft import sft_loss, tokenize_sft
 
         c = self.config
-        records, _ = self.sft_data()
+        records = self.sft_data()
         per_epoch = math.ceil(len(records) / c.sft.batch)
         epoch, index = divmod(self.step, per_epoch)
         order = torch.randperm(len(records), generator=torch.Generator().manual_seed(derived_seed(c.seed, "sft", epoch)))
         chosen = [records[i] for i in order[index * c.sft.batch : (index + 1) * c.sft.batch].tolist()]
         started = time.perf_counter()
         self.policy.train()
-        batch = tokenize_sft(chosen, self.tokenizer, max_length=4096)
+        batch = tokenize_sft(chosen, self.tokenizer, max_length=SFT_MAX_TOKENS)
+        # Rows with equal prompts side by side: a micro-batch encodes their shared prefix once.
+        rows = sorted(range(len(batch["input_ids"])), key=lambda row: batch["input_ids"][row].tolist())
+        tokens = float(batch["loss_mask"][:, 1:].sum())
         self.actor_optimizer.zero_grad(set_to_none=True)
-        loss, metrics = sft_loss(self.policy, batch)
-        loss.backward()
+        totals = _Averages()
+        for micro in torch.tensor(rows).split(c.actor.micro_batch):
+            part = {key: batch[key][micro] for key in ("input_ids", "attention_mask", "loss_mask")}
+            weight = float(part["loss_mask"][:, 1:].sum()) / tokens
+            loss, metrics = sft_loss(self.policy, part)
+            (loss * weight).backward()
+            totals.add({f"sft/{k}": v for k, v in metrics.items() if k != "tokens"}, weight)
         grad_norm = _clip(self.policy, c.actor.grad_clip)
         self.actor_optimizer.step()
         self.policy.eval()
-        return {**{f"sft/{k}": float(v) for k, v in metrics.items()}, "sft/epoch": float(epoch),
-                "actor/grad_norm": grad_norm, "time/step": time.perf_counter() - started}
+        return {**totals.means(), "sft/tokens": tokens, "sft/epoch": float(epoch), "actor/grad_norm": grad_norm,
+                "time/step": time.perf_counter() - started}
 
     # -- evaluation with the real harness -------------------------------------------------------------
 
@@ -348,6 +362,8 @@ class Trainer:
         return run.out
 
 
+# SFT records longer than this many tokens are dropped (a Sokoban episode of 5 turns is ~1,500).
+SFT_MAX_TOKENS = 4096
 _SHOWN = {"rollout/success", "rollout/reward_mean", "actor/pg_loss", "sft/loss"}
 
 
