@@ -63,10 +63,13 @@ def resolve_model_path(model: str | Path) -> Path:
         return smollm2.ensure_checkpoint()
     if str(model) == tiny_model.ALIAS:
         return tiny_model.tiny_model_dir()
+    if str(model) == tiny_model.SMALL_ALIAS:
+        return tiny_model.tiny_model_dir(small=True)
     path = Path(model).expanduser()
     if not (path / "config.json").is_file():
         raise FileNotFoundError(
-            f"model {str(model)!r} is neither an alias ({smollm2.ALIAS!r}, {tiny_model.ALIAS!r}) "
+            f"model {str(model)!r} is neither an alias ({smollm2.ALIAS!r}, {tiny_model.ALIAS!r}, "
+            f"{tiny_model.SMALL_ALIAS!r}) "
             "nor a directory with a config.json"
         )
     return path

@@ -21,6 +21,8 @@ from pathlib import Path
 from ragen_bench.cache import MARKER_FILE, build_once, cache_root  # noqa: F401  (MARKER_FILE: for tests)
 
 ALIAS = "tiny"
+# A larger model of the same make, for CPU training baselines (baselines/cpu-sokoban-small).
+SMALL_ALIAS = "small"
 # Bump when what build_tiny writes changes, so cached copies are rebuilt.
 BUILD_VERSION = 1
 
@@ -40,6 +42,9 @@ MODEL_SHAPE = dict(
     num_key_value_heads=2,
     max_position_embeddings=8192,
 )
+# About 3.5M parameters: a 4-layer Llama that the StarPO-on-CPU Sokoban baseline trains from scratch.
+SMALL_SHAPE = dict(MODEL_SHAPE, hidden_size=256, intermediate_size=768, num_hidden_layers=4,
+                   num_attention_heads=8, num_key_value_heads=4)
 
 # Words and shapes the prompts and replies are made of; BPE merges learned from this
 # make typical prompts a few times shorter than raw bytes.
@@ -57,7 +62,7 @@ _CORPUS = (
 )
 
 
-def build_tiny(directory: str | os.PathLike[str], seed: int = 0) -> Path:
+def build_tiny(directory: str | os.PathLike[str], seed: int = 0, *, small: bool = False) -> Path:
     """Write the tiny model and tokenizer to ``directory`` and return its path.
 
     A directory already holding this build (same ``BUILD_VERSION`` and ``seed``) is
@@ -67,14 +72,18 @@ def build_tiny(directory: str | os.PathLike[str], seed: int = 0) -> Path:
     def write(staging: Path) -> None:
         tokenizer = build_tokenizer()
         tokenizer.save_pretrained(staging)
-        _build_model(tokenizer, seed).save_pretrained(staging, safe_serialization=True)
+        _build_model(tokenizer, seed, SMALL_SHAPE if small else MODEL_SHAPE).save_pretrained(
+            staging, safe_serialization=True
+        )
 
-    return build_once(Path(directory), write, {"kind": "tiny", "version": BUILD_VERSION, "seed": seed})
+    kind = SMALL_ALIAS if small else ALIAS
+    return build_once(Path(directory), write, {"kind": kind, "version": BUILD_VERSION, "seed": seed})
 
 
-def tiny_model_dir(seed: int = 0) -> Path:
+def tiny_model_dir(seed: int = 0, *, small: bool = False) -> Path:
     """The cached build for ``seed`` under the user cache (``ragen_bench.cache.cache_root``)."""
-    return build_tiny(cache_root() / f"tiny-v{BUILD_VERSION}-seed{seed}", seed=seed)
+    kind = SMALL_ALIAS if small else ALIAS
+    return build_tiny(cache_root() / f"{kind}-v{BUILD_VERSION}-seed{seed}", seed=seed, small=small)
 
 
 def build_tokenizer():  # -> transformers.PreTrainedTokenizerFast
@@ -101,7 +110,7 @@ def build_tokenizer():  # -> transformers.PreTrainedTokenizerFast
     )
 
 
-def _build_model(tokenizer, seed: int):  # -> transformers.LlamaForCausalLM
+def _build_model(tokenizer, seed: int, shape: dict):  # -> transformers.LlamaForCausalLM
     import torch
     from transformers import GenerationConfig, LlamaConfig, LlamaForCausalLM
 
@@ -111,7 +120,7 @@ def _build_model(tokenizer, seed: int):  # -> transformers.LlamaForCausalLM
         pad_token_id=tokenizer.pad_token_id,
         eos_token_id=tokenizer.eos_token_id,
         bos_token_id=None,
-        **MODEL_SHAPE,
+        **shape,
     )
     # A private RNG scope: building the model must not move the caller's torch seed.
     with torch.random.fork_rng(devices=[]):

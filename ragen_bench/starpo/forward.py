@@ -69,26 +69,33 @@ def hidden_before_responses(backbone: Any, input_ids: torch.Tensor, attention_ma
     return hidden[:, :-1][response_positions(response_mask)]
 
 
+def response_logits(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor,
+                    response_mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(logits [n, vocab], targets [n])`` for the n response tokens (after position 0), row-major.
+
+    The LM head runs on those n positions only.
+    """
+    backbone, head = backbone_and_head(model)
+    hidden = hidden_before_responses(backbone, input_ids, attention_mask, response_mask)
+    return head(hidden).float(), input_ids[:, 1:][response_positions(response_mask)]
+
+
 def token_log_probs(model: Any, input_ids: torch.Tensor, attention_mask: torch.Tensor, response_mask: torch.Tensor,
                     temperature: float, *, with_entropy: bool = True) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Log-probs of the response tokens under ``softmax(logits / temperature)`` (and entropies).
 
-    Both are ``[batch, tokens]``, zero outside ``response_mask``; the distribution is the one
-    the rollout sampled from when ``top_p`` is 1.
+    Both are ``[batch, tokens]``, zero outside ``response_mask`` (and at position 0, which
+    nothing predicts); the distribution is the one the rollout sampled from when ``top_p`` is 1.
     """
-    backbone, head = backbone_and_head(model)
-    hidden = hidden_before_responses(backbone, input_ids, attention_mask, response_mask)
-    logits = head(hidden).float() / temperature
-    log_softmax = torch.log_softmax(logits, dim=-1)
-    targets = input_ids[response_mask.bool()]
+    logits, targets = response_logits(model, input_ids, attention_mask, response_mask)
+    log_softmax = torch.log_softmax(logits / temperature, dim=-1)
     chosen = log_softmax.gather(-1, targets[:, None])[:, 0]
+    where = torch.zeros_like(response_mask, dtype=torch.bool)
+    where[:, 1:] = response_positions(response_mask)
     log_probs = torch.zeros(response_mask.shape, dtype=chosen.dtype, device=chosen.device)
-    log_probs[response_mask.bool()] = chosen
+    log_probs[where] = chosen
     if not with_entropy:
         return log_probs, None
-    entropy = -(log_softmax.exp() * log_softmax).sum(-1)
     entropies = torch.zeros_like(log_probs)
-    entropies[response_mask.bool()] = entropy
+    entropies[where] = -(log_softmax.exp() * log_softmax).sum(-1)
     return log_probs, entropies
-
-
