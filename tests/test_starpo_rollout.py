@@ -385,3 +385,57 @@ def test_the_growing_cache_layer_writes_a_decoding_step_in_place():
     layer.update(torch.ones(2, 2, 1, 4), torch.ones(2, 2, 1, 4))  # out of room: moved, with room again
     assert layer.buffers[0] is not buffer and layer.buffers[0].shape[2] == 9 + 3
     assert torch.equal(layer.keys[:, :, 5:], torch.ones(2, 2, 4, 4)) and not layer.keys[:, :, :5].any()
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    batch=st.integers(1, 4), kv_heads=st.sampled_from([1, 2, 3]), group=st.sampled_from([1, 3]),
+    keys=st.integers(1, 9), masked=st.booleans(), seed=st.integers(0, 2**16),
+)
+def test_grouped_decode_attention_equals_sdpa(batch, kv_heads, group, keys, masked, seed):
+    from transformers.integrations.sdpa_attention import sdpa_attention_forward
+
+    from ragen_bench.starpo.rollout import _decode_attention
+
+    generator = torch.Generator().manual_seed(seed)
+    query = torch.randn((batch, kv_heads * group, 1, 8), generator=generator)
+    key, value = torch.randn((2, batch, kv_heads, keys, 8), generator=generator)
+    mask = None
+    if masked:  # holes where a row was padded; the last key (the row's own token) always attends
+        mask = torch.rand((batch, 1, 1, keys), generator=generator) < 0.6
+        mask[..., -1] = True
+    module = torch.nn.Module()
+    module.num_key_value_groups, module.is_causal, module.training = group, True, False
+    want, _ = sdpa_attention_forward(module, query, key, value, mask, scaling=0.3)
+    got, _ = _decode_attention(module, query, key, value, mask, scaling=0.3)
+    assert got.shape == want.shape == (batch, 1, kv_heads * group, 8)
+    assert torch.allclose(got, want, atol=1e-5)
+
+
+def test_decoding_with_grouped_attention_samples_what_sdpa_samples_and_restores_the_model(tiny, monkeypatch):
+    import contextlib
+
+    from ragen_bench.starpo import rollout
+
+    model = tiny[0]
+    assert model.config._attn_implementation == "sdpa"
+    requests = [_episodes([7], 4)[i] for i in range(4)]
+    for episode in requests:
+        episode.reset()
+    from transformers import AttentionInterface
+
+    calls = []
+    rollout._register_grouped_decode()
+
+    def counted(*args, **kwargs):
+        calls.append(args[1].shape[2])  # query positions
+        return rollout._decode_attention(*args, **kwargs)
+
+    monkeypatch.setitem(AttentionInterface._global_mapping, rollout.GROUPED_DECODE, counted)
+    grouped = _agent(tiny, max_new_tokens=16).act([e.request() for e in requests])
+    assert model.config._attn_implementation == "sdpa", "the model's own setting is back"
+    layers = model.config.num_hidden_layers
+    assert calls.count(1) >= layers and max(calls) > 1, "decoding steps attend through it, the prefill through sdpa"
+    monkeypatch.setattr(rollout, "_grouped_decode_attention", lambda model: contextlib.nullcontext())
+    plain = _agent(tiny, max_new_tokens=16).act([e.request() for e in requests])
+    assert grouped == plain
