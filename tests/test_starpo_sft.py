@@ -133,6 +133,17 @@ def test_the_optimal_agent_follows_the_configs_separator_and_per_turn_limit():
     assert all(t.success for t in _replay(records, config))
 
 
+def test_random_agent_records_replay_too_and_an_unknown_agent_is_refused():
+    seeds = _train_seeds(SOKOBAN, 8)
+    records = sft_records(SOKOBAN, seeds, ChatConfig(), agent="random", only_successful=False)
+    assert [r["seed"] for r in records] == seeds
+    replayed = _replay(records, ChatConfig())
+    assert [t.total_reward for t in replayed] == [r["total_reward"] for r in records]
+    assert all(turn.valid for t in replayed for turn in t.turns)
+    with pytest.raises(ValueError, match="optimal or random agent, got 'hf'"):
+        sft_records(SOKOBAN, seeds, ChatConfig(), agent="hf")
+
+
 # -- export ----------------------------------------------------------------------------------
 
 
@@ -244,6 +255,25 @@ def test_rows_and_masks_agree_with_the_chat_layers_tokenization(tiny):
         assert (batch["input_ids"][row, n:] == tokenizer.pad_token_id).all()
 
 
+_TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="<|>"), max_size=12)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.tuples(_TEXT, _TEXT), min_size=1, max_size=4), _TEXT)
+def test_any_conversation_decodes_back_to_its_template_text_and_masks_its_replies(tiny, turns, system):
+    _, tokenizer = tiny
+    messages = [{"role": "system", "content": system}]
+    for user, reply in turns:
+        messages += [{"role": "user", "content": user}, {"role": "assistant", "content": reply}]
+    batch = tokenize_sft([{"messages": messages}], tokenizer, max_length=10_000)
+    ids, mask = batch["input_ids"][0], batch["loss_mask"][0]
+    # The row is the template's text through the last end token (byte-level BPE: every text round-trips).
+    whole = tokenizer.apply_chat_template(messages, tokenize=False)
+    assert tokenizer.decode(ids) + "\n" == whole
+    assert tokenizer.decode(ids[mask]) == "".join(reply + "<|im_end|>" for _, reply in turns)
+    assert int(mask.sum()) == sum(len(tokenizer.encode(reply, add_special_tokens=False)) + 1 for _, reply in turns)
+
+
 def test_records_longer_than_max_length_are_dropped_whole_and_counted(tiny):
     _, tokenizer = tiny
     short = {"messages": [{"role": "user", "content": "U"}, {"role": "assistant", "content": "A"}]}
@@ -260,19 +290,27 @@ def test_records_longer_than_max_length_are_dropped_whole_and_counted(tiny):
 
 
 class OracleModel(torch.nn.Module):
-    """Logits that put all mass on ``input_ids`` shifted by ``shift`` (1: the next token), NaN where ``poison``."""
+    """A causal LM whose hidden state at t is ``input_ids[t + shift]`` one-hot (NaN where ``poison``), its head a scale.
+
+    ``shift=1`` predicts each next token with certainty; ``shift=0`` repeats the current one.
+    """
 
     def __init__(self, vocab: int, shift: int, poison: torch.Tensor | None = None) -> None:
         super().__init__()
         self.vocab, self.shift, self.poison = vocab, shift, poison
         self.scale = torch.nn.Parameter(torch.tensor(20.0))
 
-    def forward(self, input_ids, attention_mask):
-        target = torch.roll(input_ids, -self.shift, dims=1)
-        logits = torch.nn.functional.one_hot(target, self.vocab).float() * self.scale
-        if self.poison is not None:
-            logits = torch.where(self.poison[..., None], torch.nan, logits)
-        return type("Out", (), {"logits": logits})()
+    def get_decoder(self):
+        def backbone(input_ids, attention_mask):
+            hidden = torch.nn.functional.one_hot(torch.roll(input_ids, -self.shift, dims=1), self.vocab).float()
+            if self.poison is not None:
+                hidden = torch.where(self.poison[..., None], torch.nan, hidden)
+            return type("Out", (), {"last_hidden_state": hidden})()
+
+        return backbone
+
+    def get_output_embeddings(self):
+        return lambda hidden: hidden * self.scale
 
 
 @settings(max_examples=25, deadline=None)
@@ -283,7 +321,7 @@ def test_the_loss_scores_position_t_from_the_logits_at_t_minus_1_on_masked_token
     mask[0, -1] = True  # at least one scored token
     ids = torch.arange(mask.numel()).reshape(mask.shape) % 7
     batch = {"input_ids": ids, "attention_mask": torch.ones_like(ids), "loss_mask": mask}
-    # Logits at unscored positions are NaN: they must not reach the loss.
+    # Hidden states at unscored positions are NaN: they must not reach the loss.
     poison = torch.ones_like(mask)
     poison[:, :-1] = ~mask[:, 1:]
     loss, metrics = sft_loss(OracleModel(7, shift=1, poison=poison), batch)
@@ -291,6 +329,19 @@ def test_the_loss_scores_position_t_from_the_logits_at_t_minus_1_on_masked_token
     unshifted_loss, unshifted = sft_loss(OracleModel(7, shift=0), batch)
     # Each row's ids are distinct neighbours, so predicting the current token is always wrong.
     assert unshifted["token_accuracy"] == 0.0 and unshifted_loss.item() > 19
+
+
+def test_the_loss_equals_plain_cross_entropy_over_the_full_logits(tiny):
+    """The response-only head and the shared-prefix pass change nothing but the cost."""
+    model, tokenizer = tiny
+    batch = tokenize_sft(sft_records(SOKOBAN, _train_seeds(SOKOBAN, 3), ChatConfig()), tokenizer, max_length=4096)
+    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1]
+    scored = batch["loss_mask"][:, 1:]
+    targets = batch["input_ids"][:, 1:][scored]
+    expected = torch.nn.functional.cross_entropy(logits[scored], targets)
+    loss, metrics = sft_loss(model, batch)
+    assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
+    assert metrics["token_accuracy"] == pytest.approx((logits[scored].argmax(-1) == targets).float().mean().item())
 
 
 def test_the_loss_falls_on_a_fixed_batch_of_optimal_episodes(tiny):

@@ -35,7 +35,7 @@ from typing import Any
 import gymnasium
 
 from ragen_bench import __version__, panels
-from ragen_bench.agents.scripted import OptimalAgent
+from ragen_bench.agents.scripted import OptimalAgent, RandomAgent
 from ragen_bench.chat import ChatConfig, ChatEpisode, Trajectory, run_lockstep
 from ragen_bench.games.registry import GAME_IDS
 from ragen_bench.registry import ENV_IDS
@@ -50,13 +50,18 @@ _LOCKSTEP = 64
 
 
 def sft_records(
-    env_id: str, seeds: Iterable[int], chat_config: ChatConfig, *, only_successful: bool = True
+    env_id: str,
+    seeds: Iterable[int],
+    chat_config: ChatConfig,
+    *,
+    agent: str = "optimal",
+    only_successful: bool = True,
 ) -> list[dict[str, Any]]:
     """One chat record per seed (see the module docstring), in seed order.
 
-    The optimal agent writes its replies in ``chat_config``'s format (think or not, its
-    separator, at most its actions per turn), so each reply is already the parser's
-    normalised text and the record shows the model exactly what it is to write.
+    ``agent`` (see :func:`scripted_agent`) writes its replies in ``chat_config``'s format
+    (think or not, its separator, at most its actions per turn); the transcript shows each
+    reply as the parser normalised it, which is what the model is taught to write.
     ``only_successful`` drops episodes the agent did not win (slippery FrozenLake, Sokoban
     levels that need more actions than the budget).
     """
@@ -69,11 +74,7 @@ def sft_records(
     seeds = list(seeds)
     if any(type(seed) is not int or seed < 0 for seed in seeds):
         raise ValueError(f"seeds must be non-negative ints, got {seeds!r}")
-    agent = OptimalAgent(
-        think=chat_config.think,
-        max_actions_per_turn=chat_config.max_actions_per_turn,
-        separator=chat_config.action_separator,
-    )
+    player = scripted_agent(agent, chat_config)
     records = []
     envs = [gymnasium.make(env_id) for _ in range(min(_LOCKSTEP, len(seeds)))]
     try:
@@ -82,13 +83,24 @@ def sft_records(
             episodes = [
                 ChatEpisode(env, chat_config, env_id=env_id, seed=seed, split="train") for env, seed in zip(envs, chunk)
             ]
-            for trajectory in run_lockstep(episodes, agent):
+            for trajectory in run_lockstep(episodes, player):
                 if trajectory.success or not only_successful:
                     records.append(record_of(trajectory))
     finally:
         for env in envs:
             env.close()
     return records
+
+
+def scripted_agent(name: str, chat_config: ChatConfig) -> OptimalAgent | RandomAgent:
+    """The scripted agent whose replies are the records: ``optimal``, or ``random`` (uniform valid
+    actions, one per turn: a format-only warm start that teaches the syntax and no preference)."""
+    if name == "optimal":
+        return OptimalAgent(think=chat_config.think, max_actions_per_turn=chat_config.max_actions_per_turn,
+                            separator=chat_config.action_separator)
+    if name == "random":
+        return RandomAgent(think=chat_config.think, separator=chat_config.action_separator)
+    raise ValueError(f"SFT records come from the optimal or random agent, got {name!r}")
 
 
 def check_env_id(env_id: str) -> None:
@@ -320,24 +332,25 @@ def _encode(tokenizer: Any, text: str) -> list[int]:
 
 
 def sft_loss(model: Any, batch: dict[str, Any]) -> tuple[Any, dict[str, float]]:
-    """Mean cross-entropy of the loss-masked tokens, each predicted from the logits one position earlier.
+    """Mean cross-entropy of the loss-masked tokens, each predicted from the hidden state one position earlier.
 
-    Every masked token of the batch weighs the same (token-mean).  Metrics: ``loss``,
-    ``token_accuracy`` (the argmax is the target) and ``tokens`` (masked tokens scored).
+    Every masked token of the batch weighs the same (token-mean).  The forward pass is the
+    RL update's (:mod:`ragen_bench.starpo.forward`): the LM head runs on the masked positions
+    only, and the leading tokens all rows share go through the model once.  Metrics:
+    ``loss``, ``token_accuracy`` (the argmax is the target) and ``tokens`` (masked tokens scored).
     """
     import torch
     import torch.nn.functional as F
 
-    from ragen_bench.starpo.masked import masked_mean
+    from ragen_bench.starpo.forward import backbone_and_head, hidden_before_responses, response_positions
 
-    targets = batch["input_ids"][:, 1:]
-    mask = batch["loss_mask"][:, 1:].bool()
-    tokens = int(mask.sum())
-    if tokens == 0:
+    input_ids, loss_mask = batch["input_ids"], batch["loss_mask"]
+    targets = input_ids[:, 1:][response_positions(loss_mask)]
+    if targets.numel() == 0:
         raise ValueError("sft_loss: the batch has no loss-masked tokens after the first position")
-    logits = model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"]).logits[:, :-1].float()
-    losses = F.cross_entropy(logits.transpose(1, 2), targets, reduction="none")
-    loss = masked_mean(losses, mask)
+    backbone, head = backbone_and_head(model)
+    logits = head(hidden_before_responses(backbone, input_ids, batch["attention_mask"], loss_mask)).float()
+    loss = F.cross_entropy(logits, targets)
     with torch.no_grad():
-        accuracy = masked_mean((logits.argmax(dim=-1) == targets).float(), mask)
-    return loss, {"loss": float(loss.detach()), "token_accuracy": float(accuracy), "tokens": float(tokens)}
+        accuracy = (logits.argmax(dim=-1) == targets).float().mean()
+    return loss, {"loss": float(loss.detach()), "token_accuracy": float(accuracy), "tokens": float(targets.numel())}
