@@ -18,6 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from .conftest import one_line_error
+
 torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 torch.set_num_threads(1)  # the tiny model gains nothing from threads, and they contend on a loaded machine
@@ -28,6 +30,7 @@ from ragen_bench.agents.hf import load_model  # noqa: E402
 from ragen_bench.agents.sampling import SamplingSettings, resolve_model_path  # noqa: E402
 from ragen_bench.chat import AgentReply, AgentRequest, ChatConfig, ChatEpisode, Trajectory, run_lockstep  # noqa: E402
 from ragen_bench.chat.parser import parse_response  # noqa: E402
+from ragen_bench.cli import main  # noqa: E402
 from ragen_bench.eval import run_eval  # noqa: E402
 from ragen_bench.eval.config import compose_config  # noqa: E402
 from ragen_bench.starpo.rollout import PolicyAgent  # noqa: E402
@@ -423,3 +426,18 @@ def test_bad_seeds_and_a_history_window_are_refused():
         sft_records(SOKOBAN, [10_000, -1], ChatConfig())
     with pytest.raises(ValueError, match="history_window=None"):
         sft_records(SOKOBAN, [10_000], ChatConfig(history_window=2))
+
+
+def test_the_cli_exports_and_refuses_in_one_line(tmp_path, capsys):
+    assert main(["data", "sft", SOKOBAN, "--out", str(tmp_path / "ok"), "--limit", "4", "--no-think"]) == 0
+    manifest = json.loads((tmp_path / "ok" / "manifest.json").read_text(encoding="utf-8"))
+    assert str(manifest["count"]) in capsys.readouterr().out and manifest["chat_config"]["think"] is False
+    for argv, names in (
+        (["--split", "test"], ("'test'", "train split only")),
+        (["--limit", "0"], ("limit must be an int >= 1",)),
+    ):
+        assert main(["data", "sft", SOKOBAN, "--out", str(tmp_path / "no"), *argv]) == 2
+        one_line_error(capsys, *names)
+    assert main(["data", "sft", "RAGEN/TicTacToe-v0", "--out", str(tmp_path / "no")]) == 2
+    one_line_error(capsys, "multi-agent game")
+    assert not (tmp_path / "no").exists()
