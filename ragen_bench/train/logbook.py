@@ -95,19 +95,25 @@ def plot_curves(out: Path, rows: Iterable[Mapping[str, Any]] | None = None) -> P
     train = list(rows) if rows is not None else read_lines(out / METRICS)
     val = read_lines(out / VALIDATION)
     figure, axes = plt.subplots(1, 3, figsize=(13, 3.6))
-    steps = [row["step"] for row in train]
-    axes[0].plot(steps, [row["rollout/success"] for row in train], label="rollout success")
+
+    def curve(axis: Any, key: str, label: str) -> None:
+        points = [(row["step"], row[key]) for row in train if key in row]
+        if points:
+            axis.plot([step for step, _ in points], [value for _, value in points], label=label)
+
+    curve(axes[0], "rollout/success", "rollout success")
     for split in dict.fromkeys(row["split"] for row in val):
         points = [row for row in val if row["split"] == split]
         axes[0].plot([r["step"] for r in points], [r["success_rate"] for r in points], "o-", label=f"{split} success")
     axes[0].set_ylim(-0.02, 1.02)
     axes[0].set_title("success")
-    axes[1].plot(steps, [row["rollout/reward_mean"] for row in train], label="mean reward")
-    axes[1].plot(steps, [row["filter/in_group_std"] for row in train], label="in-group std")
-    axes[1].set_title("reward")
-    losses = [(row["step"], row[key]) for row in train for key in ("actor/pg_loss", "sft/loss") if key in row]
-    axes[2].plot([s for s, _ in losses], [v for _, v in losses])
-    axes[2].set_title("actor loss")
+    curve(axes[1], "rollout/reward_mean", "mean reward")
+    curve(axes[1], "filter/in_group_std", "in-group std")
+    curve(axes[1], "sft/token_accuracy", "SFT token accuracy")
+    axes[1].set_title("reward" if any("rollout/reward_mean" in row for row in train) else "SFT")
+    curve(axes[2], "actor/pg_loss", "policy loss")
+    curve(axes[2], "sft/loss", "SFT loss")
+    axes[2].set_title("loss")
     for axis in axes:
         axis.set_xlabel("step")
         if axis.get_legend_handles_labels()[0]:
