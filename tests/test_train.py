@@ -204,6 +204,15 @@ def test_shared_prefix_forward_equals_the_plain_forward_with_gradients():
     assert (shared[0][~response] == 0).all()
     for a, b in zip(shared[1], plain[1]):
         torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
+    # Rows that are identical all the way (a batch of equal SFT records) share everything.
+    ids[:] = ids[0]
+    attention[:] = 1
+    response[:] = response[0]
+    assert models.shared_prefix_length(ids, attention) == ids.shape[1]
+    shared, plain = run(16), run(10**9)
+    torch.testing.assert_close(shared[0], plain[0], atol=1e-5, rtol=1e-5)
+    for a, b in zip(shared[1], plain[1]):
+        torch.testing.assert_close(a, b, atol=1e-5, rtol=1e-4)
 
 
 # -- real runs on the tiny model -------------------------------------------------------------------------

@@ -53,6 +53,8 @@ def last_hidden(backbone: Any, input_ids: torch.Tensor, attention_mask: torch.Te
     if prefix < MIN_SHARED_PREFIX:
         return backbone(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
     rows, width = input_ids.shape
+    if prefix == width:  # identical rows
+        return backbone(input_ids=input_ids[:1], attention_mask=attention_mask[:1]).last_hidden_state.expand(rows, -1, -1)
     head = backbone(input_ids=input_ids[:1, :prefix], attention_mask=attention_mask[:1, :prefix], use_cache=True)
     cache = head.past_key_values
     cache.batch_repeat_interleave(rows)
