@@ -184,34 +184,57 @@ def test_score_is_the_episode_total_replayed_from_the_sampled_text(setup, tiny_e
         assert float(rm_scores[-1]) == pytest.approx(expected) and float(rm_scores[:-1].abs().sum()) == 0.0
 
 
+def local_batch(setup, episodes):
+    """The single-machine trainer's batch (``build_batch``) for ``[(seed, [(prompt_ids, ids, log_probs)], out)]``.
+
+    Each turn's sample is what the server was given and what the reply's ids are; the rows
+    are checked against the agent loop's output, token for token and mask for mask.
+    """
+    tokenizer = setup["tokenizer"]
+    trajectories, samples = [], {}
+    for number, (seed, turns, _) in enumerate(episodes):
+        episode = ChatEpisode(gymnasium.make(ENV), ChatConfig(**setup["config"]["chat"]), env_id=ENV, seed=seed,
+                              sample=number)
+        episode.reset()
+        records = []
+        for prompt_ids, ids, log_probs in turns:
+            ended = ids[-1] == tokenizer.eos_token_id
+            records.append(TurnSample(tuple(prompt_ids), tuple(ids), tuple(log_probs), "stop" if ended else "length",
+                                      ended))
+            text = tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+            episode.step(AgentReply(text=text, completion_tokens=len(ids)))
+        trajectories.append(episode.trajectory())
+        samples[episode.key] = records
+    local = build_batch(trajectories, samples, pad_id=tokenizer.eos_token_id)
+    for row, (_, _, out) in enumerate(episodes):
+        p, n = len(out.prompt_ids), len(out.response_ids)
+        assert local.input_ids[row, : p + n].tolist() == out.prompt_ids + out.response_ids
+        assert local.response_mask[row, : p + n].tolist() == [False] * p + [bool(b) for b in out.response_mask]
+        assert bool(local.attention_mask[row, p + n :].any()) is False  # nothing after the last reply
+        assert float(local.rewards[row, p + n - 1]) == pytest.approx(out.reward_score)
+    return local
+
+
+def test_a_stopped_reply_is_the_same_row_as_in_the_local_trainer(setup):
+    tokenizer = setup["tokenizer"]
+    server = ScriptedServer(tokenizer, [ANSWER + " trailing words"] * 10)
+    out = play(make_loop(setup, server), seed=8)
+    closed = tokenizer.encode(ANSWER, add_special_tokens=False) + [tokenizer.eos_token_id]  # end id trained on
+    turns = [(call["prompt_ids"], closed, [-0.5] * len(closed)) for call in server.calls]
+    local_batch(setup, [(8, turns, out)])
+
+
 def test_same_batch_advantages_and_losses_as_the_local_trainer(setup, tiny_episodes):
     """The local trainer's batch from the same samples, and veRL's layout: same ids, masks, GAE and loss."""
-    trajectories, samples, layouts = [], {}, []
-    tokenizer = setup["tokenizer"]
-    for seed, server, out in tiny_episodes:
-        episode = ChatEpisode(gymnasium.make(ENV), ChatConfig(**setup["config"]["chat"]), env_id=ENV, seed=seed,
-                              sample=len(trajectories))
-        episode.reset()
-        turns = []
-        for call in server.calls:
-            ended = call["ids"][-1] == tokenizer.eos_token_id
-            turns.append(TurnSample(tuple(call["prompt_ids"]), tuple(call["ids"]), tuple(call["log_probs"]),
-                                    "stop" if ended else "length", ended))
-            episode.step(AgentReply(text=tokenizer.decode(call["ids"], skip_special_tokens=True,
-                                                          clean_up_tokenization_spaces=False),
-                                    completion_tokens=len(call["ids"])))
-        trajectories.append(episode.trajectory())
-        samples[episode.key] = turns
-        layouts.append(out.as_dict())
-    local = build_batch(trajectories, samples, pad_id=tokenizer.eos_token_id)
-
+    episodes = [(seed, [(c["prompt_ids"], c["ids"], c["log_probs"]) for c in server.calls], out)
+                for seed, server, out in tiny_episodes]
+    local = local_batch(setup, episodes)
+    layouts = [out.as_dict() for _, _, out in tiny_episodes]
     width = max(len(layout["responses"]) for layout in layouts)
     verl_mask = torch.zeros(len(layouts), width)
     verl_scores = torch.zeros(len(layouts), width)
-    for row, (layout, out) in enumerate(zip(layouts, (o for _, _, o in tiny_episodes))):
-        n, p = len(layout["responses"]), len(out.prompt_ids)
-        assert local.input_ids[row, : p + n].tolist() == out.prompt_ids + out.response_ids
-        assert local.response_mask[row, : p + n].tolist() == [False] * p + [bool(b) for b in out.response_mask]
+    for row, layout in enumerate(layouts):
+        n = len(layout["responses"])
         verl_mask[row, :n] = layout["response_mask"].float()
         verl_scores[row, :n] = layout["rm_scores"]
 
