@@ -11,7 +11,7 @@ Subcommands::
     ragen-bench leaderboard verify PATH       check a submission by replaying every episode
     ragen-bench leaderboard build             leaderboard/ tables, plots and page from submissions
     ragen-bench leaderboard compare A B       paired test of two submissions on the same instances
-    ragen-bench train [preset=NAME] key=value ... [--dry-run]   StarPO / StarPO-S / SFT training
+    ragen-bench train [preset=NAME] key=value ... [--dry-run] [-- VERL_KEY=VALUE ...]  StarPO / StarPO-S / SFT
     ragen-bench data sft ENV --split train --out DIR            the optimal agent's chat records (SFT data)
 
 This module only parses arguments and maps errors to exit codes; the work is in
@@ -82,6 +82,14 @@ def _merge(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from ragen_bench.eval import report
+
+    if args.paired:
+        from ragen_bench.leaderboard.stats import compare_runs, format_comparison
+
+        if len(args.runs) != 2:
+            raise ValueError(f"--paired compares exactly two run directories, got {len(args.runs)}")
+        print(format_comparison(compare_runs(Path(args.runs[0]), Path(args.runs[1]), seed=args.seed)))
+        return 0
 
     rows = []
     summaries = {}
@@ -230,7 +238,12 @@ def _train(args: argparse.Namespace) -> int:
             overrides.append(override)
     config = train_config.load(preset, overrides)
     if config.backend == "verl":
-        return _train_verl(config, dry_run=args.dry_run)
+        from ragen_bench.integrations.verl import main as verl_main
+
+        # Without verl this prints the install hint and returns 2.
+        return int(verl_main(config.to_dict(), dry_run=args.dry_run, extra=args.verl_overrides))
+    if args.verl_overrides:
+        raise ValueError(f"veRL overrides after '--' ({args.verl_overrides[0]} ...) need backend=verl")
     if args.dry_run:
         import yaml
 
@@ -249,25 +262,14 @@ def _train(args: argparse.Namespace) -> int:
     return 0
 
 
-def _train_verl(config: object, *, dry_run: bool) -> int:
-    try:
-        from ragen_bench.integrations import verl
-    except ImportError as error:
-        raise ValueError(
-            f"backend=verl needs veRL 0.9 ({error}); create its virtualenv with "
-            "`bash scripts/setup_verl_venv.sh` and run .venv-verl/bin/ragen-bench train backend=verl ..."
-        ) from error
-    return int(verl.main(config.to_dict(), dry_run=dry_run))  # type: ignore[attr-defined]
-
-
 def _data_sft(args: argparse.Namespace) -> int:
     from ragen_bench.chat import ChatConfig
     from ragen_bench.starpo.sft import export_sft
 
     manifest = export_sft(args.env_id, Path(args.out), split=args.split, limit=args.limit,
                           chat_config=ChatConfig(think=not args.no_think))
-    print(f"{manifest['count']} chat records from {args.env_id} ({args.split} seeds) in {args.out}: "
-          "sft.jsonl, sft.parquet, manifest.json")
+    print(f"{manifest['count']} chat records ({len(manifest['seeds_played'])} {args.env_id} {args.split} seeds "
+          f"played, lost episodes dropped) in {args.out}: sft.jsonl, sft.parquet, manifest.json")
     return 0
 
 
@@ -333,6 +335,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     compare = commands.add_parser("compare", help="print one table across run directories")
     compare.add_argument("runs", nargs="+")
+    compare.add_argument("--paired", action="store_true",
+                         help="two runs of the same episodes: McNemar test on success, bootstrap CI of the return difference")
+    compare.add_argument("--seed", type=int, default=0, help="bootstrap seed for --paired (default 0)")
     compare.set_defaults(handler=_compare)
 
     envs = commands.add_parser("envs", help="list, show or verify environments")
@@ -369,7 +374,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     training.add_argument("overrides", nargs="*", help="preset=NAME and Hydra overrides, e.g. rollout.groups=4")
     training.add_argument("--dry-run", action="store_true", help="print the resolved config and the plan; load nothing")
-    training.set_defaults(handler=_train)
+    # With backend=verl, veRL's own key=value overrides follow '--' (split off in main()).
+    training.set_defaults(handler=_train, verl_overrides=[])
 
     data = commands.add_parser("data", help="export training data")
     data_commands = data.add_subparsers(dest="data_command", required=True)
@@ -384,7 +390,14 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    verl_overrides: list[str] = []
+    if argv[:1] == ["train"] and "--" in argv:
+        cut = argv.index("--")
+        argv, verl_overrides = argv[:cut], argv[cut + 1 :]
     args = build_parser().parse_args(argv)
+    if verl_overrides:
+        args.verl_overrides = verl_overrides
     try:
         return int(args.handler(args))
     except KeyboardInterrupt:

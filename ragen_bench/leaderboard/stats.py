@@ -119,6 +119,42 @@ def compare_submissions(path_a: Path, path_b: Path, *, seed: int = 0) -> dict[st
     return {"a": a.info.name, "b": b.info.name, "seed": seed, "groups": paired_comparison(a.rows, b.rows, seed=seed)}
 
 
+def compare_runs(path_a: Path, path_b: Path, *, seed: int = 0) -> dict[str, Any]:
+    """Pair two eval run directories' episodes (e.g. a checkpoint and its starting model); same panels and chat settings.
+
+    Unlike :func:`compare_submissions` nothing is replayed: the runs are trusted as written.
+    """
+    from ragen_bench.eval import report
+    from ragen_bench.leaderboard.verify import first_difference
+
+    if type(seed) is not int or seed < 0:
+        raise LeaderboardError(f"the bootstrap seed must be a non-negative int, got {seed!r}", field="--seed")
+    (manifest_a, summary_a), (manifest_b, summary_b) = report.load_summary(path_a), report.load_summary(path_b)
+    for field, problem in (("panels", "panels differ"), ("template_hash", "chat settings (template hash) differ")):
+        difference = first_difference(summary_b[field], summary_a[field])
+        if difference is not None:
+            where, in_a, in_b = difference
+            raise LeaderboardError(f"cannot pair the runs: their {problem} (A has {in_a!r}, B has {in_b!r})",
+                                   field=field + where)
+    rows_a, rows_b = (_run_rows(path) for path in (path_a, path_b))
+    return {"a": str(path_a), "b": str(path_b), "seed": seed, "groups": paired_comparison(rows_a, rows_b, seed=seed)}
+
+
+def _run_rows(path: Path) -> list[dict[str, Any]]:
+    import json
+
+    from ragen_bench.eval import report
+    from ragen_bench.eval.rundir import EPISODES
+
+    log = path / EPISODES
+    rows = {}
+    for number, line in enumerate(log.read_text(encoding="utf-8").splitlines(), start=1):
+        if line.strip():
+            row = report.row_of(log, number, json.loads(line))
+            rows[(row["env_id"], row["split"], row["seed"], row["sample"])] = row
+    return list(rows.values())
+
+
 def p_text(p: float) -> str:
     """``p`` to three digits; an exact p-value below float range reads as a bound, never as 0."""
     return f"{p:.3g}" if p > 0 else f"< {sys.float_info.min:.3g}"
