@@ -115,7 +115,7 @@ class Trainer:
         try:
             if self.step == 0 and c.val.before_train and c.val.every > 0:
                 self.validate(None)
-            bar = tqdm(total=total, initial=self.step, desc=f"train {c.preset}", unit="step",
+            bar = tqdm(total=total, initial=self.step, desc=f"{c.algo} {c.preset}", unit="step",
                        disable=not c.log.progress, dynamic_ncols=True)
             with bar:
                 while self.step < total:
@@ -332,7 +332,8 @@ class Trainer:
         grad_norm = _clip(self.policy, c.actor.grad_clip)
         self.actor_optimizer.step()
         self.policy.eval()
-        return {**totals.means(), "sft/tokens": tokens, "sft/epoch": float(epoch), "actor/grad_norm": grad_norm,
+        return {**totals.means(), "sft/tokens": tokens, "sft/dropped": float(batch["dropped"]), "sft/epoch": float(epoch),
+                "actor/grad_norm": grad_norm,
                 "time/step": time.perf_counter() - started}
 
     # -- evaluation with the real harness -------------------------------------------------------------
