@@ -208,7 +208,7 @@ def _save_adapter(folder, *, base="tiny", with_tokenizer=True):
         lora = LoraConfig(r=4, lora_alpha=16, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
         wrapped = get_peft_model(model, lora)
     wrapped.peft_config["default"].base_model_name_or_path = base
-    wrapped.save_pretrained(folder)
+    wrapped.save_pretrained(folder, save_embedding_layers=False)  # no hub lookup of the base
     if with_tokenizer:
         tokenizer.save_pretrained(folder)
     return wrapped.merge_and_unload()
