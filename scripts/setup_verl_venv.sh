@@ -23,11 +23,10 @@ else
     # torch first and pinned (the CPU wheel on disk); every later install repeats the pin so that
     # no resolver step can swap it for a multi-GB CUDA build.
     "${pip[@]}" "torch==2.13.0"
+    # The verl extra also lists what verl's agent-loop modules and V1 trainer import at module
+    # level (fastapi, uvicorn, cachetools, TransferQueue): verl itself names them only in an
+    # extra that would pin another torch.
     (cd "$repo_root" && "${pip[@]}" -e '.[verl,test]' "torch==2.13.0")
-    # verl's base requirements omit what its agent-loop modules and its V1 trainer (replay buffer,
-    # TransferQueue) import at module level; they sit in its `verl-core` extra, which would also
-    # pin another torch.
-    "${pip[@]}" fastapi uvicorn cachetools "TransferQueue>=0.1.10" "torch==2.13.0"
     "$venv/bin/python" - <<'PY'
 import torch, transformers, verl
 assert torch.__version__.startswith("2.13.0"), f"pip replaced torch: {torch.__version__}"

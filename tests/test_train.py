@@ -287,7 +287,8 @@ def test_lora_run_saves_an_adapter_that_training_continues(tmp_path):
     rows = metrics(tmp_path / "a")
     assert rows[0]["actor/kl"] == pytest.approx(0.0, abs=1e-6)  # the policy starts as its reference
     # Starting a run from the adapter trains the same adapter further, on the same base.
-    second = train(small("grpo", "steps=1", "lora.rank=4", "lora.alpha=8", f"model={adapter}", out=tmp_path / "b"))
+    # (with a critic, which starts from the adapter merged into its base)
+    second = train(small("starpo-s", "steps=1", "lora.rank=4", "lora.alpha=8", f"model={adapter}", out=tmp_path / "b"))
     assert json.loads((second.final_checkpoint / "model" / "adapter_config.json").read_text())[
         "base_model_name_or_path"] == "tiny"
 

@@ -103,10 +103,10 @@ def is_adapter_model(model: Any) -> bool:
 
 
 def is_adapter(path: Path) -> bool:
-    return (Path(path) / "adapter_config.json").is_file()
+    return (path.expanduser() / "adapter_config.json").is_file()
 
 
-def load_policy(source: Path, config: TrainConfig) -> tuple[Any, Any]:
+def load_policy(source: str | Path, config: TrainConfig) -> tuple[Any, Any]:
     """(policy, tokenizer) to train from ``source``: a checkpoint's model or the starting model.
 
     A LoRA adapter directory (with ``lora.rank > 0``) is trained further as it is, on the
@@ -115,16 +115,15 @@ def load_policy(source: Path, config: TrainConfig) -> tuple[Any, Any]:
     with ``lora.rank > 0``, given a fresh adapter.
     """
     from ragen_bench.agents.hf import load_model
-    from ragen_bench.agents.sampling import resolve_model_path
 
-    if config.lora.rank == 0 or not is_adapter(source):
+    if config.lora.rank == 0 or not is_adapter(Path(source)):
         model, tokenizer = load_model(source, dtype=config.dtype)
         return with_lora(model, config.lora, base_name=config.model), tokenizer
     from peft import PeftConfig, PeftModel
     from transformers import AutoTokenizer
 
     base_name = PeftConfig.from_pretrained(str(source)).base_model_name_or_path
-    base, _ = load_model(resolve_model_path(base_name), dtype=config.dtype)
+    base, _ = load_model(base_name, dtype=config.dtype)
     base.config.name_or_path = base_name
     policy = PeftModel.from_pretrained(base, str(source), is_trainable=True)
     return policy, AutoTokenizer.from_pretrained(str(source), local_files_only=True)

@@ -78,12 +78,12 @@ class ValueModel(nn.Module):
         return values
 
 
-def make_critic(model_path: Path, dtype: str, lora: LoraConfig, *, base_name: str) -> ValueModel:
+def make_critic(model: str | Path, dtype: str, lora: LoraConfig, *, base_name: str) -> ValueModel:
     """A critic initialised from the policy's starting weights (its own copy; LoRA on its body if asked)."""
     from ragen_bench.agents.hf import load_model
 
-    model, _ = load_model(model_path, dtype=dtype)
-    return ValueModel(with_lora(model, lora, base_name=base_name))
+    body, _ = load_model(model, dtype=dtype)
+    return ValueModel(with_lora(body, lora, base_name=base_name))
 
 
 def trainable(module: Any) -> list[nn.Parameter]:

@@ -61,7 +61,7 @@ class Trainer:
 
     def __init__(self, config: TrainConfig, out: Path, *, progress: Callable[[str], None] | None = None) -> None:
         from ragen_bench.agents.hf import load_model
-        from ragen_bench.agents.sampling import SamplingSettings, resolve_model_path
+        from ragen_bench.agents.sampling import SamplingSettings
 
         if config.threads is not None:
             torch.set_num_threads(config.threads)
@@ -71,21 +71,17 @@ class Trainer:
         self.chat = ChatConfig(**config.chat)
         start = ckpt.latest(out)
         torch.manual_seed(derived_seed(config.seed, "init"))
-        if start:
-            source = ckpt.model_dir(start)
-        elif ckpt.is_adapter(Path(config.model)):
-            source = Path(config.model)
-        else:
-            source = resolve_model_path(config.model)
+        # A checkpoint to resume, else the starting model: an alias, a checkpoint or a LoRA adapter folder.
+        source = ckpt.model_dir(start) if start else config.model
         self.policy, self.tokenizer = ckpt.load_policy(source, config)
         self.policy.train()
         self.reference = None
         if config.kl.coef > 0 and config.lora.rank == 0:
-            self.reference, _ = load_model(resolve_model_path(config.model), dtype=config.dtype)
+            self.reference, _ = load_model(config.model, dtype=config.dtype)
             self.reference.eval().requires_grad_(False)
         self.critic = None
         if config.uses_critic:
-            self.critic = make_critic(resolve_model_path(config.model), config.dtype, config.lora, base_name=config.model)
+            self.critic = make_critic(config.model, config.dtype, config.lora, base_name=config.model)
         betas = tuple(config.actor.betas)
         lr = config.sft.lr if config.algo == "sft" else config.actor.lr
         self.actor_optimizer = torch.optim.AdamW(trainable(self.policy), lr=lr, betas=betas,
