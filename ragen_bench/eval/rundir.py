@@ -88,7 +88,7 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _replace_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
+def replace_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
     """Write ``path`` through ``write`` into a temp file, fsync, then rename over it.
 
     Readers (and a crash) see the old file or the new one, never a mix.
@@ -112,7 +112,7 @@ def _replace_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
 def write_json_atomic(path: Path, obj: Any) -> None:
     """Replace ``path`` with ``obj`` as indented JSON, atomically."""
     data = _dumps(obj, indent=2, sort_keys=True) + b"\n"
-    _replace_atomically(path, lambda handle: handle.write(data))
+    replace_atomically(path, lambda handle: handle.write(data))
 
 
 def read_json(path: Path) -> Any:
@@ -344,4 +344,4 @@ def _lookup(config: Mapping[str, Any], dotted: str) -> Any:
 
 def write_episodes(path: Path, records: Iterable[Mapping[str, Any]]) -> None:
     """Write a whole episode log at once (for merges), atomically."""
-    _replace_atomically(path, lambda handle: handle.writelines(map(encode_line, records)))
+    replace_atomically(path, lambda handle: handle.writelines(map(encode_line, records)))

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ragen_bench.eval.rundir import replace_atomically, write_json_atomic
 from ragen_bench.train.config import CheckpointError, TrainConfig
 from ragen_bench.train.models import with_lora
 
@@ -165,10 +166,8 @@ def _lookup(config: dict[str, Any], dotted: str) -> Any:
 
 
 def _write_text(path: Path, text: str) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(text)
-    os.replace(temporary, path)
+    replace_atomically(path, lambda handle: handle.write(text.encode()))
 
 
 def _write_json(path: Path, data: Any) -> None:
-    _write_text(path, json.dumps(data, indent=2, sort_keys=True) + "\n")
+    write_json_atomic(path, data)

@@ -13,6 +13,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ragen_bench.eval.rundir import replace_atomically
+
 METRICS = "metrics.jsonl"
 VALIDATION = "validation.jsonl"
 CURVES = "curves.png"
@@ -29,9 +31,7 @@ def keep_through(path: Path, step: int) -> None:
     if not path.exists():
         return
     kept = [row for row in read_lines(path) if 0 < row["step"] <= step]
-    temporary = path.with_suffix(path.suffix + ".tmp")
-    temporary.write_text("".join(json.dumps(row) + "\n" for row in kept))
-    os.replace(temporary, path)
+    replace_atomically(path, lambda handle: handle.write("".join(json.dumps(row) + "\n" for row in kept).encode()))
 
 
 def append_line(path: Path, row: Mapping[str, Any]) -> None:
@@ -120,8 +120,6 @@ def plot_curves(out: Path, rows: Iterable[Mapping[str, Any]] | None = None) -> P
             axis.legend(fontsize=8)
     figure.tight_layout()
     path = out / CURVES
-    temporary = path.with_name(path.stem + ".tmp.png")
-    figure.savefig(temporary, dpi=90)
+    replace_atomically(path, lambda handle: figure.savefig(handle, dpi=90, format="png"))
     plt.close(figure)
-    os.replace(temporary, path)
     return path
