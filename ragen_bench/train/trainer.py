@@ -127,8 +127,8 @@ class Trainer:
                     if validate:
                         self.validate(saved, log)
             last = ckpt.latest(self.out) or ckpt.save(self.out, self)
-            plot_curves(self.out)
             test_run = self.test(last, log)
+            plot_curves(self.out)
         finally:
             log.close()
         return TrainResult(out=self.out, steps=self.step, final_checkpoint=last, test_run=test_run)
