@@ -165,9 +165,10 @@ class Trainer:
         metrics["rollout/reward_mean"] = float(batch.scores.mean())
         metrics["rollout/turns"] = sum(t.num_turns for t in trajectories) / len(trajectories)
         metrics["rollout/response_length"] = new_tokens / sum(t.num_turns for t in trajectories)
-        metrics["rollout/truncated_rate"] = _truncated_rate(trajectories)
-        metrics["rollout/valid_action_rate"] = sum(t.num_valid_actions for t in trajectories) / max(
-            1, sum(t.num_actions for t in trajectories))
+
+        turns = [turn for t in trajectories for turn in t.turns]
+        metrics["rollout/valid_turn_rate"] = sum(turn.valid for turn in turns) / len(turns)
+        metrics["rollout/truncated_rate"] = sum(turn.finish_reason == "length" for turn in turns) / len(turns)
         metrics["rollout/tokens_per_s"] = new_tokens / rollout_seconds
         metrics["time/rollout"] = rollout_seconds
 
@@ -444,11 +445,6 @@ def _kl(config: TrainConfig) -> str:
 
 def _clip(module: Any, max_norm: float) -> float:
     return float(torch.nn.utils.clip_grad_norm_(trainable(module), max_norm))
-
-
-def _truncated_rate(trajectories: Sequence[Any]) -> float:
-    turns = [turn for t in trajectories for turn in t.turns]
-    return sum(turn.finish_reason == "length" for turn in turns) / max(1, len(turns))
 
 
 class _Averages:
