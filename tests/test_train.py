@@ -279,7 +279,9 @@ def test_lora_run_saves_an_adapter_that_training_continues(tmp_path):
     pytest.importorskip("peft")
     from ragen_bench.train.trainer import train
 
-    first = train(small("grpo", "steps=1", "lora.rank=4", "lora.alpha=8", "kl.coef=0.01", out=tmp_path / "a"))
+    first = train(small("grpo", "steps=1", "lora.rank=4", "lora.alpha=8", "kl.coef=0.01", "log.tensorboard=true",
+                        out=tmp_path / "a"))
+    assert list((tmp_path / "a" / "tensorboard").glob("events.out.tfevents.*"))
     adapter = first.final_checkpoint / "model"
     saved = json.loads((adapter / "adapter_config.json").read_text())
     assert saved["base_model_name_or_path"] == "tiny" and saved["r"] == 4
@@ -345,3 +347,19 @@ def _rollout_batch(trainer):
     trajectories = run_lockstep(episodes, trainer.agent)
     samples = trainer.agent.pop_samples([t.episode_key for t in trajectories])
     return build_batch(trajectories, samples, pad_id=trainer.agent.pad_id)
+
+
+def test_data_sft_command_writes_records_datasets_reads(tmp_path, capsys):
+    datasets = pytest.importorskip("datasets")
+    from ragen_bench.cli import main
+
+    out = tmp_path / "sft"
+    assert main(["data", "sft", "RAGEN/Sokoban-6x6-v0", "--split", "train", "--out", str(out), "--limit", "6",
+                 "--no-think"]) == 0
+    printed = capsys.readouterr().out
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert printed.startswith(f"{manifest['count']} chat records (6 RAGEN/Sokoban-6x6-v0 train seeds played")
+    rows = datasets.load_dataset("parquet", data_files=str(out / "sft.parquet"))["train"]
+    assert len(rows) == manifest["count"] > 0
+    assert all(m["content"].startswith("<answer>") for row in rows for m in row["messages"] if m["role"] == "assistant")
+    assert main(["data", "sft", "RAGEN/Sokoban-6x6-v0", "--split", "test", "--out", str(tmp_path / "x")]) == 2
