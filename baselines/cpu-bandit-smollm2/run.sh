@@ -37,12 +37,14 @@ fi
 
 
 # 4. The paper's generalization question: held-out arm names (BanditTest-v0: Trader / Librarian)
-#    and swapped payoffs (Bandit-Rev-v0: Phoenix is the gamble), for all three models.
+#    and swapped payoffs (Bandit-Rev-v0: Phoenix is the gamble), for all three models, on the
+#    first 64 test seeds of each (the recorded run shared its CPU time with other jobs).
 if [[ $PHASE == generalization || $PHASE == all ]]; then
 TRAINED=$OUT/starpo-s/checkpoints/$(cat $OUT/starpo-s/checkpoints/latest)/model
 for env in RAGEN/BanditTest-v0 RAGEN/Bandit-Rev-v0; do
   for model in starpo-s:$TRAINED format-sft:$OUT/format-sft/checkpoints/step-000008/model prompted:smollm2-135m; do
-    $RB eval ${EVAL/env=RAGEN\/Bandit-v0/env=$env} agent.model=${model#*:} out=$OUT/generalization/$(basename $env)-${model%%:*}
+    $RB eval ${EVAL/env=RAGEN\/Bandit-v0/env=$env} limit=64 agent.model=${model#*:} \
+      out=$OUT/generalization/$(basename $env)-${model%%:*}
   done
 done
 fi
