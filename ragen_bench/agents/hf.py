@@ -264,6 +264,26 @@ def _load_adapter(adapter: Path, *, dtype: str) -> tuple[Any, Any]:
     return PeftModel.from_pretrained(base, str(adapter)).merge_and_unload(), tokenizer
 
 
+def load_for_sampling(
+    model: str | Path, *, temperature: float, top_p: float, max_new_tokens: int, sampling_seed: int,
+    num_threads: int | None, dtype: str,
+) -> tuple[Any, Any, SamplingSettings]:
+    """What a sampling agent's factory needs: (model, tokenizer, checked sampling settings).
+
+    The settings are checked before the model loads; ``num_threads`` sets torch's intra-op
+    thread count (process-wide) when given.
+    """
+    import torch
+
+    sampling = SamplingSettings(
+        temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, sampling_seed=sampling_seed
+    )
+    if num_threads is not None:
+        torch.set_num_threads(num_threads)
+    loaded_model, tokenizer = load_model(model, dtype=dtype)
+    return loaded_model, tokenizer, sampling
+
+
 def make_hf_agent(
     model: str = "smollm2-135m",
     *,
@@ -281,14 +301,10 @@ def make_hf_agent(
 
     ``num_threads`` sets torch's intra-op thread count (a process-wide setting) when given.
     """
-    import torch
-
-    if num_threads is not None:
-        torch.set_num_threads(num_threads)
-    sampling = SamplingSettings(
-        temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, sampling_seed=sampling_seed
+    loaded_model, tokenizer, sampling = load_for_sampling(
+        model, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
+        sampling_seed=sampling_seed, num_threads=num_threads, dtype=dtype,
     )
-    loaded_model, tokenizer = load_model(model, dtype=dtype)
     return HFAgent(
         loaded_model,
         tokenizer,

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragen_bench.agents.hf import DEFAULT_STOP_STRINGS, StopStrings, keep_top_p, load_model, stop_token_ids
+from ragen_bench.agents.hf import DEFAULT_STOP_STRINGS, StopStrings, keep_top_p, load_for_sampling, stop_token_ids
 from ragen_bench.agents.sampling import SamplingSettings, request_seed
 from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest
 from ragen_bench.chat.trajectory import Trajectory
@@ -592,14 +592,10 @@ def make_policy_agent(
     name: str | None = None,
 ) -> PolicyAgent:
     """Factory for ``make_agent("ragen_bench.starpo.rollout:make_policy_agent", ...)`` (model: path or alias)."""
-    import torch
-
-    if num_threads is not None:
-        torch.set_num_threads(num_threads)
-    sampling = SamplingSettings(
-        temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, sampling_seed=sampling_seed
+    loaded_model, tokenizer, sampling = load_for_sampling(
+        model, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
+        sampling_seed=sampling_seed, num_threads=num_threads, dtype=dtype,
     )
-    loaded_model, tokenizer = load_model(model, dtype=dtype)
     return PolicyAgent(
         loaded_model,
         tokenizer,

@@ -64,7 +64,7 @@ def prepare_out(out: Path, config: TrainConfig) -> None:
     elif out.exists() and any(out.iterdir()):
         raise CheckpointError(f"{out} is not empty and holds no training run; out= must name a new or empty folder")
     out.mkdir(parents=True, exist_ok=True)
-    _write_json(path, config.to_dict())
+    write_json_atomic(path, config.to_dict())
 
 
 def save(out: Path, trainer: Any) -> Path:
@@ -89,7 +89,7 @@ def save(out: Path, trainer: Any) -> Path:
     torch.save(optimizers, temporary / "optimizers.pt")
     torch.save({"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()},
                temporary / "rng.pt")
-    _write_json(temporary / "state.json", {"step": trainer.step, "model": trainer.config.model})
+    write_json_atomic(temporary / "state.json", {"step": trainer.step, "model": trainer.config.model})
     if final.exists():
         shutil.rmtree(final)
     os.replace(temporary, final)
@@ -167,7 +167,3 @@ def _lookup(config: dict[str, Any], dotted: str) -> Any:
 
 def _write_text(path: Path, text: str) -> None:
     replace_atomically(path, lambda handle: handle.write(text.encode()))
-
-
-def _write_json(path: Path, data: Any) -> None:
-    write_json_atomic(path, data)

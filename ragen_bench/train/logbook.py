@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -85,14 +85,14 @@ def _headline(summary: Mapping[str, Any]) -> dict[str, Any]:
     return {key: group[key] for key in ("episodes", "success_rate", "mean_reward", "success_ci95") if key in group}
 
 
-def plot_curves(out: Path, rows: Iterable[Mapping[str, Any]] | None = None) -> Path:
+def plot_curves(out: Path) -> Path:
     """``curves.png``: training success and reward, validation success, per step."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    train = list(rows) if rows is not None else read_lines(out / METRICS)
+    train = read_lines(out / METRICS)
     val = read_lines(out / VALIDATION)
     figure, axes = plt.subplots(1, 3, figsize=(13, 3.6))
 

@@ -110,7 +110,7 @@ class Trainer:
         log = Logbook(self.out, tensorboard=c.log.tensorboard, resume_step=self.step)
         try:
             if self.step == 0 and c.val.before_train and c.val.every > 0:
-                self.validate(None)
+                self.validate(None, log)
             bar = tqdm(total=total, initial=self.step, desc=f"{c.algo} {c.preset}", unit="step",
                        disable=not c.log.progress, dynamic_ncols=True)
             with bar:
@@ -195,7 +195,7 @@ class Trainer:
             behaviour = old_log_probs if old_log_probs is not None else batch.old_log_probs
             rewards, kl_metrics = kl_penalized_rewards(rewards, behaviour, ref_log_probs, mask, c.kl.coef, _kl(c))
             metrics["actor/reward_kl"] = kl_metrics["kl"]
-        values = self._no_grad_values(batch) if self.critic is not None else None
+        values = self._per_token(batch, self.critic) if self.critic is not None else None
         advantages, returns = compute_advantages(c, rewards, values, mask, batch.group_ids)
         metrics["adv/mean"] = float(masked_mean(advantages, mask))
         metrics["adv/abs_mean"] = float(masked_mean(advantages.abs(), mask))
@@ -267,24 +267,19 @@ class Trainer:
                             **{f"critic/{k}": v for k, v in vf_metrics.items()}})
         return metrics
 
-    def _no_grad_log_probs(self, batch: RolloutBatch, model: Any = None) -> torch.Tensor:
+    def _per_token(self, batch: RolloutBatch, compute: Callable[[Any, Any, Any], torch.Tensor]) -> torch.Tensor:
+        """``compute(ids, attention, mask)`` over micro-batches without gradient, as one ``[batch, tokens]`` tensor."""
         result = torch.zeros_like(batch.old_log_probs)
         with torch.no_grad():
             for rows in torch.arange(len(batch.group_ids)).split(self.config.actor.micro_batch):
                 ids, attention, mask = _trim(batch, rows)
-                log_probs, _ = token_log_probs(model or self.policy, ids, attention, mask, self.config.rollout.temperature,
-                                               with_entropy=False)
-                result[rows, : ids.shape[1]] = log_probs
+                result[rows, : ids.shape[1]] = compute(ids, attention, mask)
         return result
 
-    def _no_grad_values(self, batch: RolloutBatch) -> torch.Tensor:
-        assert self.critic is not None
-        result = torch.zeros_like(batch.old_log_probs)
-        with torch.no_grad():
-            for rows in torch.arange(len(batch.group_ids)).split(self.config.actor.micro_batch):
-                ids, attention, mask = _trim(batch, rows)
-                result[rows, : ids.shape[1]] = self.critic(ids, attention, mask)
-        return result
+    def _no_grad_log_probs(self, batch: RolloutBatch, model: Any = None) -> torch.Tensor:
+        temperature = self.config.rollout.temperature
+        return self._per_token(batch, lambda ids, attention, mask: token_log_probs(
+            model or self.policy, ids, attention, mask, temperature, with_entropy=False)[0])
 
     # -- supervised warm start ---------------------------------------------------------------------
 
@@ -335,17 +330,13 @@ class Trainer:
 
     # -- evaluation with the real harness -------------------------------------------------------------
 
-    def validate(self, checkpoint: Path | None, log: Logbook | None = None) -> Path:
+    def validate(self, checkpoint: Path | None, log: Logbook) -> Path:
         c = self.config
         model = str(ckpt.model_dir(checkpoint)) if checkpoint else c.model
         run = evaluate(c, model, c.val.split, limit=c.val.limit, temperature=c.val.temperature, samples=c.val.samples,
                        out=self.out / "val" / f"step-{self.step:06d}")
-        if log is not None:
-            log.validation(self.step, c.val.split, run.summary, run.out)
-            plot_curves(self.out)
-        else:
-            Logbook(self.out, tensorboard=False, resume_step=self.step).validation(self.step, c.val.split,
-                                                                                    run.summary, run.out)
+        log.validation(self.step, c.val.split, run.summary, run.out)
+        plot_curves(self.out)
         self.say(f"step {self.step}: {c.val.split} success {run.summary['groups'][0]['success_rate']:.3f}")
         return run.out
 
