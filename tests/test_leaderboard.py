@@ -33,7 +33,7 @@ from ragen_bench.leaderboard.errors import LeaderboardError
 from ragen_bench.leaderboard.schema import FORMAT, json_schema
 from ragen_bench.leaderboard.verify import first_difference, verify
 
-from .conftest import REPO_ROOT
+from .conftest import REPO_ROOT, one_line_error
 
 SUITE = "ragen-generalization-v0"
 HERE = "tests.test_leaderboard"
@@ -157,7 +157,7 @@ def test_gzip_episode_log_passes(clean_suite: Path, tmp_path: Path) -> None:
 
 
 def test_run_dir_inside_the_submission_folder(clean_suite: Path, tmp_path: Path) -> None:
-    sub = tmp_path / "entry"
+    sub = tmp_path / "random"  # the submission's name
     shutil.copytree(clean_suite, sub / "runs" / "x")
     (sub / "runs" / "x" / "submission.json").rename(sub / "submission.json")
     edit_json(sub / "submission.json", lambda info: info.update(run_dir="runs/x"))
@@ -173,6 +173,34 @@ def test_cli_verify_exit_status(clean_suite: Path, tmp_path: Path, capsys: pytes
     error = capsys.readouterr().err.strip()
     assert error.startswith("ragen-bench leaderboard: error: ") and "field success" in error
     assert "\n" not in error
+
+
+# -- the folder (build refuses nothing that verify passes) -------------------------------
+
+
+def test_a_name_that_is_not_the_folder(clean_suite: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    sub = copy(clean_suite, tmp_path)
+    edit_json(sub / "submission.json", lambda info: info.update(name="optimal"))
+    error = refused(sub)
+    assert (error.file, error.field, error.expected, error.found) == (
+        str(sub / "submission.json"), "name", "random", "optimal")
+    assert main(["leaderboard", "verify", str(sub)]) == 2
+    one_line_error(capsys, "must equal the submission's name")
+
+
+def test_the_folder_name_of_a_relative_path(clean_suite: Path, tmp_path: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    sub = copy(clean_suite, tmp_path)
+    monkeypatch.chdir(sub)
+    assert verify(".").info.name == "random"  # `.` is named by the folder it stands for
+    monkeypatch.chdir(sub / "..")
+    assert len(verify(Path("random")).rows) == 32
+
+
+def test_a_symlinked_submission_folder(clean_suite: Path, tmp_path: Path) -> None:
+    (tmp_path / "random").symlink_to(clean_suite, target_is_directory=True)
+    error = refused(tmp_path / "random")
+    assert error.file == str(tmp_path / "random") and "symbolic link" in error.problem
 
 
 # -- tampered episodes --------------------------------------------------------------------
@@ -612,7 +640,7 @@ def test_symlinked_file_out_of_the_folder(clean_suite: Path, tmp_path: Path) -> 
 
 
 def test_symlinked_run_dir(clean_suite: Path, tmp_path: Path) -> None:
-    sub = tmp_path / "entry"
+    sub = tmp_path / "random"
     sub.mkdir()
     shutil.copy(clean_suite / "submission.json", sub)
     (sub / "run").symlink_to(clean_suite, target_is_directory=True)

@@ -158,6 +158,30 @@ def test_model_text_cannot_break_out_of_the_page(hostile_board: Path) -> None:
     assert page.count("</script>") == 2 and "<b>bold</b>" not in page
 
 
+def test_submission_text_is_text_in_the_markdown_too(submissions: Path, tmp_path: Path) -> None:
+    """HTML in model / recipe / notes is escaped in README.md as on the page, and a cell stays one cell."""
+    subs = copy_tree(submissions, tmp_path)
+    edit_json(subs / "random" / "submission.json",
+              lambda info: info.update(model=HOSTILE, recipe="<img src=x onerror=alert(1)>|a", notes=f"{HOSTILE}\n| x |"))
+    build(subs, tmp_path / "board")
+    readme = (tmp_path / "board" / "README.md").read_text()
+    rows = [line for line in readme.splitlines() if line.startswith(f"| random | {cell_text(HOSTILE)} |")]
+    assert len(rows) == 8 + 1  # the main table and the entries table show the model
+    for row in rows:
+        assert "<" not in row and ">" not in row and "&lt;/script&gt;&lt;script&gt;" in row
+        assert row.replace("\\|", "").count("|") == row.count(" | ") + 2  # no cell split
+    (entry,) = [row for row in rows if "2026-11-30" in row]
+    assert entry.startswith(f"| random | {cell_text(HOSTILE)} | &lt;img src=x onerror=alert(1)&gt;\\|a | no |")
+    assert entry.endswith(f" | {cell_text(HOSTILE)} \\| x \\| |")
+    # The page escapes once: the text reads as typed, never as &amp;lt;.
+    page = (tmp_path / "board" / "index.html").read_text()
+    assert "&lt;img src=x onerror=alert(1)&gt;|a" in page and "&amp;lt;" not in page and "<b>bold</b>" not in page
+
+
+def test_markdown_cell_escapes_html() -> None:
+    assert cell_text("<b>a</b> & \"b\" 'c'") == "&lt;b&gt;a&lt;/b&gt; &amp; \"b\" 'c'"
+
+
 def test_build_refuses_a_tampered_entry(submissions: Path, tmp_path: Path) -> None:
     subs = copy_tree(submissions, tmp_path)
     edit_record(subs / "random", 0, lambda r: r.update(success=not r["success"]))

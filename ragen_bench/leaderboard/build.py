@@ -17,6 +17,7 @@ build (naming it): the leaderboard never shows an unverified number.
 
 from __future__ import annotations
 
+import html
 import io
 import math
 from collections.abc import Mapping, Sequence
@@ -84,12 +85,7 @@ def load_entries(submissions: Path) -> list[Entry]:
     for folder in sorted(submissions.iterdir()):
         if folder.name.startswith(".") or (not folder.is_dir() and not folder.is_symlink()):
             continue  # README.md and the like
-        if folder.is_symlink():
-            raise LeaderboardError("is a symbolic link; a submission is a plain folder", file=str(folder))
-        run = verify(folder)
-        if run.info.name != folder.name:
-            raise LeaderboardError("the folder name must equal the submission's name", file=str(folder),
-                                   field="name", expected=folder.name, found=run.info.name)
+        run = verify(folder)  # every check of a submission, its folder's name and kind included
         config = run.manifest["config"]
         suite = f"suite {config['suite']}" if config.get("suite") else f"env {config['env']}"
         entries.append(Entry(run, suite, entry_rows(run, suite)))
@@ -204,7 +200,8 @@ def generalization_rows(entries: Sequence[Entry]) -> list[dict[str, Any]]:
 # -- text outputs ----------------------------------------------------------------------
 
 
-def cell_text(value: Any) -> str:
+def cell_value(value: Any) -> str:
+    """A table value as one line of plain text (the page escapes it for HTML, :func:`cell_text` for Markdown)."""
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -212,7 +209,16 @@ def cell_text(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.3f}"
     # Every line break Markdown (or a reader's editor) honours, not only "\n", would split the row.
-    return " ".join(str(value).splitlines()).replace("|", "\\|")
+    return " ".join(str(value).splitlines())
+
+
+def cell_text(value: Any) -> str:
+    """A value as one Markdown table cell: no line break, ``|`` escaped, HTML special characters as entities.
+
+    Markdown passes raw HTML through (a renderer shows ``<b>`` bold, or lets ``<img>``
+    load): free text from ``submission.json`` must read as the page shows it, as text.
+    """
+    return html.escape(cell_value(value), quote=False).replace("|", "\\|")
 
 
 MAIN_COLUMNS = {

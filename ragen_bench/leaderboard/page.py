@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragen_bench.leaderboard.build import (
-    ENTRY_COLUMNS, GENERALIZATION_COLUMNS, MAIN_COLUMNS, cell_text, display_row, sorted_rows,
+    ENTRY_COLUMNS, GENERALIZATION_COLUMNS, MAIN_COLUMNS, cell_value, display_row, sorted_rows,
 )
 
 _STYLE = """
@@ -128,7 +128,7 @@ def html_table(table_id: str, rows: Sequence[Mapping[str, Any]], columns: Mappin
             # Numbers align right; free text from submission.json may wrap.
             kind = ' class="num"' if isinstance(raw, (int, float)) and not isinstance(raw, bool) else ""
             kind = ' class="text"' if key in WRAPPED else kind
-            text = html.escape(cell_text(shown.get(key)))
+            text = html.escape(cell_value(shown.get(key)))
             cells.append(f'<td{kind} data-sort="{html.escape(_sort_key(raw))}">{text}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (f'<div class="scroll"><table id="{table_id}" class="sortable"><thead><tr>{head}</tr></thead>'

@@ -17,6 +17,7 @@ episode key, turn and field, with the expected and the found value.
 from __future__ import annotations
 
 import json
+import os
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -81,9 +82,16 @@ def verify(path: str | Path) -> VerifiedRun:
     """Verify the submission folder ``path``; raises :class:`LeaderboardError` on the first failure."""
     started = time.perf_counter()
     root = Path(path)
+    if root.is_symlink():
+        raise LeaderboardError("is a symbolic link; a submission is a plain folder", file=str(root))
     if not root.is_dir():
         raise LeaderboardError("not a submission folder (a directory is expected)", file=str(root))
     info = parse_submission(files.read_json_file(root / SUBMISSION, name=SUBMISSION), name=str(root / SUBMISSION))
+    # abspath, not resolve: `verify .` names the current folder, and no link is followed.
+    folder_name = Path(os.path.abspath(root)).name
+    if info.name != folder_name:
+        raise LeaderboardError("the folder name must equal the submission's name", file=str(root / SUBMISSION),
+                               field="name", expected=folder_name, found=info.name)
     run_dir = files.inside(root, info.run_dir, what=f"{root / SUBMISSION}: run_dir")
     if not run_dir.is_dir():
         raise LeaderboardError(f"run_dir {info.run_dir!r} is not a folder", file=str(root / SUBMISSION))
