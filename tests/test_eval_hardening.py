@@ -350,6 +350,13 @@ def test_malformed_run_files_are_named(finished, capsys, name, content):
     one_line_error(capsys, str(finished / name))
 
 
+def test_resuming_over_a_corrupt_manifest_names_it(finished, capsys):
+    # The reader `ragen-bench train` uses for config.json too: the same message.
+    (finished / "manifest.json").write_text('{"format": ')
+    assert main(["eval", *eval_args(finished, "agent=random", "samples=2")]) == 2
+    one_line_error(capsys, f"{finished / 'manifest.json'}: corrupt, not valid JSON")
+
+
 class FixedStatus(BaseHTTPRequestHandler):
     status = 401
 

@@ -21,6 +21,7 @@ from ragen_bench import panels  # noqa: E402
 from ragen_bench.train import config as train_config  # noqa: E402
 from ragen_bench.train.config import CheckpointError, TrainConfigError  # noqa: E402
 from ragen_bench.train.plan import describe, step_seeds, train_seeds  # noqa: E402
+from tests.conftest import one_line_error  # noqa: E402
 
 SMALL = [
     "model=tiny", "env=RAGEN/Bandit-v0", "rollout.groups=4", "rollout.group_size=2", "rollout.max_new_tokens=6",
@@ -97,6 +98,8 @@ def test_presets_differ_where_they_should():
         ("rollout.stop_strings=['']", "rollout.stop_strings"),
         ("actor.betas=[0.9]", "actor.betas"),
         ("seed=-1", "seed"),
+        ("model=", "model"),
+        ("out=", "out"),
     ],
 )
 def test_bad_values_are_one_error_naming_the_key(override, names):
@@ -122,6 +125,50 @@ def test_cli_errors_are_one_line_exit_2(tmp_path):
                               capture_output=True, text=True, cwd=tmp_path)
         assert done.returncode == 2, done
         assert done.stderr.count("\n") == 1 and done.stderr.startswith("ragen-bench train: error:"), done.stderr
+
+
+def cli_args(out: Path, *extra: str) -> list[str]:
+    """``ragen-bench train`` arguments of a one-step SMALL run into ``out``; ``extra`` replaces SMALL's keys."""
+    replaced = {override.split("=", 1)[0] for override in extra}
+    return ["train", *(o for o in SMALL if o.split("=", 1)[0] not in replaced), "steps=1", f"out={out}", *extra]
+
+
+def test_an_empty_out_or_model_is_refused_even_by_a_dry_run(tmp_path, monkeypatch, capsys):
+    from ragen_bench.cli import main
+
+    monkeypatch.chdir(tmp_path)  # where the default out (runs/train/...) would go
+    assert main([*cli_args(tmp_path / "run", "model="), "--dry-run"]) == 2
+    one_line_error(capsys, "model: must name a model", "''")
+    # out= is refused by the rule eval applies, word for word.
+    assert main([*cli_args(tmp_path / "run")[:-1], "out=", "--dry-run"]) == 2
+    train_error = one_line_error(capsys, "out must be a directory path or null, got ''")
+    assert main(["eval", "env=RAGEN/Bandit-v0", "agent=random", "out="]) == 2
+    assert capsys.readouterr().err.split(": error: ")[1] == train_error.split(": error: ")[1]
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_mistyped_model_writes_nothing_and_the_corrected_command_runs(tmp_path, capsys):
+    from ragen_bench.cli import main
+
+    out = tmp_path / "run"
+    assert main(cli_args(out, "model=/no/such/dir")) == 2
+    one_line_error(capsys, "/no/such/dir")
+    assert not out.exists()
+    assert main(cli_args(out)) == 0
+    assert json.loads((out / "config.json").read_text())["model"] == "tiny"
+    assert (out / "checkpoints" / "latest").read_text() == "step-000001"
+
+
+@pytest.mark.parametrize("content", ['{\n  "algo": "starpo",\n  "env": \n', "", "[1, 2]"])
+def test_a_corrupt_config_json_is_one_line_naming_the_file(tmp_path, capsys, content):
+    from ragen_bench.cli import main
+
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "config.json").write_text(content)
+    assert main(cli_args(out)) == 2
+    one_line_error(capsys, f"{out / 'config.json'}: corrupt", "another out=")
+    assert (out / "config.json").read_text() == content and [p.name for p in out.iterdir()] == ["config.json"]
 
 
 def test_step_seeds_are_train_seeds_in_order_and_never_held_out():

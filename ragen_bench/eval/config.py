@@ -205,10 +205,7 @@ def validate(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     _require_int("limit", config["limit"], 1, optional=True)
     _require_int("lockstep_episodes", config["lockstep_episodes"], 1)
     validate_launch(config)
-    _require_type("out", config["out"], str, "a directory path", optional=True)
-    if config["out"] is not None and not config["out"].strip():
-        # An empty out= would silently fall back to the default directory.
-        raise ConfigError(f"out must be a directory path or null, got {config['out']!r}")
+    validate_out(config["out"])
     _require_type("progress", config["progress"], bool, "true or false")
     agent = config["agent"]
     _require_type("agent", agent, Mapping, "an agent config")
@@ -218,6 +215,16 @@ def validate(config: Mapping[str, Any]) -> list[tuple[str, str]]:
     targets = eval_targets(config)
     validate_game_keys(config, targets)
     return targets
+
+
+def validate_out(out: Any, error: type[ValueError] = ConfigError) -> None:
+    """``out``: a directory path or null (the default folder); the rule ``eval`` and ``train`` share.
+
+    An empty (or blank) ``out=`` would silently fall back to the default folder, so it is
+    refused; ``error`` is the caller's exception type.
+    """
+    if out is not None and not (isinstance(out, str) and out.strip()):
+        raise error(f"out must be a directory path or null, got {out!r}")
 
 
 def validate_launch(config: Mapping[str, Any]) -> None:

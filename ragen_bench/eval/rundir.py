@@ -123,7 +123,7 @@ def read_json(path: Path) -> Any:
     except OSError as error:
         raise RunDirError(f"{path}: cannot read ({error.strerror or error})") from None
     except ValueError as error:
-        raise RunDirError(f"{path}: not valid JSON ({error})") from None
+        raise RunDirError(f"{path}: corrupt, not valid JSON ({error})") from None
 
 
 def _parse_line(line: bytes) -> dict[str, Any] | None:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ragen_bench.eval.rundir import replace_atomically, write_json_atomic
+from ragen_bench.eval.rundir import RunDirError, read_json, replace_atomically, write_json_atomic
 from ragen_bench.train.config import CheckpointError, TrainConfig
 from ragen_bench.train.models import with_lora
 
@@ -49,12 +49,12 @@ def latest(out: Path) -> Path | None:
     return checkpoint
 
 
-def prepare_out(out: Path, config: TrainConfig) -> None:
-    """Create ``out`` with ``config.json``, or check that an existing run has the same config."""
+def check_out(out: Path, config: TrainConfig) -> None:
+    """Refuse ``out`` unless it is new, empty or a run of the same config; writes nothing."""
     wanted = _identity(config.to_dict())
     path = out / CONFIG
     if path.exists():
-        previous = _identity(json.loads(path.read_text()))
+        previous = _identity(_read_config(path))
         if previous != wanted:
             key = _first_difference(previous, wanted)
             raise CheckpointError(
@@ -63,8 +63,25 @@ def prepare_out(out: Path, config: TrainConfig) -> None:
             )
     elif out.exists() and any(out.iterdir()):
         raise CheckpointError(f"{out} is not empty and holds no training run; out= must name a new or empty folder")
+
+
+def prepare_out(out: Path, config: TrainConfig) -> None:
+    """Create ``out`` with ``config.json``, or check that an existing run has the same config."""
+    check_out(out, config)
     out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(path, config.to_dict())
+    write_json_atomic(out / CONFIG, config.to_dict())
+
+
+def _read_config(path: Path) -> dict[str, Any]:
+    """A run's ``config.json`` (read like the eval run files); a bad one is named, with the way on."""
+    way_on = f"to resume, fix or restore it; to start a new run, use another out= (or delete {path.parent})"
+    try:
+        recorded = read_json(path)
+    except RunDirError as error:
+        raise CheckpointError(f"{error}; {way_on}") from None
+    if not isinstance(recorded, dict):
+        raise CheckpointError(f"{path}: corrupt, not a training run's config (a JSON object is expected); {way_on}")
+    return recorded
 
 
 def save(out: Path, trainer: Any) -> Path:

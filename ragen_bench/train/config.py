@@ -264,11 +264,16 @@ def _require(condition: bool, key: str, message: str, value: Any) -> None:
 
 def _check(c: TrainConfig) -> None:
     """Ranges and choices; types were checked while building."""
+    from ragen_bench.eval.config import validate_out
     from ragen_bench.registry import ENV_IDS
 
     _require(c.algo in ALGOS, "algo", f"must be one of {', '.join(ALGOS)}", c.algo)
     _require(c.backend in BACKENDS, "backend", f"must be one of {', '.join(BACKENDS)}", c.backend)
     _require(c.env in ENV_IDS, "env", "not a single-agent env id (see `ragen-bench envs list`)", c.env)
+    # Whether a model path exists is checked when training starts (a preset may name a hub id
+    # that only backend=verl or another machine resolves); an empty one never names a model.
+    _require(bool(c.model.strip()), "model", "must name a model (an alias such as tiny, or a directory)", c.model)
+    validate_out(c.out, TrainConfigError)
     _require(c.dtype in DTYPES, "dtype", f"must be one of {', '.join(DTYPES)}", c.dtype)
     _require(0 <= c.seed < 2**32, "seed", "must be in 0..2**32-1", c.seed)
     _require(c.steps >= 0, "steps", "must be >= 0", c.steps)

@@ -457,5 +457,9 @@ class _Averages:
 def train(config: TrainConfig, *, progress: Callable[[str], None] | None = None) -> TrainResult:
     """Train (or resume) the run ``config`` describes in its ``out`` folder."""
     out = default_out(config)
+    # Whatever the settings can make fail (the folder, the model, an adapter, the envs) fails
+    # before the folder or its config.json is written, so the corrected command runs.
+    ckpt.check_out(out, config)
+    trainer = Trainer(config, out, progress=progress)
     ckpt.prepare_out(out, config)
-    return Trainer(config, out, progress=progress).run()
+    return trainer.run()
