@@ -16,9 +16,12 @@ import os
 import re
 import shutil
 import tempfile
+import tracemalloc
+import zlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+from unittest import mock
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -610,6 +613,82 @@ def test_gzip_bomb_is_refused_by_decompressed_size(
     (sub / "episodes.jsonl.gz").write_bytes(gzip.compress(b" " * 50_000_000))
     monkeypatch.setitem(files.LIMITS, "episodes.jsonl", 10_000_000)
     assert "decompresses to over the limit of 10000000" in refused(sub).problem
+
+
+def _bomb(path: Path, size: int) -> Path:
+    """A gzip file of ``size`` spaces, written without ever holding them (about size / 1000 bytes)."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 16 + zlib.MAX_WBITS)
+    block = b" " * (1 << 20)
+    with path.open("wb") as handle:
+        for _ in range(size // len(block)):
+            handle.write(compressor.compress(block))
+        handle.write(compressor.flush())
+    return path
+
+
+def test_gzip_bomb_is_refused_holding_a_chunk_not_the_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Decompression streams: the bomb is refused as its output passes the limit, and memory
+    never holds anything near the limit (before, the output up to the limit was held twice)."""
+    limit = 48 * 1024 * 1024
+    monkeypatch.setitem(files.LIMITS, "episodes.jsonl", limit)
+    bomb = _bomb(tmp_path / "episodes.jsonl.gz", 4 * limit)
+    tracemalloc.start()
+    try:
+        with pytest.raises(LeaderboardError, match=f"decompresses to over the limit of {limit} bytes"):
+            list(files.episode_lines(bomb))
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < limit / 4, f"peak {peak / 2**20:.1f} MiB for a {limit / 2**20:.0f} MiB limit"
+
+
+@pytest.mark.parametrize(("tail", "problem"), [
+    (lambda data: data[:-9], "gzip data is truncated"),
+    (lambda data: data + b"x", "holds data after the gzip stream"),
+    (lambda data: data + gzip.compress(b"{}\n"), "holds data after the gzip stream"),
+    (lambda data: data[:40] + bytes([data[40] ^ 0xFF]) + data[41:], "not valid gzip data"),
+])
+@pytest.mark.parametrize("chunk", [1, 7, files.CHUNK_BYTES])
+def test_broken_gzip_is_refused_before_any_record(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, chunk: int,
+                                                  tail: Callable[[bytes], bytes], problem: str) -> None:
+    monkeypatch.setattr(files, "CHUNK_BYTES", chunk)
+    lines = b"".join(b'{"n": %d, "pad": "%s"}\n' % (n, b"ab" * n) for n in range(50))
+    path = tmp_path / "episodes.jsonl.gz"
+    path.write_bytes(tail(gzip.compress(lines, mtime=0)))
+    records_seen = []
+    with pytest.raises(LeaderboardError, match=problem):
+        for _, record in files.episode_lines(path):
+            records_seen.append(record)
+    assert records_seen == []  # the whole stream is checked first
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.binary(max_size=30).map(lambda b: b.replace(b"\n", b"")), max_size=8),
+       st.integers(1, 12), st.booleans())
+def test_lines_across_chunks(tmp_path_factory: pytest.TempPathFactory, texts: list[bytes], chunk: int,
+                             compress: bool) -> None:
+    """Records, over-long lines and the last newline are found wherever chunks cut the log."""
+    items = [{"t": text.hex()} for text in texts]
+    data = b"".join(rundir.encode_line(item) for item in items)
+    path = tmp_path_factory.mktemp("log") / ("episodes.jsonl.gz" if compress else "episodes.jsonl")
+    longest = max([len(line) for line in data.split(b"\n")], default=0)
+    limit = max(16, longest - 5)  # a line over it when one is longer than 21 bytes
+    with mock.patch.object(files, "CHUNK_BYTES", chunk), mock.patch.object(files, "MAX_LINE_BYTES", limit):
+        path.write_bytes(gzip.compress(data) if compress else data)
+        long = [n for n, line in enumerate(data.split(b"\n"), start=1) if len(line) > limit]
+        if long:
+            with pytest.raises(LeaderboardError) as caught:
+                list(files.episode_lines(path))
+            length = len(data.split(b"\n")[long[0] - 1])
+            assert (caught.value.line, caught.value.problem) == (
+                long[0], f"line is {length} bytes, over the limit of {limit}")
+        else:
+            assert [record for _, record in files.episode_lines(path)] == items
+        if data:
+            path.write_bytes(gzip.compress(data[:-1]) if compress else data[:-1])
+            with pytest.raises(LeaderboardError, match="no newline") as caught:
+                list(files.episode_lines(path))
+            assert caught.value.line == len(items)
 
 
 def test_two_episode_logs(clean_suite: Path, tmp_path: Path) -> None:

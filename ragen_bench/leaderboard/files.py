@@ -2,8 +2,9 @@
 
 Nothing in a submission is executed or unpickled: every file is JSON (``episodes`` as
 JSON lines, optionally gzip-compressed).  Every read is bounded before it happens
-(``LIMITS``; a gzip file is bounded by its *decompressed* size, so a small bomb is
-refused after reading at most the limit), and a path from inside a submission must be
+(``LIMITS``; a gzip file is bounded by its *decompressed* size, and episode logs are
+streamed a chunk at a time, so a small bomb is refused as its output passes the limit,
+holding one chunk), and a path from inside a submission must be
 relative, free of ``..`` and of symbolic links at every step, so no file outside
 the folder is ever read.
 """
@@ -16,7 +17,7 @@ import stat
 import zlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, BinaryIO
 
 from ragen_bench.leaderboard.errors import LeaderboardError
 
@@ -29,6 +30,8 @@ LIMITS: dict[str, int] = {
 }
 # One episode record: 5 turns of 4096-character replies fit many times over.
 MAX_LINE_BYTES = 4 * 1024 * 1024
+# Episode logs are read (and decompressed) this much at a time.
+CHUNK_BYTES = 1024 * 1024
 EPISODE_FILES = ("episodes.jsonl", "episodes.jsonl.gz")
 
 
@@ -54,8 +57,8 @@ def inside(root: Path, relative: str, *, what: str) -> Path:
     return path
 
 
-def read_bounded(path: Path, limit: int) -> bytes:
-    """The bytes of the plain file ``path`` (no symlink), refused when larger than ``limit``."""
+def _open_bounded(path: Path, limit: int) -> BinaryIO:
+    """The plain file ``path`` (no symlink) opened for reading, refused when larger than ``limit``."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -68,27 +71,65 @@ def read_bounded(path: Path, limit: int) -> bytes:
         raise LeaderboardError(f"file is {info.st_size} bytes, over the limit of {limit}", file=str(path))
     # O_NOFOLLOW: a file swapped for a link after the lstat is still not followed.
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as handle:
+    return os.fdopen(fd, "rb")
+
+
+def _grew(limit: int, name: str) -> LeaderboardError:
+    return LeaderboardError(f"file grew over the limit of {limit} bytes while read", file=name)
+
+
+def read_bounded(path: Path, limit: int) -> bytes:
+    """The bytes of the plain file ``path`` (no symlink), refused when larger than ``limit``."""
+    with _open_bounded(path, limit) as handle:
         data = handle.read(limit + 1)
     if len(data) > limit:
-        raise LeaderboardError(f"file grew over the limit of {limit} bytes while read", file=str(path))
+        raise _grew(limit, str(path))
     return data
 
 
-def gunzip_bounded(data: bytes, limit: int, *, name: str) -> bytes:
-    """Decompress gzip ``data``, refusing output beyond ``limit`` bytes without producing it."""
+def _chunks(handle: BinaryIO, limit: int, *, name: str) -> Iterator[bytes]:
+    """The bytes of ``handle`` from where it stands, :data:`CHUNK_BYTES` at a time; at most ``limit`` in all."""
+    total = 0
+    while chunk := handle.read(CHUNK_BYTES):
+        total += len(chunk)
+        if total > limit:
+            raise _grew(limit, name)
+        yield chunk
+
+
+_APPENDED = "holds data after the gzip stream (concatenated or appended bytes)"
+
+
+def _gunzip_chunks(handle: BinaryIO, limit: int, *, name: str) -> Iterator[bytes]:
+    """The decompressed gzip stream of ``handle``, in pieces of at most :data:`CHUNK_BYTES`.
+
+    Refused as soon as the output passes ``limit`` bytes: one piece of output and one of
+    input are held at a time, whatever the stream decompresses to (a "bomb" costs a chunk).
+    """
     decompressor = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
-    try:
-        out = decompressor.decompress(data, limit + 1)
-    except zlib.error as error:
-        raise LeaderboardError(f"not valid gzip data ({error})", file=name) from None
-    if len(out) > limit:
-        raise LeaderboardError(f"decompresses to over the limit of {limit} bytes", file=name)
+    total = 0
+    for compressed in _chunks(handle, limit, name=name):
+        if decompressor.eof:
+            raise LeaderboardError(_APPENDED, file=name)
+        data = compressed
+        while True:
+            try:
+                out = decompressor.decompress(data, CHUNK_BYTES)
+            except zlib.error as error:
+                raise LeaderboardError(f"not valid gzip data ({error})", file=name) from None
+            total += len(out)
+            if total > limit:
+                raise LeaderboardError(f"decompresses to over the limit of {limit} bytes", file=name)
+            if out:
+                yield out
+            data = decompressor.unconsumed_tail
+            # A full piece of output may leave more pending in the stream, even with no input left.
+            if decompressor.eof or (not data and len(out) < CHUNK_BYTES):
+                break
+        if decompressor.unused_data:
+            raise LeaderboardError(_APPENDED, file=name)
     if not decompressor.eof:
         raise LeaderboardError("gzip data is truncated", file=name)
-    if decompressor.unused_data:
-        raise LeaderboardError("holds data after the gzip stream (concatenated or appended bytes)", file=name)
-    return out
 
 
 def _no_constants(name: str) -> Any:
@@ -134,21 +175,64 @@ def find_episodes(run_dir: Path) -> Path:
 
 
 def episode_lines(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, record)`` of an episode log; every line must be one JSON object."""
-    limit = LIMITS["episodes.jsonl"]
-    data = read_bounded(path, limit)
-    if path.name.endswith(".gz"):
-        data = gunzip_bounded(data, limit, name=str(path))
-    if data and not data.endswith(b"\n"):
-        raise LeaderboardError("the last line has no newline (a cut-off file?)", file=str(path),
-                               line=data.count(b"\n") + 1)
-    # Split on b"\n" only: JSON escapes every line break inside strings, and a bare
-    # b"\r" between tokens is whitespace, not a line end.
-    for number, line in enumerate(data.split(b"\n")[:-1], start=1):
-        if len(line) > MAX_LINE_BYTES:
-            raise LeaderboardError(f"line is {len(line)} bytes, over the limit of {MAX_LINE_BYTES}",
-                                   file=str(path), line=number)
-        record = parse_json(line, name=str(path), line=number, unique_keys=False)
-        if not isinstance(record, dict):
-            raise LeaderboardError("not an episode record (a JSON object is expected)", file=str(path), line=number)
-        yield number, record
+    """``(line number, record)`` of an episode log; every line must be one JSON object.
+
+    Read as a stream, twice: first the checks of the whole file (sizes, gzip, the last
+    newline), then the records, a line at a time.  Memory stays at about a line and a
+    chunk, however large the file or what it decompresses to.
+    """
+    limit, name = LIMITS["episodes.jsonl"], str(path)
+    with _open_bounded(path, limit) as handle:
+
+        def stream() -> Iterator[bytes]:
+            handle.seek(0)
+            if path.name.endswith(".gz"):
+                return _gunzip_chunks(handle, limit, name=name)
+            return _chunks(handle, limit, name=name)
+
+        long_line = _scan(stream(), name=name)
+
+        def too_long(number: int, length: int) -> LeaderboardError:
+            if long_line is not None and long_line[0] == number:
+                length = long_line[1]  # the whole line's length, which the scan measured
+            return LeaderboardError(f"line is {length} bytes, over the limit of {MAX_LINE_BYTES}",
+                                    file=name, line=number)
+
+        # Split on b"\n" only: JSON escapes every line break inside strings, and a bare
+        # b"\r" between tokens is whitespace, not a line end.
+        number, pending = 0, b""
+        for chunk in stream():
+            *complete, pending = (pending + chunk).split(b"\n")
+            for line in complete:
+                number += 1
+                if len(line) > MAX_LINE_BYTES:
+                    raise too_long(number, len(line))
+                record = parse_json(line, name=name, line=number, unique_keys=False)
+                if not isinstance(record, dict):
+                    raise LeaderboardError("not an episode record (a JSON object is expected)", file=name, line=number)
+                yield number, record
+            if len(pending) > MAX_LINE_BYTES:
+                raise too_long(number + 1, len(pending))
+
+
+def _scan(chunks: Iterator[bytes], *, name: str) -> tuple[int, int] | None:
+    """``(number, length)`` of the stream's first line over :data:`MAX_LINE_BYTES`, or ``None``.
+
+    Refuses a stream whose last line has no newline (a cut-off file).
+    """
+    lines, length, long_line, last = 0, 0, None, b"\n"
+    for chunk in chunks:
+        first = chunk.find(b"\n")
+        if first < 0:
+            length += len(chunk)
+        else:
+            length += first
+            if length > MAX_LINE_BYTES and long_line is None:
+                long_line = (lines + 1, length)
+            # (A line wholly inside one chunk is shorter than a chunk: the second pass measures it.)
+            lines += chunk.count(b"\n")
+            length = len(chunk) - chunk.rfind(b"\n") - 1
+        last = chunk[-1:]
+    if last != b"\n":
+        raise LeaderboardError("the last line has no newline (a cut-off file?)", file=name, line=lines + 1)
+    return long_line
