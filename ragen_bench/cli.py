@@ -162,6 +162,7 @@ def _game_show(env_id: str, seed: int) -> int:
     from ragen_bench.games.seeds import seed_view
 
     row = game_entry(env_id)
+    view = seed_view(env_id, seed)[0]  # first: a bad seed is one error line, before any output
     game = make_multiagent(env_id, parallel=row.parallel).unwrapped
     print(f"{env_id}  (ragen_bench.games.{row.family}, {'parallel' if row.parallel else 'turn-based'}, {row.kwargs})")
     print(f"\n{game.instruction}\n\nactions: {', '.join(game.action_names)}")
@@ -169,7 +170,7 @@ def _game_show(env_id: str, seed: int) -> int:
     for split in panels.available(env_id):
         panel = panels.load(env_id, split)
         print(f"panel {split}: {len(panel.seeds)} seeds, checksum {panel.checksum}")
-    print(f"\nseed {seed}:\n{seed_view(env_id, seed)[0]}", end="")
+    print(f"\nseed {seed}:\n{view}", end="")
     return 0
 
 

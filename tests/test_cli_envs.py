@@ -7,6 +7,9 @@ import importlib.util
 import pytest
 
 from ragen_bench.cli import main
+from ragen_bench.games.registry import GAME_IDS
+
+from .conftest import one_line_error
 
 
 @pytest.fixture
@@ -26,3 +29,17 @@ def test_with_pettingzoo_the_game_panels_are_verified(capsys):
     pytest.importorskip("pettingzoo")
     assert main(["envs", "verify", "RAGEN/TicTacToe-v0"]) == 0
     assert capsys.readouterr().out.count("ok   RAGEN/TicTacToe-v0") == 3
+
+
+@pytest.mark.parametrize("env_id", [*GAME_IDS, "RAGEN/Sokoban-6x6-v0"])
+def test_envs_show_refuses_a_negative_seed_in_one_line(env_id, capsys):
+    if env_id in GAME_IDS:
+        pytest.importorskip("pettingzoo")
+    assert main(["envs", "show", env_id, "--seed", "-1"]) == 2
+    one_line_error(capsys, "ragen-bench envs: error: ", "seed must be ", "got -1")
+
+
+def test_envs_show_of_a_game_prints_nothing_before_refusing_the_seed(capsys):
+    pytest.importorskip("pettingzoo")
+    assert main(["envs", "show", "RAGEN/TicTacToe-v0", "--seed", "-1"]) == 2
+    assert capsys.readouterr().out == ""

@@ -11,7 +11,10 @@ pytest.importorskip("pettingzoo")
 
 from pettingzoo.test import api_test, parallel_api_test, parallel_seed_test, seed_test  # noqa: E402
 
+import numpy as np  # noqa: E402
+
 import ragen_bench  # noqa: E402
+from ragen_bench.games.board import IllegalMoveError  # noqa: E402
 from ragen_bench.games import GAME_IDS, game_entry, make_multiagent  # noqa: E402
 from ragen_bench.games.registry import game_module  # noqa: E402
 from tests.conftest import run_python  # noqa: E402
@@ -33,6 +36,63 @@ def test_pettingzoo_api_and_seed_tests_pass(env_id):
     if game_entry(env_id).parallel:
         parallel_api_test(module.parallel_env(), num_cycles=300)
         parallel_seed_test(module.parallel_env)
+
+
+@pytest.mark.parametrize("env_id", GAME_IDS)
+@pytest.mark.parametrize("action", [True, np.True_, None, 1.5, "A1", np.array([0, 1])])
+def test_the_wrapped_env_refuses_a_non_move_as_the_raw_env_does(env_id, action):
+    """Through env(), PettingZoo's wrappers never see it: the raw env's IllegalMoveError names the agent."""
+    game = make_multiagent(env_id)
+    game.reset(seed=0)
+    game.step(0)  # player_0 moves; player_1's action is the bad one
+    with pytest.raises(IllegalMoveError, match=r"player_1's action must be (an int|0 or 1), got "):
+        game.step(action)
+    assert game.agent_selection == "player_1" and not any(game.terminations.values())
+    game.step(1)  # nothing was played: the game goes on
+    if not game_entry(env_id).parallel:
+        assert game.unwrapped.board.moves == [0, 1]
+
+
+@pytest.mark.parametrize("action", [None, True, 2])
+def test_the_prisoners_dilemma_aec_view_refuses_a_bad_action_when_it_is_given(action):
+    game = make_multiagent("RAGEN/PrisonersDilemma-v0")
+    game.reset(seed=0)
+    with pytest.raises(IllegalMoveError, match="player_0's action must be 0 or 1"):
+        game.step(action)  # not only once player_1 has moved too
+    assert game.agent_selection == "player_0"
+
+
+def test_a_finished_agent_still_steps_none_through_the_wrapper():
+    game = make_multiagent("RAGEN/TicTacToe-v0")
+    game.reset(seed=0)
+    for move in (0, 3, 1, 4, 2):  # X takes the top row
+        game.step(move)
+    assert all(game.terminations.values())
+    done = game.agent_selection
+    game.step(None)  # what PettingZoo's loop sends a finished agent
+    assert game.agents == [agent for agent in ("player_0", "player_1") if agent != done]
+
+
+@pytest.mark.parametrize("actions", [None, True, [0, 1], "cooperate"])
+def test_the_parallel_step_takes_a_dict_only(actions):
+    game = make_multiagent("RAGEN/PrisonersDilemma-v0", parallel=True)
+    game.reset(seed=0)
+    with pytest.raises(IllegalMoveError, match="step takes a dict of agent -> action, got "):
+        game.step(actions)
+
+
+@pytest.mark.parametrize("env_id", GAME_IDS)
+@pytest.mark.parametrize(("seed", "error", "message"), [
+    (-1, ValueError, "seed must be a non-negative int, got -1"),
+    (True, TypeError, "seed must be an int or None, got True"),
+    (1.0, TypeError, "seed must be an int or None, got 1.0"),
+])
+def test_reset_refuses_a_bad_seed_by_name(env_id, seed, error, message):
+    row = game_entry(env_id)
+    for game in (make_multiagent(env_id), *([make_multiagent(env_id, parallel=True)] if row.parallel else [])):
+        with pytest.raises(error, match=f"{game.unwrapped.metadata['name']}: {message}"):
+            game.reset(seed=seed)
+    make_multiagent(env_id).reset(seed=np.int64(2**40))  # numpy ints and large seeds are fine
 
 
 def test_make_multiagent_is_on_the_package_and_applies_the_id_kwargs():

@@ -17,6 +17,8 @@ gives each ``Discrete`` action's name.
 Illegal moves: the raw env raises :class:`IllegalMoveError` naming the agent and the
 move; :func:`wrap` (what every game's ``env()`` returns) ends the game instead, with
 -1 for the agent that moved illegally and 0 for the other, as the classic games do.
+An action that is no move at all (``True``, ``None``, a string) raises the raw env's
+:class:`IllegalMoveError` through ``env()`` too (:class:`ActionCheckWrapper`).
 """
 
 from __future__ import annotations
@@ -65,6 +67,17 @@ class BoardRules:
 
     def board_text(self) -> str:
         raise NotImplementedError
+
+
+def check_seed(name: str, seed: Any) -> int | None:
+    """``reset``'s ``seed`` as an int (or ``None``); a clear error for anything else (``name``: the game's)."""
+    if seed is None:
+        return None
+    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{name}: seed must be an int or None, got {seed!r} ({type(seed).__name__})")
+    if seed < 0:
+        raise ValueError(f"{name}: seed must be a non-negative int, got {seed}")
+    return int(seed)
 
 
 def player_mark(player: int) -> str:
@@ -119,6 +132,7 @@ class BoardGameEnv(AECEnv):
         ``np_random``, which the built-in opponents use to break ties between equally
         good moves.
         """
+        seed = check_seed(self.metadata["name"], seed)
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
         self.board = self.rules()
@@ -159,13 +173,17 @@ class BoardGameEnv(AECEnv):
             lines.append("It is your opponent's move.")
         return "\n".join(lines)
 
+    def check_action(self, agent: str, action: Any) -> None:
+        """Refuse an action that is no move at all (not an int); :func:`wrap`'s env checks it first too."""
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+            raise IllegalMoveError(f"{self.metadata['name']}: {agent}'s action must be an int, got {action!r}")
+
     def step(self, action: Any) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
             return
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise IllegalMoveError(f"{self.metadata['name']}: {agent}'s action must be an int, got {action!r}")
+        self.check_action(agent, action)
         legal = self.legal_moves(agent)
         if int(action) not in legal:
             shown = self.action_names[action] if 0 <= action < len(self.action_names) else "out of range"
@@ -193,11 +211,33 @@ class BoardGameEnv(AECEnv):
         """Nothing to release (no window, no files)."""
 
 
+class ActionCheckWrapper(wrappers.OrderEnforcingWrapper):
+    """PettingZoo's order checks, and the raw env's own check of an action before any wrapper sees it.
+
+    Outermost, so a ``True`` or ``None`` for a live agent gets the raw env's
+    :class:`IllegalMoveError` (``check_action(agent, action)``) instead of reaching
+    PettingZoo's wrappers, which would index the action mask with it (numpy's "truth
+    value of an array is ambiguous") or fail an assertion.  A finished agent's ``None``
+    passes, as the API wants.  It is an ``OrderEnforcingWrapper``, so ``agent_iter``
+    and PettingZoo's ``api_test`` work as on the classic games.
+    """
+
+    def step(self, action: Any) -> None:
+        if self._has_reset and self.agents:
+            agent = self.agent_selection
+            if not (self.terminations[agent] or self.truncations[agent]):
+                self.unwrapped.check_action(agent, action)
+        super().step(action)
+
+    def __str__(self) -> str:
+        return str(self.env)
+
+
 def wrap(raw: AECEnv) -> AECEnv:
-    """The classic games' wrapper stack: illegal moves end the game (-1), order checks."""
+    """The classic games' wrapper stack: illegal moves end the game (-1), order and action checks."""
     env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
     env = wrappers.AssertOutOfBoundsWrapper(env)
-    return wrappers.OrderEnforcingWrapper(env)
+    return ActionCheckWrapper(env)
 
 
 def random_choice(rng: np.random.Generator, moves: Sequence[int]) -> int:

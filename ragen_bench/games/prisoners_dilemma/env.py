@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
-from pettingzoo.utils import parallel_to_aec, wrappers
+from pettingzoo.utils import parallel_to_aec
 
-from ragen_bench.games.board import AGENTS, IllegalMoveError
+from ragen_bench.games.board import AGENTS, ActionCheckWrapper, IllegalMoveError, check_seed
 
 ACTION_NAMES = ("cooperate", "defect")
 _PAST = ("cooperated", "defected")
@@ -121,6 +122,7 @@ class PrisonersDilemmaEnv(ParallelEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
+        seed = check_seed(self.metadata["name"], seed)
         if seed is not None:
             self.np_random, _ = seeding.np_random(seed)
         self.rounds = int(self.np_random.integers(self.min_rounds, self.max_rounds + 1))
@@ -180,9 +182,18 @@ class PrisonersDilemmaEnv(ParallelEnv):
             lines.append(f"The game is over after {len(self._moves)} rounds. Your score: {total}.")
         return "\n".join(lines)
 
+    def check_action(self, agent: str, action: Any) -> None:
+        """Refuse anything but 0 or 1 (``env()`` checks each agent's action as it is given, too)."""
+        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) or action not in (0, 1):
+            raise IllegalMoveError(f"{self.metadata['name']}: {agent}'s action must be 0 or 1, got {action!r}")
+
     def step(self, actions: dict[str, Any]):
         if not self.agents:
             raise IllegalMoveError(f"{self.metadata['name']}: the game is over; call reset()")
+        if not isinstance(actions, Mapping):
+            raise IllegalMoveError(
+                f"{self.metadata['name']}: step takes a dict of agent -> action, got {actions!r}"
+            )
         missing = [a for a in self.agents if a not in actions]
         if missing:
             raise IllegalMoveError(f"{self.metadata['name']}: no action for {missing}")
@@ -190,9 +201,7 @@ class PrisonersDilemmaEnv(ParallelEnv):
             # A misspelt seat would otherwise be dropped without a word.
             raise IllegalMoveError(f"{self.metadata['name']}: actions for agents not in the game: {unknown}")
         for agent in self.agents:
-            action = actions[agent]
-            if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)) or action not in (0, 1):
-                raise IllegalMoveError(f"{self.metadata['name']}: {agent}'s action must be 0 or 1, got {action!r}")
+            self.check_action(agent, actions[agent])
         moves = (int(actions[AGENTS[0]]), int(actions[AGENTS[1]]))
         self._moves.append(moves)
         # A message sent before this round is read before the next decision.
@@ -231,4 +240,4 @@ def raw_env(**kwargs):
 
 
 def env(**kwargs):
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    return ActionCheckWrapper(raw_env(**kwargs))
