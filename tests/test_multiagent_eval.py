@@ -111,14 +111,23 @@ def test_an_agent_config_as_opponent_records_both_transcripts(tmp_path):
     assert result.summary["games"][0]["win_rate"] == 0.5
 
 
-def test_the_random_reference_agent_plays_games_through_retries(tmp_path):
-    result = run_eval(
-        compose_config("eval", [f"env={TTT}", "limit=4", f"out={tmp_path}", "progress=false", "agent=random",
-                                "opponent=random", "game.on_illegal=random"])
-    )
-    (summary,) = result.summary["games"]
-    assert summary["games"] == 4 and summary["forfeits"] == 0
-    assert 0.0 < summary["illegal_move_rate"] < 1.0  # it names occupied cells too
+@pytest.mark.parametrize(("env_id", "games"), [(TTT, 64), ("RAGEN/ConnectFour-v0", 32), ("RAGEN/PrisonersDilemma-v0", 16)])
+def test_the_random_reference_agent_plays_legal_moves_only(tmp_path, env_id, games):
+    """agent=random draws among the legal moves (the action mask): never an occupied cell or full column.
+
+    No retries, so a single illegal move would forfeit a game; the draws are seeded (a re-run is identical).
+    """
+    def run(out):
+        return run_eval(compose_config("eval", [f"env={env_id}", f"limit={games}", f"out={out}", "progress=false",
+                                                "agent=random", "opponent=random", "game.max_retries=0"]))
+
+    (summary,) = run(tmp_path / "a").summary["games"]
+    assert summary["games"] == games and summary["forfeits"] == 0 and summary["illegal_move_rate"] == 0.0
+    games_played = records(tmp_path / "a")
+    assert all(turn["valid"] and "fallback" not in (turn["info"] or {}) for g in games_played for turn in g["turns"])
+    assert len({outcome for g in games_played for outcome in [g["game"]["outcome"]]}) > 1  # it does play at random
+    run(tmp_path / "b")
+    assert (tmp_path / "a" / rundir.EPISODES).read_bytes() == (tmp_path / "b" / rundir.EPISODES).read_bytes()
 
 
 @pytest.mark.parametrize(

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import collections
+import gzip
 import importlib
+import json
+import tempfile
+from pathlib import Path
 
 import gymnasium
 import pytest
@@ -22,6 +27,9 @@ from ragen_bench.chat import (
     run_lockstep,
 )
 from ragen_bench.chat.protocol import clone_env
+from ragen_bench.eval import compose_config, run_eval
+
+from .conftest import REPO_ROOT
 
 SOKOBAN = "RAGEN/Sokoban-6x6-v0"
 FROZEN_LAKE = "RAGEN/FrozenLake-4x4-v0"
@@ -112,6 +120,69 @@ def test_random_agent_is_deterministic_per_episode_and_independent_of_batching()
     assert together[0] != together[1]  # different episodes, different streams (5 actions each)
     assert RandomAgent(sampling_seed=4, actions_per_turn=5).act([a]) != together[:1]
     assert agent.act([_request(SOKOBAN, 123, turn=2)]) != together[:1]
+
+
+class _SeatLike:
+    """A view that knows the legal moves now, as a game seat's does (test only)."""
+
+    action_names = tuple(f"m{i}" for i in range(9))
+
+    def __init__(self, legal):
+        self.legal = legal
+
+    def legal_actions(self):
+        return self.legal
+
+
+class _NamesOnly:
+    """A view without ``legal_actions``, as a single-agent env's: every named action is valid."""
+
+    action_names = _SeatLike.action_names
+
+
+def _draws(legal, n, **settings):
+    agent = RandomAgent(**settings)
+    requests = [AgentRequest(messages=[], episode_key=f"game/test/{k}/0", turn=1 + k % 5, live_env=_SeatLike(legal))
+                for k in range(n)]
+    return [parse_response(reply.text).actions[0] for reply in agent.act(requests)]
+
+
+def test_random_agent_draws_uniformly_among_the_legal_moves_only():
+    legal = [1, 4, 7]
+    n = 6000
+    counts = collections.Counter(_draws(legal, n))
+    assert set(counts) == {"m1", "m4", "m7"}
+    sigma = (n * (1 / 3) * (2 / 3)) ** 0.5
+    assert all(abs(count - n / 3) < 4 * sigma for count in counts.values()), counts
+    # Exactly: the draw u in [0, 1) picks legal[int(u * len(legal))], a third of [0, 1) each.
+    assert _draws(legal, 50, sampling_seed=2) == _draws(legal, 50, sampling_seed=2)  # seeded, deterministic
+    assert _draws([5], 20) == ["m5"] * 20
+
+
+def test_random_agent_with_every_move_legal_draws_as_it_always_did():
+    """A view without legal_actions (the single-agent envs) and one listing every move give the same replies."""
+    every, plain = _SeatLike(list(range(9))), _NamesOnly()
+    agent = RandomAgent(sampling_seed=5, actions_per_turn=3)
+    requests = [AgentRequest(messages=[], episode_key=f"k/{k}", turn=1, live_env=view)
+                for k in range(40) for view in (every, plain)]
+    replies = agent.act(requests)
+    assert replies[0::2] == replies[1::2]
+
+
+def test_random_agent_replays_the_committed_leaderboard_entry():
+    """The single-agent random stream is unchanged: a slice re-run equals the committed `random` entry."""
+    committed = {}
+    with gzip.open(REPO_ROOT / "leaderboard" / "submissions" / "random" / "episodes.jsonl.gz") as handle:
+        for line in handle:
+            record = json.loads(line)
+            committed[(record["env_id"], record["seed"])] = record
+    with tempfile.TemporaryDirectory() as out:
+        run_eval(compose_config("eval", ["suite=ragen-generalization-v0", "agent=random", "limit=2",
+                                         f"out={out}", "progress=false"]))
+        fresh = [json.loads(line) for line in (Path(out) / "episodes.jsonl").read_text().splitlines()]
+    assert len(fresh) == 16
+    for record in fresh:
+        assert record == committed[(record["env_id"], record["seed"])]
 
 
 def test_random_agent_answers_free_text_envs_inside_the_action_space():

@@ -11,9 +11,11 @@ next turn from the live state, so the defaults suit any :class:`ChatConfig`.
 
 Random
     ``actions_per_turn`` uniformly drawn valid action names per turn (free-text envs:
-    one random string over the action space's characters).  Its random stream is
-    derived from ``(sampling_seed, episode_key, turn)`` alone, so replies do not depend on
-    batching, ordering or process.
+    one random string over the action space's characters).  Where the view knows which
+    actions are legal now (``legal_actions()``: a game seat's view, from the action
+    mask), it draws uniformly among those; in the single-agent envs every named action
+    is valid in every state.  Its random stream is derived from ``(sampling_seed,
+    episode_key, turn)`` alone, so replies do not depend on batching, ordering or process.
 
 Optimal
     Follows the env's ``optimal_action()``.  To send several actions in one turn
@@ -75,7 +77,7 @@ class _ScriptedAgent:
 
 
 class RandomAgent(_ScriptedAgent):
-    """Uniformly random valid actions, deterministic per (sampling_seed, episode, turn)."""
+    """Uniformly random valid (in a game: legal) actions, deterministic per (sampling_seed, episode, turn)."""
 
     name = "random"
 
@@ -98,8 +100,19 @@ class RandomAgent(_ScriptedAgent):
         if names is None:
             actions = [_random_text(rng, view.action_space)]
         else:
-            actions = [names[_index(rng, len(names))] for _ in range(self.actions_per_turn)]
+            legal = _legal_actions(view, len(names))
+            actions = [names[legal[_index(rng, len(legal))]] for _ in range(self.actions_per_turn)]
         return format_reply(actions, thought="I pick at random.", think=self.think, separator=self.separator)
+
+
+def _legal_actions(view: Any, size: int) -> list[int]:
+    """The actions legal now: the view's ``legal_actions()`` where it has one (a game seat), else all ``size``.
+
+    With every action legal the draw is the one it always was (the index itself).
+    """
+    legal_actions = getattr(view, "legal_actions", None)
+    legal = None if legal_actions is None else [int(action) for action in legal_actions()]
+    return legal or list(range(size))
 
 
 def _index(rng: random.Random, size: int) -> int:

@@ -33,11 +33,19 @@ OUTCOMES = ("win", "draw", "loss")
 
 
 class _SeatView:
-    """What a privileged scripted agent (``random``) may read of a game: the move names."""
+    """What a privileged scripted agent (``random``) may read of a game: the move names and the legal moves."""
+
+    __slots__ = ("_game", "_seat", "action_names", "action_space")
 
     def __init__(self, game: Any, seat: str) -> None:
+        self._game, self._seat = game, seat
         self.action_names = tuple(game.action_names)
         self.action_space = game.action_space(seat)
+
+    def legal_actions(self) -> list[int]:
+        """The seat's legal moves in the live game now: the ones of its action mask."""
+        mask = self._game.observe(self._seat)["action_mask"]
+        return [int(move) for move in mask.nonzero()[0]]
 
     def optimal_action(self, steps_left: int | None = None) -> None:
         return None  # no single-agent optimum exists in a game
@@ -47,7 +55,7 @@ class _SeatView:
 
 
 class _PrivilegedSeat:
-    """Gives a ``needs_live_env`` agent its game's move names with every request."""
+    """Gives a ``needs_live_env`` agent its game's seat view (move names, legal moves) with every request."""
 
     def __init__(self, agent: Any, views: Mapping[str, _SeatView]) -> None:
         self.agent, self.name, self.views = agent, agent.name, dict(views)
@@ -103,7 +111,7 @@ def play_games(
 
 
 def _privilege(matches: Sequence[Any], agent: Any) -> None:
-    """Seat a wrapper of ``agent`` that hands it each game's move names (the privileged channel)."""
+    """Seat a wrapper of ``agent`` that hands it each game's seat view (the privileged channel)."""
     views = {}
     for match in matches:
         seat = next(seat for seat, player in match.players.items() if player is agent)
