@@ -136,21 +136,24 @@ def _envs_show(args: argparse.Namespace) -> int:
         return _game_show(args.env_id, args.seed)
     row = entry(args.env_id)
     env = gymnasium.make(row.id)
-    base = env.unwrapped
-    print(f"{row.id}  ({row.entry_point}, {row.kwargs})")
-    if row.ragen_name:
-        print(f"reproduces RAGEN config: {row.ragen_name}")
-    print(f"\n{base.instruction}\n")
-    for symbol, meaning in base.symbol_meanings.items():
-        print(f"  {symbol}  {meaning}")
-    names = base.action_names
-    print(f"\nactions: {', '.join(names) if names else 'free text'}")
-    for split in panels.available(row.id):
-        panel = panels.load(row.id, split)
-        print(f"panel {split}: {len(panel.seeds)} seeds, checksum {panel.checksum}")
-    observation, _ = env.reset(seed=args.seed)
-    print(f"\nseed {args.seed}:\n{observation}")
-    env.close()
+    try:
+        # Everything first (a bad seed is one error line), then the page in one go.
+        observation, _ = env.reset(seed=args.seed)
+        base = env.unwrapped
+        lines = [f"{row.id}  ({row.entry_point}, {row.kwargs})"]
+        if row.ragen_name:
+            lines.append(f"reproduces RAGEN config: {row.ragen_name}")
+        lines.append(f"\n{base.instruction}\n")
+        lines += [f"  {symbol}  {meaning}" for symbol, meaning in base.symbol_meanings.items()]
+        names = base.action_names
+        lines.append(f"\nactions: {', '.join(names) if names else 'free text'}")
+        for split in panels.available(row.id):
+            panel = panels.load(row.id, split)
+            lines.append(f"panel {split}: {len(panel.seeds)} seeds, checksum {panel.checksum}")
+        lines.append(f"\nseed {args.seed}:\n{observation}")
+    finally:
+        env.close()
+    print("\n".join(lines))
     return 0
 
 

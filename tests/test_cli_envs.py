@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import importlib.util
 
+import gymnasium
 import pytest
 
 from ragen_bench.cli import main
 from ragen_bench.games.registry import GAME_IDS
+from ragen_bench.registry import ENV_IDS, entry
 
 from .conftest import one_line_error
 
@@ -39,7 +41,23 @@ def test_envs_show_refuses_a_negative_seed_in_one_line(env_id, capsys):
     one_line_error(capsys, "ragen-bench envs: error: ", "seed must be ", "got -1")
 
 
-def test_envs_show_of_a_game_prints_nothing_before_refusing_the_seed(capsys):
-    pytest.importorskip("pettingzoo")
-    assert main(["envs", "show", "RAGEN/TicTacToe-v0", "--seed", "-1"]) == 2
+@pytest.mark.parametrize("env_id", [*GAME_IDS, *ENV_IDS])
+def test_envs_show_prints_nothing_before_refusing_the_seed(env_id, capsys):
+    if env_id in GAME_IDS:
+        pytest.importorskip("pettingzoo")
+    assert main(["envs", "show", env_id, "--seed", "-1"]) == 2
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("env_id", ["RAGEN/Bandit-v0", "RAGEN/Sokoban-6x6-v0"])
+def test_envs_show_of_a_single_agent_id_prints_its_header_once_and_the_seeds_arm_order(env_id, capsys):
+    assert main(["envs", "show", env_id, "--seed", "0"]) == 0
+    out = capsys.readouterr().out
+    row = entry(env_id)
+    header = f"{row.id}  ({row.entry_point}, {row.kwargs})"
+    assert out.startswith(header + "\n") and out.count(header) == 1
+    env = gymnasium.make(env_id)
+    observation, _ = env.reset(seed=0)
+    names = env.unwrapped.action_names
+    assert f"\nactions: {', '.join(names)}\n" in out  # the order of the seed shown, not of the unreset env
+    assert out.endswith(f"\nseed 0:\n{observation}\n")

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import warnings
 
 import pytest
@@ -17,7 +19,7 @@ import ragen_bench  # noqa: E402
 from ragen_bench.games.board import IllegalMoveError  # noqa: E402
 from ragen_bench.games import GAME_IDS, game_entry, make_multiagent  # noqa: E402
 from ragen_bench.games.registry import game_module  # noqa: E402
-from tests.conftest import run_python  # noqa: E402
+from tests.conftest import REPO_ROOT, run_python  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -51,6 +53,38 @@ def test_the_wrapped_env_refuses_a_non_move_as_the_raw_env_does(env_id, action):
     game.step(1)  # nothing was played: the game goes on
     if not game_entry(env_id).parallel:
         assert game.unwrapped.board.moves == [0, 1]
+
+
+@pytest.mark.parametrize(("env_id", "action", "legal_range"), [
+    ("RAGEN/TicTacToe-v0", 9, "0..8"),
+    ("RAGEN/TicTacToe-v0", -1, "0..8"),
+    ("RAGEN/TicTacToe-v0", np.int64(9), "0..8"),
+    ("RAGEN/ConnectFour-v0", 7, "0..6"),
+    ("RAGEN/ConnectFour-v0", -1, "0..6"),
+])
+def test_an_out_of_range_move_gets_the_raw_env_error_naming_the_range(env_id, action, legal_range):
+    """Not PettingZoo's bare AssertionError (AssertOutOfBoundsWrapper), and nothing played or ended."""
+    for game in (make_multiagent(env_id), game_module(env_id).raw_env()):
+        game.reset(seed=0)
+        game.step(0)
+        with pytest.raises(IllegalMoveError, match=rf"player_1's action must be in {legal_range}, got {int(action)}$"):
+            game.step(action)
+        assert game.agent_selection == "player_1" and not any(game.terminations.values())
+        game.step(1)
+        assert game.unwrapped.board.moves == [0, 1]
+
+
+def test_an_out_of_range_move_is_the_same_error_under_python_dash_o():
+    """Under ``python -O`` the assertion is gone and PettingZoo would index the mask: an IndexError."""
+    code = (
+        "from ragen_bench.games import make_multiagent\n"
+        "from ragen_bench.games.board import IllegalMoveError\n"
+        "game = make_multiagent('RAGEN/TicTacToe-v0'); game.reset(seed=0)\n"
+        "try:\n    game.step(9)\nexcept IllegalMoveError as error:\n    print(error)\n"
+    )
+    done = subprocess.run([sys.executable, "-O", "-c", code], capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ragen_tictactoe_v0: player_0's action must be in 0..8, got 9\n"
 
 
 @pytest.mark.parametrize("action", [None, True, 2])

@@ -17,8 +17,9 @@ gives each ``Discrete`` action's name.
 Illegal moves: the raw env raises :class:`IllegalMoveError` naming the agent and the
 move; :func:`wrap` (what every game's ``env()`` returns) ends the game instead, with
 -1 for the agent that moved illegally and 0 for the other, as the classic games do.
-An action that is no move at all (``True``, ``None``, a string) raises the raw env's
-:class:`IllegalMoveError` through ``env()`` too (:class:`ActionCheckWrapper`).
+An action that is no move at all (``True``, ``None``, a string, an int outside the
+action range) raises the raw env's :class:`IllegalMoveError` through ``env()`` too
+(:class:`ActionCheckWrapper`).
 """
 
 from __future__ import annotations
@@ -174,9 +175,16 @@ class BoardGameEnv(AECEnv):
         return "\n".join(lines)
 
     def check_action(self, agent: str, action: Any) -> None:
-        """Refuse an action that is no move at all (not an int); :func:`wrap`'s env checks it first too."""
+        """Refuse an action that is no move at all (not an int, or outside the action range).
+
+        :func:`wrap`'s env checks it first too, before PettingZoo's ``AssertOutOfBoundsWrapper``
+        (a bare ``AssertionError``, or an ``IndexError`` under ``python -O``) sees it.
+        """
         if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
             raise IllegalMoveError(f"{self.metadata['name']}: {agent}'s action must be an int, got {action!r}")
+        if not 0 <= action < len(self.action_names):
+            top = len(self.action_names) - 1
+            raise IllegalMoveError(f"{self.metadata['name']}: {agent}'s action must be in 0..{top}, got {int(action)}")
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
@@ -186,10 +194,8 @@ class BoardGameEnv(AECEnv):
         self.check_action(agent, action)
         legal = self.legal_moves(agent)
         if int(action) not in legal:
-            shown = self.action_names[action] if 0 <= action < len(self.action_names) else "out of range"
-            raise IllegalMoveError(
-                f"{self.metadata['name']}: {agent} may not play {int(action)} ({shown}); legal: {legal}"
-            )
+            name = self.action_names[action]
+            raise IllegalMoveError(f"{self.metadata['name']}: {agent} may not play {int(action)} ({name}); legal: {legal}")
         self.board.play(int(action), self._seat(agent))
         self._cumulative_rewards[agent] = 0
         self.rewards = dict.fromkeys(AGENTS, 0)
@@ -214,12 +220,13 @@ class BoardGameEnv(AECEnv):
 class ActionCheckWrapper(wrappers.OrderEnforcingWrapper):
     """PettingZoo's order checks, and the raw env's own check of an action before any wrapper sees it.
 
-    Outermost, so a ``True`` or ``None`` for a live agent gets the raw env's
-    :class:`IllegalMoveError` (``check_action(agent, action)``) instead of reaching
-    PettingZoo's wrappers, which would index the action mask with it (numpy's "truth
-    value of an array is ambiguous") or fail an assertion.  A finished agent's ``None``
-    passes, as the API wants.  It is an ``OrderEnforcingWrapper``, so ``agent_iter``
-    and PettingZoo's ``api_test`` work as on the classic games.
+    Outermost, so a ``True``, a ``None`` or an out-of-range int for a live agent gets the
+    raw env's :class:`IllegalMoveError` (``check_action(agent, action)``) instead of
+    reaching PettingZoo's wrappers, which would index the action mask with it (numpy's
+    "truth value of an array is ambiguous", an ``IndexError``) or fail a bare assertion.
+    A finished agent's ``None`` passes, as the API wants.  It is an
+    ``OrderEnforcingWrapper``, so ``agent_iter`` and PettingZoo's ``api_test`` work as on
+    the classic games.
     """
 
     def step(self, action: Any) -> None:
