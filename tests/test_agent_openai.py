@@ -2,7 +2,7 @@
 
 The stand-in (``http.server`` in a thread, on 127.0.0.1) answers ``/v1/chat/completions``
 from a script of behaviours per call ("ok", "500", "429", "slow", "garbage", "400", "401",
-"403", "null", "refusal", "length", "trickle-body", "trickle-headers", "hang"), records every
+"403", "null", "refusal", "filtered", "answer", "length", "trickle-body", "trickle-headers", "hang"), records every
 request body and header, and tracks how many requests were in flight at once.  Slow
 behaviours end when the test ends (``StandIn.stop``), so no handler thread outlives it.
 """
@@ -97,13 +97,14 @@ def _handler(state: StandIn) -> type[BaseHTTPRequestHandler]:
                     return None
             last = body["messages"][-1]["content"]
             message = {"role": "assistant", "content": f"echo:{last}"}
-            if behaviour in ("null", "refusal"):
+            if behaviour == "answer":  # a well-formed Sokoban reply
+                message = {"role": "assistant", "content": "<think>up</think><answer>Up</answer>"}
+            if behaviour in ("null", "refusal", "filtered"):
                 refusal = "I can't." if behaviour == "refusal" else None
                 message = {"role": "assistant", "content": None, "refusal": refusal}
+            finish_reason = {"length": "length", "filtered": "content_filter"}.get(behaviour, "stop")
             reply = {
-                "choices": [
-                    {"index": 0, "message": message, "finish_reason": "length" if behaviour == "length" else "stop"}
-                ],
+                "choices": [{"index": 0, "message": message, "finish_reason": finish_reason}],
                 "usage": {"prompt_tokens": len(last), "completion_tokens": len(last) + 5},
             }
             self._send(200, json.dumps(reply).encode())
@@ -358,23 +359,31 @@ def test_parse_completion_gives_a_valid_reply_or_value_error(payload):
 @pytest.mark.parametrize(
     ("message", "finish_reason", "expected"),
     [
-        ({"content": None}, "stop", ("", "null_content")),
-        ({"content": None, "refusal": "I can't help with that."}, "stop", ("", "refusal")),
-        ({"content": None, "tool_calls": [{"id": "1", "type": "function"}]}, "tool_calls", ("", "tool_calls")),
-        ({"content": "cut"}, "length", ("cut", "length")),
-        ({"content": ""}, "content_filter", ("", "content_filter")),
-        ({"content": "ok"}, 3, ("ok", None)),
+        # (text, finish_reason: the server's, null_content, refusal)
+        ({"content": None}, "stop", ("", "stop", True, None)),
+        ({"content": None, "refusal": "I can't help with that."}, "stop", ("", "stop", True, "I can't help with that.")),
+        ({"content": None, "tool_calls": [{"id": "1", "type": "function"}]}, "tool_calls", ("", "tool_calls", True, None)),
+        ({"content": None}, "content_filter", ("", "content_filter", True, None)),
+        ({"content": None, "refusal": 7}, None, ("", None, True, None)),
+        ({"content": "cut"}, "length", ("cut", "length", False, None)),
+        ({"content": ""}, "content_filter", ("", "content_filter", False, None)),
+        ({"content": "ok"}, 3, ("ok", None, False, None)),
     ],
 )
 def test_parse_completion_says_why_a_reply_ended(message, finish_reason, expected):
     reply = parse_completion({"choices": [{"message": message, "finish_reason": finish_reason}]})
-    assert (reply.text, reply.finish_reason) == expected
+    assert (reply.text, reply.finish_reason, reply.null_content, reply.refusal) == expected
     assert (reply.prompt_tokens, reply.completion_tokens) == (None, None)  # no usage block
 
 
 @pytest.mark.parametrize(
     ("behaviour", "expected"),
-    [("null", ("", "null_content")), ("refusal", ("", "refusal")), ("length", ("echo:state 0", "length"))],
+    [
+        ("null", ("", "stop", True, None)),
+        ("refusal", ("", "stop", True, "I can't.")),
+        ("filtered", ("", "content_filter", True, None)),
+        ("length", ("echo:state 0", "length", False, None)),
+    ],
 )
 def test_null_and_cut_replies_are_marked_not_silent(stand_in, behaviour, expected):
     state, url = stand_in
@@ -384,8 +393,41 @@ def test_null_and_cut_replies_are_marked_not_silent(stand_in, behaviour, expecte
         (reply,) = agent.act(_requests(1))
     finally:
         agent.close()
-    assert (reply.text, reply.finish_reason) == expected
+    assert (reply.text, reply.finish_reason, reply.null_content, reply.refusal) == expected
     assert len(state.bodies) == 1
+
+
+def test_null_content_replies_are_recorded_penalized_and_counted_end_to_end(stand_in, tmp_path, capsys):
+    # One episode, one request per turn, so the script's order is the turns' order: a refusal,
+    # a content filter, a bare null, then a well-formed reply.
+    from ragen_bench.cli import main
+    from ragen_bench.eval import rundir
+
+    state, url = stand_in
+    state.script = ["refusal", "filtered", "null", "answer"]
+    out = tmp_path / "run"
+    args = ["eval", "env=RAGEN/Sokoban-6x6-v0", "limit=1", "chat.max_turns=4", "progress=false", f"out={out}",
+            "agent=openai", "agent.model=stand-in-model", f"agent.base_url={url}", "++agent.max_retries=0"]
+    assert main(args) == 0
+    (record,) = rundir.read_episodes(out / rundir.EPISODES)
+    refusal, filtered, null, answer = record["turns"]
+    for turn in (refusal, filtered, null):
+        assert turn["raw_response"] == "" and turn["null_content"] is True
+        assert turn["valid"] is False and turn["format_penalty"] == -0.1  # malformed, like any unparseable reply
+        assert turn["completion_tokens"] is not None  # the server's usage is kept
+    assert (refusal["finish_reason"], refusal["refusal"]) == ("stop", "I can't.")
+    assert filtered["finish_reason"] == "content_filter" and "refusal" not in filtered
+    assert null["finish_reason"] == "stop" and "refusal" not in null
+    assert answer["valid"] is True and "null_content" not in answer and "refusal" not in answer
+
+    (group,) = rundir.read_json(out / rundir.SUMMARY)["groups"]
+    assert group["null_content_replies"] == 3 and group["null_content_reply_rate"] == 3 / 4
+    assert group["format_penalty_rate"] == 3 / 4
+    capsys.readouterr()
+    assert main(["compare", str(out)]) == 0
+    header, row = capsys.readouterr().out.splitlines()[:2]
+    end = header.index("null_replies") + len("null_replies")  # right-aligned under its title
+    assert row[:end].split()[-1] == "3"
 
 
 # -- deadlines and interruption -------------------------------------------------------------------

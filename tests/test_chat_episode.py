@@ -396,6 +396,10 @@ PROTOCOL_BREAKS = {
     "completion_tokens str": (lambda n: [GOOD, AgentReply("x", completion_tokens="3")], "completion_tokens.*'3'"),
     "completion_tokens numpy": (lambda n: [GOOD, AgentReply("x", completion_tokens=np.int64(3))], "completion_tokens"),
     "finish_reason int": (lambda n: [GOOD, AgentReply("x", finish_reason=1)], "finish_reason must be None or a str"),
+    "refusal list": (lambda n: [GOOD, AgentReply("", null_content=True, refusal=["no"])], "refusal must be None or a str"),
+    "null_content str": (lambda n: [GOOD, AgentReply("", null_content="yes")], "null_content must be a bool.*'yes'"),
+    "null_content with text": (lambda n: [GOOD, AgentReply("<answer>Right</answer>", null_content=True)],
+                               "a null_content reply has no text"),
     "bare str reply": (lambda n: [GOOD, "<answer>Right</answer>"], "must be an AgentReply, got str"),
     "too few": (lambda n: [GOOD], "1 replies for 2 requests"),
     "too many": (lambda n: [GOOD, GOOD, GOOD], "3 replies for 2 requests"),
@@ -465,6 +469,22 @@ def test_finish_reason_and_token_counts_are_recorded_per_turn_and_old_records_lo
     for turn in data["turns"]:
         del turn["finish_reason"]  # a record written before the field existed
     assert [t.finish_reason for t in Trajectory.from_dict(data).turns] == [None, None]
+
+
+def test_a_reply_without_content_is_malformed_and_recorded_with_the_servers_account():
+    episode = _episode(Corridor(length=3))
+    episode.step(AgentReply("", completion_tokens=2, finish_reason="content_filter", null_content=True,
+                            refusal="I won't \ud83d"))
+    episode.step(GOOD)
+    null, good = episode.trajectory().turns
+    assert (null.valid, null.format_penalty, null.action_ids) == (False, ChatConfig().format_penalty, [])
+    assert (null.finish_reason, null.null_content, null.refusal) == ("content_filter", True, "I won't \ud83d")
+    data = episode.trajectory().to_dict()
+    assert data["turns"][0]["null_content"] is True and data["turns"][0]["refusal"] == "I won't \ud83d"
+    # Ordinary turns are written as before the fields existed: no null_content, no refusal.
+    assert "null_content" not in data["turns"][1] and "refusal" not in data["turns"][1]
+    again = _json_round_trip(episode.trajectory())
+    assert again.turns == [null, good]
 
 
 # -- hostile text: recorded exactly, round-trips through ASCII JSON -------------------------------

@@ -7,12 +7,14 @@
 * resume counts each planned episode once (copied lines, foreign or conflicting records);
 * merge recomputes completeness from the plan;
 * user mistakes end in one line and exit status 2, Ctrl-C in exit status 130 with the
-  finished episodes kept.
+  finished episodes kept;
+* an agent breaking the protocol stops the run in one line, and once it is fixed the same
+  command finishes the run without replaying or losing an episode.
 
-Distinct hostile inputs tried here: 70 = 7 text (5 replies, hypothesis-generated str, a
+Distinct hostile inputs tried here: 71 = 7 text (5 replies, hypothesis-generated str, a
 surrogate in a table) + 33 settings and targets + 1 changed data file + 8 resume records
 + 3 merge logs + 5 out/--out paths + 4 agent mistakes + 6 malformed run files + 2 server
-answers (401, retries exhausted) + 1 Ctrl-C.
+answers (401, retries exhausted) + 1 Ctrl-C + 1 reply breaking the protocol.
 """
 
 from __future__ import annotations
@@ -76,6 +78,27 @@ def make_strange_agent(**_settings: object) -> ScriptedAgent:
 
 def make_plain_agent(**_settings: object) -> ScriptedAgent:
     return ScriptedAgent(["<think>x</think><answer>Up || Left</answer>", "<answer>Down</answer>"])
+
+
+class ProtocolBreaker(ScriptedAgent):
+    """The plain agent, until call ``breaks_on_call`` (counted across runs) reports
+    ``prompt_tokens='many'``; ``breaks_on_call = None`` is the fixed agent.  ``asked``
+    records the episode keys of every request."""
+
+    name = "protocol-breaker"
+    breaks_on_call: int | None = None
+    asked: list[str] = []
+
+    def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
+        ProtocolBreaker.asked += [request.episode_key for request in requests]
+        replies = super().act(requests)
+        if ScriptedAgent.calls == self.breaks_on_call:
+            replies[-1] = AgentReply(replies[-1].text, prompt_tokens="many")  # type: ignore[arg-type]
+        return replies
+
+
+def make_protocol_breaker(**_settings: object) -> ProtocolBreaker:
+    return ProtocolBreaker(["<think>x</think><answer>Up || Left</answer>", "<answer>Down</answer>"])
 
 
 def eval_args(out: Path, *overrides: str) -> list[str]:
@@ -392,6 +415,44 @@ def test_server_refusals_and_exhausted_retries_are_one_line(tmp_path, capsys, se
                  "++agent.backoff_base_s=0.01", "++agent.backoff_cap_s=0.01", "limit=1"]
     assert main(["eval", *eval_args(tmp_path / "run", *overrides)]) == 2
     one_line_error(capsys, named, url)
+
+
+@pytest.mark.parametrize("env_id, breaks_on_call", [(ENV, 5), ("RAGEN/TicTacToe-v0", 4)])
+def test_an_agent_breaking_the_protocol_stops_the_run_and_the_fixed_agent_finishes_it(
+    tmp_path, capsys, env_id, breaks_on_call
+):
+    out = tmp_path / "run"
+    args = [f"env={env_id}", "limit=6", "progress=false", f"out={out}", f"agent.name={HERE}:make_protocol_breaker",
+            "lockstep_episodes=2", "chat.max_turns=2"]
+    ScriptedAgent.calls, ProtocolBreaker.breaks_on_call, ProtocolBreaker.asked = 0, breaks_on_call, []
+    try:
+        assert main(["eval", *args]) == 2
+    finally:
+        ProtocolBreaker.breaks_on_call = None
+    one_line_error(capsys, "agent 'protocol-breaker' broke the protocol", "prompt_tokens", "'many'")
+    log = out / rundir.EPISODES
+    kept = log.read_bytes()
+    finished = {rundir.slot_of(record)[2:] for record in rundir.read_episodes(log)}  # (seed, sample)
+    assert 0 < len(finished) < 6  # the groups played before the bad reply are on disk, no later one
+    assert rundir.read_json(out / rundir.MANIFEST)["complete"] is False
+    assert not (out / rundir.SUMMARY).exists()
+    with rundir.locked(out):  # the lock was released
+        pass
+
+    ProtocolBreaker.asked = []
+    assert main(["eval", *args]) == 0  # the same command, with the agent fixed
+    assert f"{6 - len(finished)} new episodes; run complete" in capsys.readouterr().out
+    assert log.read_bytes().startswith(kept)  # the earlier episodes are kept as written ...
+    # ... and not played again (keys: env/split/seed/sample, and /seat in a game)
+    asked = {tuple(map(int, key[len(env_id) + 1 :].split("/")[1:3])) for key in ProtocolBreaker.asked}
+    assert asked and not asked & finished
+    slots = [rundir.slot_of(record) for record in rundir.read_episodes(log)]
+    assert len(slots) == len(set(slots)) == 6  # each planned episode exactly once
+    manifest = rundir.read_json(out / rundir.MANIFEST)
+    assert manifest["complete"] is True and manifest["sessions"] == 2
+    # Nothing lost, nothing counted twice: the summary of a run the fixed agent played at once.
+    assert main(["eval", *args[:3], f"out={tmp_path / 'reference'}", *args[4:]]) == 0
+    assert (out / rundir.SUMMARY).read_bytes() == (tmp_path / "reference" / rundir.SUMMARY).read_bytes()
 
 
 # ---------------------------------------------------------------- Ctrl-C

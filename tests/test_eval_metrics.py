@@ -27,6 +27,7 @@ def row(seed=1, sample=0, *, success=False, env_id="E", split="test", **override
         "num_effective_actions": 1,
         "num_penalized_turns": 0,
         "num_truncated_replies": 0,
+        "num_null_content_replies": 0,
         "optimal_length": None,
         "tokens": None,
     }
@@ -137,7 +138,7 @@ def test_group_summary_hand_computed():
     rows = [
         row(1, success=True, total_reward=9.5, num_turns=2, num_actions=4, num_proposed_actions=5,
             num_valid_actions=4, num_effective_actions=3, num_penalized_turns=1, optimal_length=4, tokens=100,
-            num_truncated_replies=1),
+            num_truncated_replies=1, num_null_content_replies=1),
         row(2, success=False, total_reward=-1.5, num_turns=5, num_actions=10, num_proposed_actions=10,
             num_valid_actions=10, num_effective_actions=5, num_penalized_turns=0, optimal_length=3, tokens=None,
             num_truncated_replies=2),
@@ -158,6 +159,7 @@ def test_group_summary_hand_computed():
     assert summary["format_penalty_rate"] == pytest.approx(1 / 7)
     assert summary["tokens_per_episode"] == 100.0  # episodes without counts are left out
     assert summary["truncated_replies"] == 3 and summary["truncated_reply_rate"] == pytest.approx(3 / 7)
+    assert summary["null_content_replies"] == 1 and summary["null_content_reply_rate"] == pytest.approx(1 / 7)
 
 
 def test_group_summary_without_actions_reports_none_not_a_division_error():
@@ -200,6 +202,27 @@ def test_episode_row_reads_a_trajectory_dict():
     stopped = {**turn, "finish_reason": "stop"}
     assert metrics.episode_row({**record, "turns": [stopped, quiet]})["num_truncated_replies"] == 0
     assert metrics.episode_row({**record, "turns": [quiet]})["tokens"] is None
+
+
+def test_episode_row_counts_replies_without_content():
+    def record(*turns):
+        return {
+            "env_id": "E", "split": "test", "seed": 5, "sample": 0, "success": False, "total_reward": -0.2,
+            "num_turns": len(turns), "num_actions": 0, "num_valid_actions": 0, "num_effective_actions": 0,
+            "optimal_length": None, "turns": list(turns),
+        }
+
+    base = {"raw_response": "", "parsed_actions": [], "format_penalty": -0.1}
+    null = {**base, "finish_reason": "content_filter", "null_content": True}
+    refused = {**base, "finish_reason": "stop", "null_content": True, "refusal": "No."}
+    empty = {**base, "finish_reason": "stop"}  # an empty string the agent did send: not a null reply
+    assert metrics.episode_row(record(null, refused, empty))["num_null_content_replies"] == 2
+    # Records the openai agent wrote before null_content existed marked it in finish_reason.
+    legacy = [{**base, "finish_reason": "null_content"}, {**base, "finish_reason": "refusal"}]
+    assert metrics.episode_row(record(*legacy, empty))["num_null_content_replies"] == 2
+    assert metrics.episode_row(record({**legacy[0], "raw_response": "text"}))["num_null_content_replies"] == 0
+    with pytest.raises(ValueError, match="null_content must be true or false"):
+        metrics.episode_row(record({**null, "null_content": "yes"}))
 
 
 def test_row_helper_matches_episode_row_keys():

@@ -79,6 +79,21 @@ def test_illegal_replies_cost_the_penalty_then_forfeit():
     assert [re.search(r"\((\d) attempt", n)[1] for n in notes] == ["2", "1"]
 
 
+def test_a_reply_without_content_is_an_illegal_turn_recorded_with_the_servers_account():
+    class Refuses:
+        name = "refuses"
+
+        def act(self, requests):
+            return [AgentReply("", finish_reason="stop", null_content=True, refusal="No.") for _ in requests]
+
+    config = GameChatConfig(max_retries=1, on_illegal="forfeit")
+    (result,) = play_matches([GameMatch(TTT, {"player_0": Refuses(), "player_1": MinimaxPlayer()}, config, seed=1)])
+    turns = result.trajectories["player_0"].turns
+    assert result.forfeit == "player_0" and len(turns) == 2
+    assert all(not t.valid and t.format_penalty == config.chat.format_penalty for t in turns)
+    assert all((t.null_content, t.refusal, t.finish_reason) == (True, "No.", "stop") for t in turns)
+
+
 def test_random_fallback_plays_a_legal_move_after_the_retries():
     config = GameChatConfig(max_retries=0, on_illegal="random")
     match = GameMatch(C4, {"player_0": Says("no idea"), "player_1": RandomPlayer()}, config, seed=3)

@@ -12,10 +12,10 @@ Every failure that ends a request raises :class:`CompletionError`, an
 :class:`~ragen_bench.chat.AgentError` naming the URL, the last status and the attempts: a
 silently empty reply would be scored as a format failure and bias the benchmark.
 
-A reply whose ``content`` is null still counts as a reply (empty text), but says so in its
-``finish_reason``: ``"refusal"`` when the message carries a refusal, ``"tool_calls"`` when it
-carries tool calls, else ``"null_content"``;
-otherwise ``finish_reason`` is the server's (``"stop"``, ``"length"``, ``"content_filter"``...).
+A reply whose ``content`` is null (a refusal, a tool call, a content filter) still counts
+as a reply, with empty text, but it is not silent: it has ``null_content=True``, the
+message's ``refusal`` text if it carried one, and the server's own ``finish_reason``
+(``"stop"``, ``"length"``, ``"content_filter"``, ``"tool_calls"``...), as every reply does.
 
 Ctrl-C stops a batch at once: pending requests are cancelled, not awaited.  ``act`` runs its
 own event loop, so it must not be called from inside a running one.
@@ -107,30 +107,20 @@ def parse_completion(payload: Any) -> AgentReply:
     if not isinstance(choice, dict) or not isinstance(message, dict):
         raise ValueError(f"choices[0].message is not an object: {str(payload)[:MAX_ERROR_CHARS]}")
     content = message.get("content")
-    if isinstance(content, str):
-        reason = choice.get("finish_reason")
-        text, finish_reason = content, reason if isinstance(reason, str) else None
-    elif content is None:
-        text, finish_reason = "", _why_no_content(message)
-    else:
+    if content is not None and not isinstance(content, str):
         raise ValueError(f"choices[0].message.content is a {type(content).__name__}, not a string or null")
+    reason, refusal = choice.get("finish_reason"), message.get("refusal")
     usage = payload.get("usage")
     usage = usage if isinstance(usage, dict) else {}
     return AgentReply(
-        text=text,
+        text=content or "",
         prompt_tokens=_count(usage.get("prompt_tokens")),
         completion_tokens=_count(usage.get("completion_tokens")),
-        finish_reason=finish_reason,
+        finish_reason=reason if isinstance(reason, str) else None,
+        null_content=content is None,
+        # A refusal that is not a str (or is empty) says nothing worth keeping.
+        refusal=refusal if isinstance(refusal, str) and refusal else None,
     )
-
-
-def _why_no_content(message: dict[str, Any]) -> str:
-    """The finish reason of a message without text: what it carried instead, if anything."""
-    if message.get("refusal"):
-        return "refusal"
-    if message.get("tool_calls"):  # the model asked for tools this benchmark does not offer
-        return "tool_calls"
-    return "null_content"
 
 
 def _count(value: Any) -> int | None:

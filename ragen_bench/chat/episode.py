@@ -10,8 +10,8 @@ Action semantics (matching RAGEN's ``es_manager.py``):
   or a fullwidth ``Ｕｐ`` is not a valid name.  Invalid names are dropped and
   **every valid action is executed in order, including valid ones after an invalid
   one** (RAGEN filters the list, it does not stop at the first bad name).
-* The turn costs ``format_penalty`` once if the reply was malformed, named no action,
-  or named any invalid action.
+* The turn costs ``format_penalty`` once if the reply was malformed (a reply without
+  content, ``null_content``, included), named no action, or named any invalid action.
 * Valid actions beyond the episode's remaining budget are not executed (and not
   penalised).  Execution stops as soon as the env terminates or truncates.
 * The episode ends when the env ends, the action budget is spent, or ``max_turns``
@@ -173,7 +173,11 @@ class ChatEpisode:
             split_actions=self._action_ids is not None,
         )
         valid_ids = [a for a in map(self._to_action_id, parsed.actions) if a is not None]
-        all_valid = parsed.well_formed and bool(parsed.actions) and len(valid_ids) == len(parsed.actions)
+        # A reply without content (reply.null_content) is malformed like any unparseable one.
+        all_valid = (
+            parsed.well_formed and not reply.null_content and bool(parsed.actions)
+            and len(valid_ids) == len(parsed.actions)
+        )
         self._valid_actions += len(valid_ids)
 
         budget = config.max_actions_per_episode - self._actions_taken
@@ -209,6 +213,8 @@ class ChatEpisode:
                 prompt_tokens=reply.prompt_tokens,
                 completion_tokens=reply.completion_tokens,
                 finish_reason=reply.finish_reason,
+                null_content=reply.null_content,
+                refusal=reply.refusal,
                 info=info_lite(info),
             )
         )

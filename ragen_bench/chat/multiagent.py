@@ -128,13 +128,13 @@ class _ChatSeat:
             reply.text, think=chat.think, separator=chat.action_separator, max_actions=1, max_chars=chat.max_response_chars
         )
         move = self.names.get(ascii_casefold(parsed.actions[0])) if parsed.actions else None
-        valid = parsed.well_formed and move is not None and move in legal
+        valid = parsed.well_formed and not reply.null_content and move is not None and move in legal
         turn = TurnRecord(
             raw_response=reply.text[: chat.max_response_chars], normalized_response=parsed.normalized,
             parsed_actions=list(parsed.actions), valid=valid, action_ids=[move] if valid else [], env_rewards=[],
             format_penalty=0.0 if valid else chat.format_penalty, response_chars=len(reply.text),
             prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
-            finish_reason=reply.finish_reason,
+            finish_reason=reply.finish_reason, null_content=reply.null_content, refusal=reply.refusal,
         )
         self.turns.append(turn)
         self.transcript.append({"role": "assistant", "content": parsed.normalized})

@@ -13,8 +13,9 @@ The privileged channel
 
 What a reply must be
     ``act`` returns one :class:`AgentReply` per request, in order; ``text`` is a ``str``,
-    token counts are ``None`` or non-negative ``int`` (not ``bool``), ``finish_reason`` is
-    ``None`` or a ``str``.  :func:`check_replies` enforces this before any reply of a
+    token counts are ``None`` or non-negative ``int`` (not ``bool``), ``finish_reason`` and
+    ``refusal`` are ``None`` or a ``str``, ``null_content`` is a ``bool`` and, when true,
+    ``text`` is empty.  :func:`check_replies` enforces this before any reply of a
     batch is used, so a broken agent fails with one :class:`AgentError` naming it, and no
     half-recorded batch reaches a run directory.
 """
@@ -100,17 +101,22 @@ class AgentRequest:
 class AgentReply:
     """The assistant text for one request, with what the agent knows about how it ended.
 
-    ``finish_reason`` is why generation stopped, ``None`` when unknown.  The agents here
-    give ``"stop"``, ``"length"`` (cut by the token limit), ``"content_filter"`` or
-    ``"tool_calls"`` as the server / transformers / vLLM report them, and two names of
-    their own for a server answer without text: ``"null_content"`` (content was null) and
-    ``"refusal"`` (the message carried a refusal instead).
+    ``finish_reason`` is why generation stopped, ``None`` when unknown: ``"stop"``,
+    ``"length"`` (cut by the token limit), ``"content_filter"``, ``"tool_calls"``..., as the
+    server / transformers / vLLM report it.
+
+    ``null_content`` marks an answer that carried no text at all (an OpenAI-compatible
+    server's ``message.content: null``: a refusal, a tool call, a content filter); ``text``
+    is then ``""`` and the turn is malformed like any unparseable reply, but the record
+    says why.  ``refusal`` is the refusal text the server sent instead, if any.
     """
 
     text: str
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     finish_reason: str | None = None
+    null_content: bool = False
+    refusal: str | None = None
 
 
 @runtime_checkable
@@ -151,8 +157,14 @@ def reply_problem(reply: object) -> str | None:
         value = getattr(reply, field)
         if value is not None and (type(value) is not int or value < 0):
             return f"{field} must be None or a non-negative int, got {value!r} ({type(value).__name__})"
-    if reply.finish_reason is not None and not isinstance(reply.finish_reason, str):
-        return f"finish_reason must be None or a str, got {type(reply.finish_reason).__name__}"
+    for field in ("finish_reason", "refusal"):
+        value = getattr(reply, field)
+        if value is not None and not isinstance(value, str):
+            return f"{field} must be None or a str, got {type(value).__name__}"
+    if type(reply.null_content) is not bool:
+        return f"null_content must be a bool, got {reply.null_content!r} ({type(reply.null_content).__name__})"
+    if reply.null_content and reply.text:
+        return f"a null_content reply has no text, got {len(reply.text)} characters"
     return None
 
 

@@ -38,7 +38,11 @@ class TurnRecord:
     and every named action was valid (at least one).  ``format_penalty`` is 0.0 or the
     configured penalty.  ``finish_reason`` is the agent's account of why its reply ended
     (``"length"``: cut by the token limit; ``None``: unknown, and in records written
-    before the field existed).  ``info`` is the last step's info, keeping scalar values only.
+    before the field existed).  ``null_content`` marks a reply that carried no text (a
+    server's null ``content``; the turn is malformed) and ``refusal`` is the refusal text
+    the server sent with it; both appear in :meth:`to_dict` only when set, so ordinary
+    turns are written as they were before these fields existed.  ``info`` is the last
+    step's info, keeping scalar values only.
     """
 
     raw_response: str
@@ -53,6 +57,8 @@ class TurnRecord:
     prompt_tokens: int | None = None
     completion_tokens: int | None = None
     finish_reason: str | None = None
+    null_content: bool = False
+    refusal: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -70,13 +76,19 @@ class TurnRecord:
         data["action_ids"] = [pack_text(action) for action in self.action_ids]
         data["env_rewards"] = list(self.env_rewards)
         data["info"] = {key: pack_text(value) for key, value in self.info.items()}
+        if not self.null_content:
+            del data["null_content"]
+        if self.refusal is None:
+            del data["refusal"]
+        else:
+            data["refusal"] = pack_text(self.refusal)
         return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> TurnRecord:
-        """The inverse of :meth:`to_dict` (records written before ``finish_reason`` existed load it as ``None``)."""
+        """The inverse of :meth:`to_dict` (a field a record lacks takes its default, e.g. ``finish_reason=None``)."""
         values = dict(data)
-        for name in ("raw_response", "normalized_response", "finish_reason"):
+        for name in ("raw_response", "normalized_response", "finish_reason", "refusal"):
             if name in values:
                 values[name] = unpack_text(values[name])
         for name in ("parsed_actions", "action_ids"):

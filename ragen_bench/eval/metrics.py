@@ -109,9 +109,23 @@ def episode_row(record: Mapping[str, Any]) -> Row:
         # Replies the agent cut at its token limit; .get: records of agents that
         # do not report why a reply ended carry no such field.
         "num_truncated_replies": sum(1 for turn in turns if turn.get("finish_reason") == "length"),
+        "num_null_content_replies": sum(1 for turn in turns if _null_content(turn)),
         "optimal_length": None if record.get("optimal_length") is None else _count(record, "optimal_length"),
         "tokens": sum(token_counts) if token_counts else None,
     }
+
+
+# How the openai agent marked a reply with null content before ``null_content`` existed
+# (in ``finish_reason``, with an empty reply); such records still count.
+_LEGACY_NULL_CONTENT_REASONS = ("null_content", "refusal")
+
+
+def _null_content(turn: Mapping[str, Any]) -> bool:
+    """Whether the turn's reply had no content (``null_content``; absent in ordinary turns)."""
+    flag = turn.get("null_content", False)
+    if type(flag) is not bool:
+        raise ValueError(f"null_content must be true or false, got {flag!r}")
+    return flag or (turn.get("finish_reason") in _LEGACY_NULL_CONTENT_REASONS and turn.get("raw_response") == "")
 
 
 def _count(record: Mapping[str, Any], key: str) -> int:
@@ -203,6 +217,13 @@ def group_summary(rows: Sequence[Row]) -> dict[str, Any]:
         "truncated_replies": sum(row["num_truncated_replies"] for row in rows),
         "truncated_reply_rate": _ratio(
             sum(row["num_truncated_replies"] for row in rows),
+            sum(row["num_turns"] for row in rows),
+        ),
+        # Replies without content (a server's null content: refusal, tool call, content
+        # filter), of all turns; each is also a malformed turn (format_penalty_rate).
+        "null_content_replies": sum(row["num_null_content_replies"] for row in rows),
+        "null_content_reply_rate": _ratio(
+            sum(row["num_null_content_replies"] for row in rows),
             sum(row["num_turns"] for row in rows),
         ),
         "tokens_per_episode": _mean(tokens),

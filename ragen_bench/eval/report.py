@@ -27,6 +27,7 @@ TABLE_COLUMNS = {
     "effective_action_rate": "effective",
     "format_penalty_rate": "fmt_penalty",
     "truncated_reply_rate": "truncated",
+    "null_content_replies": "null_replies",
     "tokens_per_episode": "tokens/ep",
 }
 _GROUP_FIELDS = {"env_id": str, "split": str, "episodes": int, "success_ci95": list}

@@ -302,8 +302,15 @@ def replay(record: Mapping[str, Any], env: Any, chat_config: Any, *, where: Mapp
             raise LeaderboardError("holds a malformed escaped text", field="raw_response", **at) from None
         if type(text) is not str:
             raise LeaderboardError("missing or not a string", field="raw_response", **at)
+        try:
+            refusal = unpack_text(turn.get("refusal"))
+        except (UnicodeError, AttributeError):
+            raise LeaderboardError("holds a malformed escaped text", field="refusal", **at) from None
+        # A reply without content replays as one (a malformed turn); the protocol check in
+        # step() refuses ill-typed values of these fields.
         reply = AgentReply(text=text, prompt_tokens=turn.get("prompt_tokens"),
-                           completion_tokens=turn.get("completion_tokens"), finish_reason=turn.get("finish_reason"))
+                           completion_tokens=turn.get("completion_tokens"), finish_reason=turn.get("finish_reason"),
+                           null_content=turn.get("null_content", False), refusal=refusal)
         if reply.prompt_tokens is None:
             prompts.append(None)
         else:
@@ -420,6 +427,33 @@ def expected_summary(spec: _RunSpec, rows: Sequence[Mapping[str, Any]]) -> dict[
     return json.loads(json.dumps(summary))
 
 
+# Group fields summary.json gained after leaderboard entries were first committed, and the
+# count saying whether a group has anything to report in them.
+LATER_GROUP_FIELDS = {("null_content_replies", "null_content_reply_rate"): "null_content_replies"}
+
+
 def check_summary(found: Any, expected: Mapping[str, Any], *, name: str) -> None:
-    _require_equal(found, expected, file=name, field="summary",
+    """``found`` must equal ``expected``; a summary written before a field existed may lack it.
+
+    A group may lack all of a later field group's keys (:data:`LATER_GROUP_FIELDS`) only
+    while the replay finds nothing for them to count: an older summary holding replies
+    without content must be rewritten (re-run the eval command) to show them.
+    """
+    _require_equal(found, _as_written(found, expected), file=name, field="summary",
                    problem="differs from the summary recomputed from the replayed episodes")
+
+
+def _as_written(found: Any, expected: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``expected`` without the later fields a group of ``found`` lacks and would report as zero."""
+    found_groups = found.get("groups") if isinstance(found, dict) else None
+    if not isinstance(found_groups, list):
+        return expected
+    groups = []
+    for index, group in enumerate(expected["groups"]):
+        older = found_groups[index] if index < len(found_groups) else None
+        if isinstance(older, dict):
+            for keys, count in LATER_GROUP_FIELDS.items():
+                if group[count] == 0 and not any(key in older for key in keys):
+                    group = {key: value for key, value in group.items() if key not in keys}
+        groups.append(group)
+    return {**expected, "groups": groups}
