@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import ast
+import contextlib
 import json
-import time
 from fractions import Fraction
 from pathlib import Path
 
@@ -27,6 +27,56 @@ ENV_ID = "RAGEN/Countdown-v0"
 
 def make(**kwargs) -> CountdownEnv:
     return gymnasium.make(ENV_ID, **kwargs).unwrapped
+
+
+# -- the parser's work, counted (a bound that machine load cannot move) --------------------
+
+# Per input character, at most: this many parser calls (expression/term/factor/peek/take;
+# the worst measured is 5, an opening parenthesis), one token match, one arithmetic step.
+PARSER_CALLS_PER_CHAR = 8
+# Operands stay within MAX_MAGNITUDE; one product of two such operands is the largest
+# number ever formed (then rejected).
+MAX_OPERAND_BITS = 2 * arith.MAX_MAGNITUDE.bit_length()
+
+
+@contextlib.contextmanager
+def parser_work():
+    """Counts what ``arith.evaluate`` does while the block runs."""
+    work = {"parser_calls": 0, "token_matches": 0, "arithmetic": 0, "max_bits": 0}
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("expression", "term", "factor", "peek", "take"):
+            original = getattr(arith._Parser, name)
+
+            def counting(self, *args, _original=original):
+                work["parser_calls"] += 1
+                return _original(self, *args)
+
+            patch.setattr(arith._Parser, name, counting)
+        bounded = arith._bounded
+
+        def counting_bounded(value):
+            work["arithmetic"] += 1
+            work["max_bits"] = max(work["max_bits"], value.numerator.bit_length(), value.denominator.bit_length())
+            return bounded(value)
+
+        patch.setattr(arith, "_bounded", counting_bounded)
+        pattern = arith._TOKEN
+
+        class CountingPattern:
+            def match(self, *args):
+                work["token_matches"] += 1
+                return pattern.match(*args)
+
+        patch.setattr(arith, "_TOKEN", CountingPattern())
+        yield work
+
+
+def assert_linear_work(work: dict[str, int], text: str) -> None:
+    """The parse of ``text`` did work linear in its (bounded) length, on bounded numbers."""
+    chars = min(len(text), arith.MAX_CHARS) + 1  # longer text is refused before any work
+    assert work["parser_calls"] <= PARSER_CALLS_PER_CHAR * chars, work
+    assert work["token_matches"] <= chars and work["arithmetic"] <= chars, work
+    assert work["max_bits"] <= MAX_OPERAND_BITS, work
 
 
 def test_check_env_passes_without_warnings():
@@ -159,10 +209,10 @@ def test_over_long_answers_are_outside_the_action_space(hostile):
 def test_hostile_answers_score_zero_fast(hostile):
     env = make()
     env.reset(seed=0)
-    start = time.perf_counter()
-    _, reward, terminated, _, info = env.step(hostile)
+    with parser_work() as work:
+        _, reward, terminated, _, info = env.step(hostile)
     assert reward == 0.0 and terminated and not info["success"]
-    assert time.perf_counter() - start < 0.5  # generous for loaded CI; exponential blowups take far longer
+    assert_linear_work(work, hostile)  # no exponential blowup: a few parser calls per character
 
 
 @pytest.mark.parametrize("action", [None, 6, 6.0, b"3 * 2", ["3 * 2"], ("3", "*", "2")])
@@ -207,10 +257,29 @@ def test_parser_agrees_with_exact_arithmetic_on_generated_expressions(tree):
 @settings(max_examples=500, deadline=None)
 @given(st.text(alphabet=st.sampled_from(list("0123456789+-*/()x×÷ .=_a\n")), max_size=300) | st.text(max_size=300))
 def test_parser_never_raises_and_stays_fast(text):
-    start = time.perf_counter()
-    result = arith.evaluate(text)
-    assert time.perf_counter() - start < 0.5  # generous for loaded CI; exponential blowups take far longer
+    with parser_work() as work:
+        result = arith.evaluate(text)
+    assert_linear_work(work, text)
     assert result is None or isinstance(result.value, Fraction)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "(" * 32 + "1" + ")" * 32,  # as deep as MAX_DEPTH allows
+        "+".join(["1"] * 128),
+        "/".join(["7"] * 128),
+        "(" * 15 + "999999999999" + "*999999999999)" * 15,  # grows past the magnitude bound
+        "+".join(["((((1+2)*3)/4)-5)"] * 14),
+        "1" * 300,  # over MAX_CHARS: refused before any work
+    ],
+)
+def test_parser_work_is_linear_on_the_longest_and_deepest_inputs(text):
+    with parser_work() as work:
+        arith.evaluate(text)
+    assert_linear_work(work, text)
+    assert (work["parser_calls"] > 0) == (len(text) <= arith.MAX_CHARS)  # the counters see the parse
+
 
 
 def test_parser_precedence_and_unary_minus():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import gymnasium
 import numpy as np
 import pytest
@@ -10,7 +12,7 @@ from gymnasium.utils import seeding
 import ragen_bench
 from ragen_bench.envs.frozen_lake import FrozenLakeEnv, levels, solver
 from ragen_bench.envs.frozen_lake.levels import generate_lake
-from ragen_bench.envs.base import EpisodeFinishedError
+from ragen_bench.envs.base import EpisodeFinishedError, ResetNeededError
 from ragen_bench.registry import entry
 from tests import env_contract
 from tests.conftest import reference_records
@@ -197,7 +199,7 @@ def test_optimal_agent_walks_the_shortest_path_without_slips():
     env = make("RAGEN/FrozenLake-4x4-NoSlip-v0")
     for seed in range(100):
         _, reset_info = env.reset(seed=seed)
-        assert reset_info["optimal_success_prob"] == 1.0
+        assert env.optimal_success_prob == 1.0
         steps = 0
         while (action := env.optimal_action()) is not None:
             *_, info = env.step(action)
@@ -206,7 +208,7 @@ def test_optimal_agent_walks_the_shortest_path_without_slips():
 
 
 def test_optimal_agent_success_rate_matches_value_iteration_on_slippery_ice():
-    env = make("RAGEN/FrozenLake-4x4-v0")
+    env = make("RAGEN/FrozenLake-4x4-v0", solve_on_reset=True)
     predicted, wins, random_wins = [], 0, 0
     rng = np.random.default_rng(0)
     seeds = range(600)
@@ -228,3 +230,70 @@ def test_optimal_agent_success_rate_matches_value_iteration_on_slippery_ice():
     spread = float(np.sqrt(np.sum(np.multiply(predicted, np.subtract(1, predicted)))))
     assert abs(wins - expected) < 4 * spread + 1
     assert wins > random_wins + 100
+
+
+# -- the solver runs only when asked -----------------------------------------------------
+
+
+def _count_value_iterations(monkeypatch) -> list[int]:
+    calls = [0]
+    original = solver._value_iteration
+
+    def counting(*args):
+        calls[0] += 1
+        return original(*args)
+
+    monkeypatch.setattr(solver, "_value_iteration", counting)
+    return calls
+
+
+@pytest.mark.parametrize("env_id", LAKE_IDS)
+def test_reset_and_step_run_no_value_iteration(monkeypatch, env_id):
+    solves = _count_value_iterations(monkeypatch)
+    env = make(env_id)
+    for seed in range(50_000, 50_050):
+        _, info = env.reset(seed=seed)
+        assert "optimal_success_prob" not in info and info["optimal_length"] >= 1
+        for action in (DOWN, RIGHT, DOWN, RIGHT):
+            _, _, terminated, truncated, _ = env.step(action)
+            if terminated or truncated:
+                break
+    assert solves[0] == 0
+
+
+def test_value_iteration_runs_once_per_lake_when_asked(monkeypatch):
+    solves = _count_value_iterations(monkeypatch)
+    eager, lazy = make(solve_on_reset=True), make()
+    seeds = range(60_000, 60_020)
+    for seed in seeds:
+        _, info = eager.reset(seed=seed)
+        lazy.reset(seed=seed)  # the same lake: served from the cache
+        assert lazy.optimal_success_prob == info["optimal_success_prob"]
+        assert lazy.optimal_action() == eager.optimal_action()
+        assert 0.0 < info["optimal_success_prob"] <= 1.0
+    assert solves[0] == len(seeds)
+    for seed in seeds:  # again: every lake is cached
+        lazy.reset(seed=seed)
+        lazy.optimal_action()
+    assert solves[0] == len(seeds)
+
+
+def test_solutions_are_shared_read_only_and_bounded(monkeypatch):
+    env = make()
+    env.reset(seed=3)
+    solution = env._solution
+    assert copy.deepcopy(env)._solution is solution  # copies (the optimal agent's look-ahead) share it
+    with pytest.raises(ValueError):
+        solution.values[0, 0] = 0.5
+    monkeypatch.setattr(solver, "CACHE_BYTES", 3 * solution.values.nbytes)  # room for one solution
+    monkeypatch.setattr(solver, "_cache", type(solver._cache)())
+    monkeypatch.setattr(solver, "_cache_bytes", 0)
+    first = solver.solve(GYMNASIUM_4X4, True, 100)
+    assert solver.solve(GYMNASIUM_4X4, True, 100) is first
+    solver.solve(GYMNASIUM_4X4, False, 100)  # evicts the first
+    assert len(solver._cache) == 1 and solver.solve(GYMNASIUM_4X4, True, 100) is not first
+
+
+def test_optimal_success_prob_needs_a_reset():
+    with pytest.raises(ResetNeededError):
+        FrozenLakeEnv().optimal_success_prob

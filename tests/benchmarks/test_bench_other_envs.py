@@ -1,6 +1,12 @@
-"""Speed of FrozenLake, Bandit, Countdown and MathQA: reset, step and the optimal agent.
+"""Speed of FrozenLake, Bandit, Countdown and MathQA: reset, step and the optimal agent,
+with RAGEN's own FrozenLake (``ragen_frozen_lake.py``) timed in the same run.
 
-.venv/bin/python -m pytest tests/benchmarks/test_bench_other_envs.py --benchmark-enable
+    RAGEN_BENCH_BENCHMARKS=1 .venv/bin/python -m pytest tests/benchmarks/test_bench_other_envs.py \
+        --benchmark-enable --benchmark-only --benchmark-columns=median,iqr,ops,rounds
+
+Every benchmark checks what it timed (``checks.py``): resets against the frozen panels,
+steps and optimal actions against their known results for seed 123, and RAGEN's
+FrozenLake against ours (same lakes, same slips).
 """
 
 from __future__ import annotations
@@ -11,14 +17,53 @@ import gymnasium
 import pytest
 
 import ragen_bench
+from ragen_bench.envs.countdown import arith
+from ragen_bench.envs.frozen_lake import solver
+from tests.benchmarks.checks import PANEL_SEED, check_fresh_resets, fresh_seeds, recorded, short_sha
+from tests.benchmarks.ragen_frozen_lake import FrozenLakeEnvConfig, RagenFrozenLakeEnv
 
 IDS = [i for i in ragen_bench.ENV_IDS if not i.startswith("RAGEN/Sokoban-")]
 # One representative action per free-text env (a well-formed answer exercises the whole parser).
 TEXT_ACTIONS = {"RAGEN/Countdown-v0": "(64 - 51) + (27 - 31) * 2", "RAGEN/MathQA-v0": "42"}
 
-
-def _fresh_seeds():
-    return itertools.count(10_000)  # every reset builds a new level: nothing cached
+# The first step of seed 123 per action: (reward, terminated, truncated, observation sha256[:16]).
+# Bandit pays its jackpot on this seed; Countdown's answer uses other numbers (0.0) and
+# MathQA's is wrong (0.0, attempts left).
+FIRST_STEPS = {
+    "RAGEN/FrozenLake-4x4-v0": [
+        (0.0, False, False, "8c897bbc2110f7d7"),
+        (0.0, True, False, "2028d8474ae295c9"),  # slips into a hole
+        (0.0, False, False, "2f6a09f3d22535f2"),
+        (0.0, False, False, "201da488ab142863"),
+    ],
+    "RAGEN/FrozenLake-8x8-v0": [
+        (0.0, False, False, "f1f877da9b7d63f6"),
+        (0.0, False, False, "9fa7a3ec529c682b"),
+        (0.0, False, False, "2d75f95cba324588"),
+        (0.0, False, False, "72beb0fafae1980c"),
+    ],
+    "RAGEN/FrozenLake-4x4-NoSlip-v0": [
+        (0.0, True, False, "2028d8474ae295c9"),  # Left is the hole
+        (0.0, False, False, "2f6a09f3d22535f2"),
+        (0.0, False, False, "201da488ab142863"),
+        (0.0, False, False, "8c897bbc2110f7d7"),
+    ],
+    "RAGEN/Bandit-v0": [(1.0, True, False, "672d98ca012c4b3f"), (0.1, True, False, "50556dbdaf6be477")],
+    "RAGEN/BanditTest-v0": [(1.0, True, False, "c962b3584b0adc9b"), (0.1, True, False, "85c796cf58cfd187")],
+    "RAGEN/Bandit-HeldOut-v0": [(1.0, True, False, "c962b3584b0adc9b"), (0.1, True, False, "85c796cf58cfd187")],
+    "RAGEN/Bandit-Rev-v0": [(1.0, True, False, "24a9fef267559998"), (0.1, True, False, "c530feda6405f46a")],
+    "RAGEN/Countdown-v0": [(0.0, True, False, "78a34d5bf898c9c7")],
+    "RAGEN/MathQA-v0": [(0.0, False, False, "f20fc5de7b3b012a")],
+}
+# optimal_action() at the start of seed 123.
+OPTIMAL_ACTIONS = {"RAGEN/FrozenLake-4x4-v0": 2, "RAGEN/FrozenLake-8x8-v0": 0, "RAGEN/Countdown-v0": "(68 - 59) * 6"}
+# RAGEN's FrozenLake configs of our ids.
+RAGEN_PEERS = {
+    "RAGEN/FrozenLake-4x4-v0": FrozenLakeEnvConfig(size=4, is_slippery=True),
+    "RAGEN/FrozenLake-8x8-v0": FrozenLakeEnvConfig(size=8, is_slippery=True),
+    "RAGEN/FrozenLake-4x4-NoSlip-v0": FrozenLakeEnvConfig(size=4, is_slippery=False),
+}
+PEER_CHECKS = 40  # resets compared with RAGEN's per benchmark (RAGEN's take ~1 ms each)
 
 
 def _actions(env_id: str, env: gymnasium.Env):
@@ -27,12 +72,32 @@ def _actions(env_id: str, env: gymnasium.Env):
     return itertools.cycle(range(env.action_space.n))
 
 
+def _same_as_ragen(env_id: str, ours: list[str], seeds: range) -> None:
+    peer = RagenFrozenLakeEnv(RAGEN_PEERS[env_id])
+    stride = max(1, len(seeds) // PEER_CHECKS)
+    for observation, seed in zip(ours[::stride], seeds[::stride]):
+        assert peer.reset(seed=seed) == observation, f"{env_id} seed {seed}"
+
+
 @pytest.mark.parametrize("env_id", IDS)
 def test_reset(benchmark, env_id):
     benchmark.group = "other envs: reset (generation + solver metadata)"
     env = gymnasium.make(env_id).unwrapped
-    seeds = _fresh_seeds()
-    benchmark(lambda: env.reset(seed=next(seeds)))
+    seeds, results = fresh_seeds(), []
+    benchmark(recorded(lambda: env.reset(seed=next(seeds)), results))
+    check_fresh_resets(env_id, results)
+    if env_id in RAGEN_PEERS:
+        _same_as_ragen(env_id, [observation for observation, _ in results], range(10_000, 10_000 + len(results)))
+
+
+@pytest.mark.parametrize("env_id", list(RAGEN_PEERS))
+def test_ragen_peer_reset(benchmark, env_id):
+    benchmark.group = "other envs: reset (generation + solver metadata)"
+    peer = RagenFrozenLakeEnv(RAGEN_PEERS[env_id])
+    seeds, observations = fresh_seeds(), []
+    benchmark(recorded(lambda: peer.reset(seed=next(seeds)), observations))
+    # RAGEN's lakes are the ones our train panel pins.
+    check_fresh_resets(env_id, [(obs, {"level_seed": 10_000 + i}) for i, obs in enumerate(observations)], lengths=False)
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -40,19 +105,75 @@ def test_step(benchmark, env_id):
     benchmark.group = "other envs: step (incl. text observation)"
     env = gymnasium.make(env_id).unwrapped
     actions = _actions(env_id, env)
+    results = []
+
     # A finished episode cannot be stepped, and these episodes end after one step or a
     # few: every measured step is the first of a fresh episode (the reset is not timed).
     def fresh_episode() -> None:  # pedantic() would pass a returned value on as arguments
-        env.reset(seed=123)
+        env.reset(seed=PANEL_SEED)
 
     benchmark.pedantic(
-        lambda: env.step(next(actions)), setup=fresh_episode, rounds=2000, iterations=1, warmup_rounds=10
+        recorded(lambda: env.step(next(actions)), results),
+        setup=fresh_episode, rounds=2000, iterations=1, warmup_rounds=10,
     )
+    expected = FIRST_STEPS[env_id]
+    assert results  # 2,010 calls when timed (one with --benchmark-disable)
+    for index, (observation, reward, terminated, truncated, info) in enumerate(results):
+        assert (reward, terminated, truncated, short_sha(observation)) == expected[index % len(expected)], index
+        assert info["level_seed"] == PANEL_SEED
 
 
-@pytest.mark.parametrize("env_id", ["RAGEN/FrozenLake-4x4-v0", "RAGEN/FrozenLake-8x8-v0", "RAGEN/Countdown-v0"])
+@pytest.mark.parametrize("env_id", list(RAGEN_PEERS))
+def test_ragen_peer_step(benchmark, env_id):
+    benchmark.group = "other envs: step (incl. text observation)"
+    peer = RagenFrozenLakeEnv(RAGEN_PEERS[env_id])
+    actions = itertools.cycle(range(1, 5))  # RAGEN numbers the actions from 1
+    results = []
+
+    def fresh_episode() -> None:
+        peer.reset(seed=PANEL_SEED)
+
+    benchmark.pedantic(
+        recorded(lambda: peer.step(next(actions)), results),
+        setup=fresh_episode, rounds=2000, iterations=1, warmup_rounds=10,
+    )
+    # RAGEN's first steps are ours, slips included.
+    expected = FIRST_STEPS[env_id]
+    assert results  # 2,010 calls when timed (one with --benchmark-disable)
+    for index, (observation, reward, done, _) in enumerate(results):
+        ours = expected[index % len(expected)]
+        assert (reward, done, short_sha(observation)) == (ours[0], ours[1], ours[3]), index
+
+
+@pytest.mark.parametrize("env_id", list(OPTIMAL_ACTIONS))
 def test_optimal_action(benchmark, env_id):
     benchmark.group = "other envs: optimal_action"
     env = gymnasium.make(env_id).unwrapped
-    env.reset(seed=123)
-    benchmark(env.optimal_action)
+    env.reset(seed=PANEL_SEED)
+    env.optimal_action()  # FrozenLake solves its lake on the first call (timed below, test_value_iteration)
+    action = benchmark(env.optimal_action)
+    assert action == OPTIMAL_ACTIONS[env_id]
+    if env_id == "RAGEN/Countdown-v0":
+        evaluation = arith.evaluate(action)
+        assert evaluation.value == env.target and sorted(evaluation.numbers) == sorted(env.numbers)
+    else:
+        assert action == env._solution.best_action(env.player_state, env.max_steps)
+
+
+# The optimal success probability from the start of seed 123 within 100 steps.
+SUCCESS_PROBABILITIES = {
+    "RAGEN/FrozenLake-4x4-v0": 0.9877,
+    "RAGEN/FrozenLake-8x8-v0": 0.9059,
+    "RAGEN/FrozenLake-4x4-NoSlip-v0": 1.0,
+}
+
+
+@pytest.mark.parametrize("env_id", list(SUCCESS_PROBABILITIES))
+def test_value_iteration(benchmark, env_id):
+    # What the first optimal_action() (or optimal_success_prob) of a new lake costs: no longer part of reset.
+    benchmark.group = "other envs: value iteration (first optimal_action of a lake)"
+    env = gymnasium.make(env_id).unwrapped
+    env.reset(seed=PANEL_SEED)
+    solution = benchmark(solver._value_iteration, env.lake, env.is_slippery, env.max_steps)
+    assert round(solution.success_probability(env.player_state), 4) == SUCCESS_PROBABILITIES[env_id]
+    assert solution.success_probability(env.player_state) == env.optimal_success_prob

@@ -8,12 +8,13 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 
-from ragen_bench.envs.base import TextEnv, TextObservation, text_charset
+from ragen_bench.envs.base import ResetNeededError, TextEnv, TextObservation, text_charset
 from ragen_bench.envs.frozen_lake import solver
-from ragen_bench.envs.frozen_lake.levels import TERMINAL_LETTERS, cell, generate_lake, shortest_path_length
+from ragen_bench.envs.frozen_lake.levels import TERMINAL_LETTERS, cell, generate_level
 
 # What the text grid shows for each cell, and for the player depending on where they stand.
 CELL_SYMBOLS = {"S": "_", "F": "_", "H": "O", "G": "G"}
+_CELL_TRANSLATION = str.maketrans(CELL_SYMBOLS)
 PLAYER_SYMBOLS = {"S": "P", "F": "P", "H": "X", "G": "√"}
 SYMBOL_MEANINGS = {
     "P": "player",
@@ -57,23 +58,32 @@ class FrozenLakeEnv(TextEnv):
     ## Arguments
     ``size=4`` (2..32), ``frozen_prob=0.8`` (in (0, 1]), ``is_slippery=True`` (a bool),
     ``max_steps=100`` (1..10000: value iteration runs over the whole horizon),
-    ``render_mode="ansi"`` or ``None``.  Wrong types or ranges raise at construction.
+    ``solve_on_reset=False`` (a bool: run value iteration on every reset and put
+    ``optimal_success_prob`` in its info), ``render_mode="ansi"`` or ``None``.  Wrong
+    types or ranges raise at construction.
     A lake is redrawn until its goal is reachable, at most ``MAX_LAKE_DRAWS`` times
     (then ``LakeGenerationError``; no valid setting gets near it in practice).
 
     ## Info
     Every call: ``success`` (player on the goal), ``level_seed``.  Step adds
     ``action_is_effective`` (the player moved) and ``action_is_valid``.  Reset adds
-    ``optimal_success_prob`` (value iteration: best achievable probability of reaching
-    the goal within ``max_steps``) and ``optimal_length`` (fewest moves from start to
-    goal avoiding holes: the optimal episode length on non-slippery ice, a lower bound
-    on slippery ice).
+    ``optimal_length`` (fewest moves from start to goal avoiding holes: the optimal
+    episode length on non-slippery ice, a lower bound on slippery ice; generation finds
+    it anyway) and, with ``solve_on_reset=True``, ``optimal_success_prob``.
+
+    ## Solver
+    Value iteration runs only when asked: by ``optimal_action()`` or by
+    ``optimal_success_prob`` (the best achievable probability of reaching the goal from
+    the start within ``max_steps``).  It runs once per lake (the solution is kept for
+    the episode and cached across resets and envs, see ``solver.CACHE_BYTES``).
 
     ## Version History
     * v0: RAGEN-exact lakes and slips (RAGEN commit 5eb79b8, Gymnasium 1.x FrozenLake).
       Later hardening (stepping a finished episode raises instead of being a no-op;
       ``1.5``/``"1"`` actions and ``size=2.5``-style arguments raise instead of being
-      coerced) changed no seed's episode, so the id stays v0.
+      coerced) changed no seed's episode, so the id stays v0.  So did moving value
+      iteration off the reset (``optimal_success_prob`` left the reset info unless
+      ``solve_on_reset=True``; lakes and slips are drawn as before).
     """
 
     action_names = ("Left", "Down", "Right", "Up")
@@ -85,6 +95,7 @@ class FrozenLakeEnv(TextEnv):
         frozen_prob: float = 0.8,
         is_slippery: bool = True,
         max_steps: int = 100,
+        solve_on_reset: bool = False,
         render_mode: str | None = "ansi",
     ) -> None:
         super().__init__(render_mode)
@@ -92,6 +103,7 @@ class FrozenLakeEnv(TextEnv):
         self.frozen_prob = self._real_arg("frozen_prob", frozen_prob, 0.0, 1.0, low_open=True)
         self.is_slippery = self._bool_arg("is_slippery", is_slippery)
         self.max_steps = self._int_arg("max_steps", max_steps, 1, 10_000)
+        self.solve_on_reset = self._bool_arg("solve_on_reset", solve_on_reset)
         self.instruction = "You are on a frozen lake. Reach the goal G without falling into a hole O. " + (
             "The ice is slippery: each move goes in the chosen direction only one time in "
             "three, otherwise to one side of it (90 degrees left or right)."
@@ -105,38 +117,53 @@ class FrozenLakeEnv(TextEnv):
         )
         self._set_action_space(spaces.Discrete(4))
 
-        self._dynamics_rng = np.random.default_rng(0)  # replaced on every reset
+        self._dynamics_rng = np.random.default_rng(0)  # re-seeded on every reset
         self.lake: tuple[str, ...] = ()
         self._empty_grid: tuple[str, ...] = ()  # the lake's rows as text, without the player
-        self._solution: solver.LakeSolution | None = None
+        self._solved: solver.LakeSolution | None = None  # this lake's, once asked for
+        self._start = 0
         self._state = 0
+        self._np_random_just_seeded = False
         self._steps = 0
 
     # -- Gymnasium API -------------------------------------------------------------
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> tuple[str, dict[str, Any]]:
+        # A seeded reset re-seeds ``np_random`` with that very seed before building the
+        # level (Gymnasium's ``Env.reset``), so the lake can start from a copy of its state.
+        self._np_random_just_seeded = seed is not None
+        return super().reset(seed=seed, options=options)
 
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         """Build RAGEN's lake for ``seed``."""
         # RAGEN draws the lake from one generator seeded with ``seed`` and then resets
         # Gymnasium's FrozenLake with the same seed, whose fresh generator spends one draw
-        # picking the (only) start cell and one per step deciding the slip.
-        self.lake = generate_lake(self.size, self.frozen_prob, seeding.np_random(seed)[0])
-        self._empty_grid = tuple("".join(CELL_SYMBOLS[letter] for letter in line) for line in self.lake)
-        self._dynamics_rng = seeding.np_random(seed)[0]
-        self._dynamics_rng.random()
-        # Value iteration runs on every reset: its table is the one we step with, and its
-        # success probability is reset metadata.
-        self._solution = solver.solve(self.lake, self.is_slippery, self.max_steps)
-        self._state = "".join(self.lake).index("S")
+        # picking the (only) start cell and one per step deciding the slip.  Both start
+        # from the state of a generator freshly seeded with ``seed``, as ``np_random`` is
+        # after a seeded reset: copying a state is several times cheaper than seeding.
+        seeded = self.np_random if self._np_random_just_seeded else seeding.np_random(seed)[0]
+        fresh = seeded.bit_generator.state
+        rng = self._dynamics_rng
+        rng.bit_generator.state = fresh
+        level = generate_level(self.size, self.frozen_prob, rng)
+        rng.bit_generator.state = fresh
+        rng.random()
+        self.lake = level.desc
+        self._empty_grid = tuple(line.translate(_CELL_TRANSLATION) for line in self.lake)
+        self._solved = None
+        self._state = self._start = level.start
         self._steps = 0
 
         info = self._info()
-        info["optimal_success_prob"] = self._solution.success_probability(self._state)
-        info["optimal_length"] = shortest_path_length(self.lake, self._state)
+        if self.solve_on_reset:
+            info["optimal_success_prob"] = self.optimal_success_prob
+        info["optimal_length"] = level.optimal_length
         return self.render_text(), info
 
     def _step_action(self, action: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
         previous = self._state
-        self._state = solver.sample_outcome(self._solution.table[previous][action], self._dynamics_rng.random())
+        possible = solver.outcomes(self.lake, previous, action, self.is_slippery)
+        self._state = solver.sample_outcome(possible, self._dynamics_rng.random())
         self._steps += 1
         letter = cell(self.lake, self._state)
         info = self._info()
@@ -168,6 +195,24 @@ class FrozenLakeEnv(TextEnv):
         if steps_left < 1:
             return None
         return self._solution.best_action(self._state, steps_left)
+
+    @property
+    def optimal_success_prob(self) -> float:
+        """The best achievable probability of reaching the goal from the start within ``max_steps``.
+
+        What ``info["optimal_success_prob"]`` holds with ``solve_on_reset=True``; runs value
+        iteration on first use for the lake (1.0 without slipping).
+        """
+        return self._solution.success_probability(self._start)
+
+    @property
+    def _solution(self) -> solver.LakeSolution:
+        """This lake's value iteration, solved on first use (cached per lake)."""
+        if self._solved is None:
+            if not self.lake:
+                raise ResetNeededError(f"{type(self).__name__}: call reset() before asking for the optimal policy")
+            self._solved = solver.solve(self.lake, self.is_slippery, self.max_steps)
+        return self._solved
 
     @property
     def player_state(self) -> int:

@@ -7,7 +7,8 @@ the letters Gymnasium uses.  States are ``row * ncol + col``; actions are
 
 from __future__ import annotations
 
-from collections import deque
+from functools import lru_cache
+from typing import NamedTuple
 
 import numpy as np
 
@@ -25,13 +26,30 @@ class LakeGenerationError(RuntimeError):
     """No lake with a reachable goal within ``MAX_LAKE_DRAWS`` draws."""
 
 
+class Level(NamedTuple):
+    """A generated lake with what generation already knows about it."""
+
+    desc: tuple[str, ...]
+    start: int  # the start state
+    optimal_length: int  # fewest moves from the start to the goal avoiding holes
+
+
+@lru_cache(maxsize=64)
+def neighbours(nrow: int, ncol: int) -> tuple[tuple[int, int, int, int], ...]:
+    """``neighbours(nrow, ncol)[state][action]``: where a move leads (the edge bumps back)."""
+    table = []
+    for state in range(nrow * ncol):
+        row, col = divmod(state, ncol)
+        moved = []
+        for action in range(4):
+            d_row, d_col = _MOVES[action]
+            moved.append(min(max(row + d_row, 0), nrow - 1) * ncol + min(max(col + d_col, 0), ncol - 1))
+        table.append(tuple(moved))
+    return tuple(table)
+
+
 def neighbour(desc: tuple[str, ...], state: int, action: int) -> int:
-    nrow, ncol = len(desc), len(desc[0])
-    row, col = divmod(state, ncol)
-    d_row, d_col = _MOVES[action]
-    row = min(max(row + d_row, 0), nrow - 1)
-    col = min(max(col + d_col, 0), ncol - 1)
-    return row * ncol + col
+    return neighbours(len(desc), len(desc[0]))[state][action]
 
 
 def cell(desc: tuple[str, ...], state: int) -> str:
@@ -42,24 +60,45 @@ def cell(desc: tuple[str, ...], state: int) -> str:
 
 def shortest_path_length(desc: tuple[str, ...], start: int) -> int | None:
     """Fewest non-slippery moves from ``start`` to the goal avoiding holes (``None`` if cut off)."""
-    if cell(desc, start) == "G":
+    flat = "".join(desc)
+    if flat[start] == "G":
         return 0
-    distance = {start: 0}
-    frontier = deque([start])
+    moves = neighbours(len(desc), len(desc[0]))
+    seen = {start}
+    frontier = [start]
+    distance = 0
     while frontier:
-        state = frontier.popleft()
-        for action in range(4):
-            nxt = neighbour(desc, state, action)
-            if nxt in distance or cell(desc, nxt) == "H":
-                continue
-            if cell(desc, nxt) == "G":
-                return distance[state] + 1
-            distance[nxt] = distance[state] + 1
-            frontier.append(nxt)
+        distance += 1
+        following = []
+        for state in frontier:
+            for nxt in moves[state]:
+                if nxt in seen:
+                    continue
+                letter = flat[nxt]
+                if letter == "G":
+                    return distance
+                seen.add(nxt)
+                if letter != "H":
+                    following.append(nxt)
+        frontier = following
     return None
 
 
-def generate_lake(size: int, frozen_prob: float, rng: np.random.Generator) -> tuple[str, ...]:
+# Board cells as numpy's ``choice(["F", "H"], p=...)`` picks them: 0 -> F, 1 -> H.
+_BOARD_LETTERS = bytes.maketrans(b"\x00\x01", b"FH")
+
+
+def hole_threshold(frozen_prob: float) -> float:
+    """The uniform draw from which a cell is a hole, exactly as ``Generator.choice`` sees it.
+
+    ``choice(["F", "H"], shape, p=[q, 1 - q])`` normalises ``cumsum(p)`` by its last entry
+    and picks ``searchsorted(cdf, random(shape), side="right")``: index 1 (a hole)
+    exactly when ``cdf[0] <= u``.  Same float operations, so the same boards.
+    """
+    return frozen_prob / (frozen_prob + (1 - frozen_prob))
+
+
+def generate_level(size: int, frozen_prob: float, rng: np.random.Generator) -> Level:
     """A random ``size`` x ``size`` lake with a start and a goal joined by a hole-free path.
 
     Draw for draw as RAGEN's generator: each attempt samples the whole board
@@ -67,17 +106,30 @@ def generate_lake(size: int, frozen_prob: float, rng: np.random.Generator) -> tu
     an attempt is kept when start != goal and the goal is reachable.  Start and goal
     may overwrite holes.  Raises :class:`LakeGenerationError` after ``MAX_LAKE_DRAWS``
     failed attempts instead of looping on.
+
+    RAGEN's ``rng.choice(["F", "H"], (size, size), p=...)`` is drawn as the
+    ``rng.random((size, size))`` it makes internally (see :func:`hole_threshold`), and its
+    two ``rng.integers(size, size=2)`` as one ``rng.integers(size, size=4)``: both consume
+    32-bit draws one after another from the generator's own stream.
     """
+    threshold = hole_threshold(frozen_prob)
     for _ in range(MAX_LAKE_DRAWS):
-        board = rng.choice(["F", "H"], (size, size), p=[frozen_prob, 1 - frozen_prob])
-        start = tuple(int(v) for v in rng.integers(size, size=2))
-        goal = tuple(int(v) for v in rng.integers(size, size=2))
+        board = bytearray((rng.random(size * size) >= threshold).tobytes().translate(_BOARD_LETTERS))
+        start_row, start_col, goal_row, goal_col = rng.integers(size, size=4).tolist()
+        start, goal = start_row * size + start_col, goal_row * size + goal_col
         if start == goal:
             continue
-        board[start], board[goal] = "S", "G"
-        lake = tuple("".join(row) for row in board)
-        if shortest_path_length(lake, start[0] * size + start[1]) is not None:
-            return lake
+        board[start], board[goal] = 83, 71  # "S", "G"
+        text = board.decode("ascii")
+        desc = tuple(text[row : row + size] for row in range(0, size * size, size))
+        length = shortest_path_length(desc, start)
+        if length is not None:
+            return Level(desc, start, length)
     raise LakeGenerationError(
         f"no {size}x{size} lake with a reachable goal in {MAX_LAKE_DRAWS} draws (frozen_prob={frozen_prob})"
     )
+
+
+def generate_lake(size: int, frozen_prob: float, rng: np.random.Generator) -> tuple[str, ...]:
+    """The lake of :func:`generate_level` (its rows)."""
+    return generate_level(size, frozen_prob, rng).desc

@@ -2,17 +2,22 @@
 
 Lakes, states and actions are as in :mod:`ragen_bench.envs.frozen_lake.levels`.
 
-The environment steps with :func:`transition_table`, so the model the solver optimises
-is, by construction, the model the agent plays.
+The environment steps with :func:`outcomes`, the rows of :func:`transition_table`, so
+the model the solver optimises is, by construction, the model the agent plays.
+
+Nothing here runs on reset: the env asks for a :func:`solve` only when the optimal
+policy or the success probability is wanted, and solutions are cached per lake.
 """
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
-from ragen_bench.envs.frozen_lake.levels import TERMINAL_LETTERS, cell, neighbour
+from ragen_bench.envs.frozen_lake.levels import TERMINAL_LETTERS, cell, neighbours
 
 # Probability of moving as intended on slippery ice; the rest splits evenly between the
 # two perpendicular directions.  Computed as Gymnasium computes it, so the cumulative
@@ -23,31 +28,28 @@ SLIP_FAIL_RATE = (1.0 - SLIP_SUCCESS_RATE) / 2.0
 Outcome = tuple[float, int]  # (probability, next state)
 
 
-def transition_table(desc: tuple[str, ...], slippery: bool) -> tuple[tuple[tuple[Outcome, ...], ...], ...]:
-    """``table[state][action]`` = outcomes, in the order the sampler walks them.
+def outcomes(desc: tuple[str, ...], state: int, action: int, slippery: bool) -> tuple[Outcome, ...]:
+    """Where ``action`` from ``state`` may lead, in the order the sampler walks them.
 
     Slippery moves list (action - 1, action, action + 1) mod 4, Gymnasium's order; a
     hole or the goal is absorbing (one outcome: stay).
     """
+    if cell(desc, state) in TERMINAL_LETTERS:
+        return ((1.0, state),)
+    moved_to = neighbours(len(desc), len(desc[0]))[state]
+    if slippery:
+        return (
+            (SLIP_FAIL_RATE, moved_to[(action - 1) % 4]),
+            (SLIP_SUCCESS_RATE, moved_to[action]),
+            (SLIP_FAIL_RATE, moved_to[(action + 1) % 4]),
+        )
+    return ((1.0, moved_to[action]),)
+
+
+def transition_table(desc: tuple[str, ...], slippery: bool) -> tuple[tuple[tuple[Outcome, ...], ...], ...]:
+    """``table[state][action]`` = :func:`outcomes` of every state and action."""
     n_states = len(desc) * len(desc[0])
-    moved_to = [[neighbour(desc, state, action) for action in range(4)] for state in range(n_states)]
-    table = []
-    for state in range(n_states):
-        if cell(desc, state) in TERMINAL_LETTERS:
-            table.append((((1.0, state),),) * 4)
-        elif slippery:
-            table.append(
-                tuple(
-                    tuple(
-                        (SLIP_SUCCESS_RATE if moved == action else SLIP_FAIL_RATE, moved_to[state][moved])
-                        for moved in ((action - 1) % 4, action, (action + 1) % 4)
-                    )
-                    for action in range(4)
-                )
-            )
-        else:
-            table.append(tuple(((1.0, moved_to[state][action]),) for action in range(4)))
-    return tuple(table)
+    return tuple(tuple(outcomes(desc, state, action, slippery) for action in range(4)) for state in range(n_states))
 
 
 def sample_outcome(outcomes: tuple[Outcome, ...], uniform: float) -> int:
@@ -72,11 +74,20 @@ class LakeSolution:
     ``values[k, s]`` is the highest probability of reaching the goal from ``s`` within
     ``k`` more steps; ``soonness[k, s]`` = sum of ``values[j, s]`` for ``j <= k``, the
     tie-breaker that prefers reaching the goal sooner among equally likely plans.
+
+    Immutable (the arrays are read-only), so one solution is shared by every env and
+    every copy of an env playing the lake: copying returns the solution itself.
     """
 
     values: np.ndarray
     soonness: np.ndarray
     table: tuple[tuple[tuple[Outcome, ...], ...], ...]
+
+    def __copy__(self) -> LakeSolution:
+        return self
+
+    def __deepcopy__(self, memo: dict) -> LakeSolution:
+        return self
 
     @property
     def horizon(self) -> int:
@@ -103,8 +114,42 @@ class LakeSolution:
         return next(a for a in tied if scores[a][1] >= best_soon - 1e-9)
 
 
+# Solutions kept, least recently used first, up to a memory bound rather than a count:
+# an 8x8 lake at the default 100 steps takes ~100 KB of tables (~650 fit), a 32x32 one
+# at 10,000 steps 160 MB (never kept).  Envs also hold their current lake's solution,
+# so a lock-step batch wider than the cache never solves a lake twice in an episode.
+CACHE_BYTES = 64 * 2**20
+_cache: OrderedDict[tuple[tuple[str, ...], bool, int], LakeSolution] = OrderedDict()
+_cache_bytes = 0
+_cache_lock = threading.Lock()
+
+
 def solve(desc: tuple[str, ...], slippery: bool, horizon: int) -> LakeSolution:
-    """Finite-horizon value iteration: exact optimal success probability within ``horizon`` steps."""
+    """Finite-horizon value iteration: exact optimal success probability within ``horizon`` steps.
+
+    Cached per (lake, slippery, horizon) (see ``CACHE_BYTES``): pass@k samples and GRPO
+    groups replaying a lake solve it once.
+    """
+    global _cache_bytes
+    key = (tuple(desc), bool(slippery), int(horizon))
+    with _cache_lock:
+        solution = _cache.get(key)
+        if solution is not None:
+            _cache.move_to_end(key)
+            return solution
+    solution = _value_iteration(*key)
+    size = solution.values.nbytes + solution.soonness.nbytes
+    with _cache_lock:
+        if size <= CACHE_BYTES and key not in _cache:
+            _cache[key] = solution
+            _cache_bytes += size
+            while _cache_bytes > CACHE_BYTES:
+                _, evicted = _cache.popitem(last=False)
+                _cache_bytes -= evicted.values.nbytes + evicted.soonness.nbytes
+    return solution
+
+
+def _value_iteration(desc: tuple[str, ...], slippery: bool, horizon: int) -> LakeSolution:
     if horizon < 1:
         raise ValueError(f"horizon must be >= 1, got {horizon}")
     table = transition_table(desc, slippery)
@@ -112,8 +157,8 @@ def solve(desc: tuple[str, ...], slippery: bool, horizon: int) -> LakeSolution:
     # Dense (state, action, next state) probabilities make each backup one matrix product.
     probs = np.zeros((n_states, 4, n_states))
     for state, per_action in enumerate(table):
-        for action, outcomes in enumerate(per_action):
-            for p, nxt in outcomes:
+        for action, possible in enumerate(per_action):
+            for p, nxt in possible:
                 probs[state, action, nxt] += p
     is_goal = np.array([cell(desc, s) == "G" for s in range(n_states)])
     is_terminal = np.array([cell(desc, s) in TERMINAL_LETTERS for s in range(n_states)])
@@ -126,4 +171,6 @@ def solve(desc: tuple[str, ...], slippery: bool, horizon: int) -> LakeSolution:
         if np.array_equal(values[k], values[k - 1]):  # a fixed point: every later row is the same
             values[k + 1 :] = values[k]
             break
-    return LakeSolution(values=values, soonness=np.cumsum(values, axis=0), table=table)
+    soonness = np.cumsum(values, axis=0)
+    values.flags.writeable = soonness.flags.writeable = False
+    return LakeSolution(values=values, soonness=soonness, table=table)
