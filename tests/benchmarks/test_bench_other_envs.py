@@ -1,12 +1,15 @@
 """Speed of FrozenLake, Bandit, Countdown and MathQA: reset, step and the optimal agent,
-with RAGEN's own FrozenLake (``ragen_frozen_lake.py``) timed in the same run.
+with RAGEN's own FrozenLake timed in the same run, imported from a checkout of
+RAGEN-AI/RAGEN at 5eb79b82 named by ``RAGEN_V1_CHECKOUT`` (``ragen_checkout.py``; without
+it the ``test_ragen_peer_*`` benchmarks skip and say how to get one).
 
-    RAGEN_BENCH_BENCHMARKS=1 .venv/bin/python -m pytest tests/benchmarks/test_bench_other_envs.py \
+    RAGEN_V1_CHECKOUT=/path/to/ragen-v1 RAGEN_BENCH_BENCHMARKS=1 .venv/bin/python -m pytest \
+        tests/benchmarks/test_bench_other_envs.py \
         --benchmark-enable --benchmark-only --benchmark-columns=median,iqr,ops,rounds
 
 Every benchmark checks what it timed (``checks.py``): resets against the frozen panels,
 steps and optimal actions against their known results for seed 123, and RAGEN's
-FrozenLake against ours (same lakes, same slips).
+FrozenLake against ours (same lakes as our resets of every timed seed, same slips).
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ import pytest
 import ragen_bench
 from ragen_bench.envs.countdown import arith
 from ragen_bench.envs.frozen_lake import solver
-from tests.benchmarks.checks import PANEL_SEED, check_fresh_resets, fresh_seeds, recorded, short_sha
-from tests.benchmarks.ragen_frozen_lake import FrozenLakeEnvConfig, RagenFrozenLakeEnv
+from tests.benchmarks.checks import FIRST_FRESH_SEED, PANEL_SEED, check_fresh_resets, fresh_seeds, recorded, short_sha
+from tests.benchmarks.ragen_checkout import frozen_lake_env
 
 IDS = [i for i in ragen_bench.ENV_IDS if not i.startswith("RAGEN/Sokoban-")]
 # One representative action per free-text env (a well-formed answer exercises the whole parser).
@@ -57,26 +60,18 @@ FIRST_STEPS = {
 }
 # optimal_action() at the start of seed 123.
 OPTIMAL_ACTIONS = {"RAGEN/FrozenLake-4x4-v0": 2, "RAGEN/FrozenLake-8x8-v0": 0, "RAGEN/Countdown-v0": "(68 - 59) * 6"}
-# RAGEN's FrozenLake configs of our ids.
+# The FrozenLakeEnvConfig arguments of RAGEN's env for our ids (its other fields at their defaults).
 RAGEN_PEERS = {
-    "RAGEN/FrozenLake-4x4-v0": FrozenLakeEnvConfig(size=4, is_slippery=True),
-    "RAGEN/FrozenLake-8x8-v0": FrozenLakeEnvConfig(size=8, is_slippery=True),
-    "RAGEN/FrozenLake-4x4-NoSlip-v0": FrozenLakeEnvConfig(size=4, is_slippery=False),
+    "RAGEN/FrozenLake-4x4-v0": {"size": 4, "is_slippery": True},
+    "RAGEN/FrozenLake-8x8-v0": {"size": 8, "is_slippery": True},
+    "RAGEN/FrozenLake-4x4-NoSlip-v0": {"size": 4, "is_slippery": False},
 }
-PEER_CHECKS = 40  # resets compared with RAGEN's per benchmark (RAGEN's take ~1 ms each)
 
 
 def _actions(env_id: str, env: gymnasium.Env):
     if env_id in TEXT_ACTIONS:
         return itertools.repeat(TEXT_ACTIONS[env_id])
     return itertools.cycle(range(env.action_space.n))
-
-
-def _same_as_ragen(env_id: str, ours: list[str], seeds: range) -> None:
-    peer = RagenFrozenLakeEnv(RAGEN_PEERS[env_id])
-    stride = max(1, len(seeds) // PEER_CHECKS)
-    for observation, seed in zip(ours[::stride], seeds[::stride]):
-        assert peer.reset(seed=seed) == observation, f"{env_id} seed {seed}"
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -86,18 +81,20 @@ def test_reset(benchmark, env_id):
     seeds, results = fresh_seeds(), []
     benchmark(recorded(lambda: env.reset(seed=next(seeds)), results))
     check_fresh_resets(env_id, results)
-    if env_id in RAGEN_PEERS:
-        _same_as_ragen(env_id, [observation for observation, _ in results], range(10_000, 10_000 + len(results)))
 
 
 @pytest.mark.parametrize("env_id", list(RAGEN_PEERS))
 def test_ragen_peer_reset(benchmark, env_id):
     benchmark.group = "other envs: reset (generation + solver metadata)"
-    peer = RagenFrozenLakeEnv(RAGEN_PEERS[env_id])
+    peer = frozen_lake_env(**RAGEN_PEERS[env_id])
     seeds, observations = fresh_seeds(), []
     benchmark(recorded(lambda: peer.reset(seed=next(seeds)), observations))
-    # RAGEN's lakes are the ones our train panel pins.
-    check_fresh_resets(env_id, [(obs, {"level_seed": 10_000 + i}) for i, obs in enumerate(observations)], lengths=False)
+    # RAGEN's lakes are the ones our train panel pins, and our resets of every seed it timed.
+    seeded = [(obs, {"level_seed": FIRST_FRESH_SEED + i}) for i, obs in enumerate(observations)]
+    check_fresh_resets(env_id, seeded, lengths=False)
+    ours = gymnasium.make(env_id).unwrapped
+    for seed, observation in enumerate(observations, start=FIRST_FRESH_SEED):
+        assert ours.reset(seed=seed)[0] == observation, f"{env_id} seed {seed}"
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -126,7 +123,7 @@ def test_step(benchmark, env_id):
 @pytest.mark.parametrize("env_id", list(RAGEN_PEERS))
 def test_ragen_peer_step(benchmark, env_id):
     benchmark.group = "other envs: step (incl. text observation)"
-    peer = RagenFrozenLakeEnv(RAGEN_PEERS[env_id])
+    peer = frozen_lake_env(**RAGEN_PEERS[env_id])
     actions = itertools.cycle(range(1, 5))  # RAGEN numbers the actions from 1
     results = []
 
