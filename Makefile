@@ -20,21 +20,35 @@ $(STAMP): pyproject.toml setup.py Makefile
 RB := $(VENV)/bin/ragen-bench
 DEMO_SUITE := ragen-sokoban-generalization-v0
 DEMO_DIR := runs/demo
+# The prompted model's budget: the no-think template and at most this many new tokens a reply.
+# With the think template and 128 tokens SmolLM2 writes to the limit every turn (2,500-4,200
+# tokens an episode, success 0) and this step alone took ~10 minutes on 2 cores.
+SMOL_BUDGET := 24
 BANDIT_ADAPTER := baselines/cpu-bandit-smollm2/adapter
 BANDIT_EVAL := env=RAGEN/Bandit-v0 split=test limit=64 agent=hf agent.temperature=0.5 agent.max_new_tokens=12 \
 	chat.think=false chat.max_turns=1 sampling_seed=2949865141
+# A step's wall time, printed after it (what the budget costs in time; the tables show the rest).
+TIMED = start=$$(date +%s); $(1) && echo "   ($(2): $$(( $$(date +%s) - start )) s)"
 
 # The main job on the embedded default: scripted agents and SmolLM2-135M-Instruct on a
 # slice of the Sokoban generalization suite, then one comparison table; then SmolLM2
-# before and after StarPO-S training on Bandit.
+# before and after StarPO-S training on Bandit, paired on the same seeds.  Each eval draws a
+# progress bar on a terminal.
 demo: $(STAMP)
 	rm -rf $(DEMO_DIR)
+	@echo "== 1. Scripted agents on the first 64 test seeds of each env of $(DEMO_SUITE)"
 	$(RB) eval suite=$(DEMO_SUITE) agent=optimal limit=64 out=$(DEMO_DIR)/optimal
 	$(RB) eval suite=$(DEMO_SUITE) agent=random limit=64 out=$(DEMO_DIR)/random
-	$(RB) eval suite=$(DEMO_SUITE) agent=hf agent.model=smollm2-135m limit=2 out=$(DEMO_DIR)/smollm2-135m
+	@echo "== 2. SmolLM2-135M-Instruct (embedded, converted once) prompted on the first 2 seeds of each env:"
+	@echo "   no-think template, at most $(SMOL_BUDGET) new tokens a reply, greedy"
+	@$(call TIMED,$(RB) eval suite=$(DEMO_SUITE) agent=hf agent.model=smollm2-135m limit=2 \
+		chat.think=false agent.max_new_tokens=$(SMOL_BUDGET) out=$(DEMO_DIR)/smollm2-135m,prompted SmolLM2)
 	$(RB) compare $(DEMO_DIR)/optimal $(DEMO_DIR)/random $(DEMO_DIR)/smollm2-135m
-	# SmolLM2 as prompted and as trained on a CPU by StarPO-S (a LoRA adapter from
-	# baselines/cpu-bandit-smollm2), on the Bandit test panel, then paired on the same seeds.
+	@echo "   What the budget costs: 'truncated' is the share of SmolLM2's replies cut at $(SMOL_BUDGET) tokens"
+	@echo "   (a cut reply has no closing </answer>, so it is malformed and takes the format penalty);"
+	@echo "   'tokens/ep' counts prompt + reply tokens per episode. Raise agent.max_new_tokens to lift the cut."
+	@echo "== 3. SmolLM2 as prompted and as trained on a CPU by StarPO-S (LoRA adapter from"
+	@echo "   baselines/cpu-bandit-smollm2) on the first 64 Bandit-v0 test seeds, then paired on the same seeds"
 	$(RB) eval $(BANDIT_EVAL) agent.model=smollm2-135m out=$(DEMO_DIR)/bandit-prompted
 	$(RB) eval $(BANDIT_EVAL) agent.model=$(BANDIT_ADAPTER) out=$(DEMO_DIR)/bandit-starpo-s
 	$(RB) compare --paired $(DEMO_DIR)/bandit-starpo-s $(DEMO_DIR)/bandit-prompted
