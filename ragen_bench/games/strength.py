@@ -1,0 +1,35 @@
+"""Matches between scripted players, for the strength figures in the game cards.
+
+``python -m ragen_bench.games.tictactoe.strength`` and
+``python -m ragen_bench.games.connect_four.strength`` print one :func:`match` per pairing.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+
+def match(game: Any, player: Any, other: Any, games: int, first_on_even: bool = True) -> dict[str, Any]:
+    """Wins, draws and losses of ``player`` against ``other`` over seeds ``0..games-1`` of ``game``.
+
+    Seats alternate: ``player`` moves first on even seeds (``first_on_even``) or on odd ones.
+    The seed also drives both players' tie-breaks, so the two seatings give different games.
+    """
+    tally = {"win": 0, "draw": 0, "loss": 0}
+    moves = 0
+    start = time.perf_counter()
+    for seed in range(games):
+        first = (seed % 2 == 0) == first_on_even
+        seats = {"player_0": player, "player_1": other} if first else {"player_0": other, "player_1": player}
+        game.reset(seed=seed)
+        while not game.game_over:
+            agent = game.agent_selection
+            game.step(seats[agent].choose(game, agent))
+        moves += len(game.board.moves)
+        tally["draw" if game.winner is None else ("win" if seats[game.winner] is player else "loss")] += 1
+    return {
+        "player": player.name, "opponent": other.name, "games": games,
+        "player_first_on": "even seeds" if first_on_even else "odd seeds", **tally,
+        "mean_moves": round(moves / games, 2), "seconds": round(time.perf_counter() - start, 1),
+    }
