@@ -21,8 +21,9 @@ RB := $(VENV)/bin/ragen-bench
 DEMO_SUITE := ragen-sokoban-generalization-v0
 DEMO_DIR := runs/demo
 # The prompted model's budget: the no-think template and at most this many new tokens a reply.
-# With the think template and 128 tokens SmolLM2 writes to the limit every turn (2,500-4,200
-# tokens an episode, success 0) and this step alone took ~10 minutes on 2 cores.
+# Measured on 2 cores for these 8 episodes (2026-12-01): 24 tokens, 960 new tokens, ~105 s with the
+# first-use conversion; eval's default (think template, 128 tokens): 3,781 new tokens, 224 s.
+# Both score 0: SmolLM2-135M does not play Sokoban when prompted, however long it writes.
 SMOL_BUDGET := 24
 BANDIT_ADAPTER := baselines/cpu-bandit-smollm2/adapter
 BANDIT_EVAL := env=RAGEN/Bandit-v0 split=test limit=64 agent=hf agent.temperature=0.5 agent.max_new_tokens=12 \
@@ -46,7 +47,9 @@ demo: $(STAMP)
 	$(RB) compare $(DEMO_DIR)/optimal $(DEMO_DIR)/random $(DEMO_DIR)/smollm2-135m
 	@echo "   What the budget costs: 'truncated' is the share of SmolLM2's replies cut at $(SMOL_BUDGET) tokens"
 	@echo "   (a cut reply has no closing </answer>, so it is malformed and takes the format penalty);"
-	@echo "   'tokens/ep' counts prompt + reply tokens per episode. Raise agent.max_new_tokens to lift the cut."
+	@echo "   'tokens/ep' counts prompt + reply tokens per episode. Raise agent.max_new_tokens to lift the cut:"
+	@echo "   eval's default (think template, 128 tokens) wrote 3,781 new tokens for these 8 episodes in 224 s"
+	@echo "   on 2 cores (4x this budget's 960), every reply again malformed or invalid, success still 0."
 	@echo "== 3. SmolLM2 as prompted and as trained on a CPU by StarPO-S (LoRA adapter from"
 	@echo "   baselines/cpu-bandit-smollm2) on the first 64 Bandit-v0 test seeds, then paired on the same seeds"
 	$(RB) eval $(BANDIT_EVAL) agent.model=smollm2-135m out=$(DEMO_DIR)/bandit-prompted
