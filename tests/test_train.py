@@ -410,3 +410,18 @@ def test_data_sft_command_writes_records_datasets_reads(tmp_path, capsys):
     assert len(rows) == manifest["count"] > 0
     assert all(m["content"].startswith("<answer>") for row in rows for m in row["messages"] if m["role"] == "assistant")
     assert main(["data", "sft", "RAGEN/Sokoban-6x6-v0", "--split", "test", "--out", str(tmp_path / "x")]) == 2
+
+
+@pytest.mark.parametrize("content", ['{"step": ', '{"step": "one"}', "[" * 100_000])
+def test_a_corrupt_checkpoint_state_is_one_line_naming_it(tmp_path, capsys, content):
+    from ragen_bench.cli import main
+
+    out = tmp_path / "run"
+    assert main(cli_args(out)) == 0
+    state = out / "checkpoints" / "step-000001" / "state.json"
+    state.write_text(content)
+    capsys.readouterr()
+    assert main(cli_args(out, "steps=2")) == 2  # resumes from step 1
+    err = capsys.readouterr().err  # after the model's loading bar: one error line, no traceback
+    assert "Traceback" not in err and err.splitlines()[-1].startswith(f"ragen-bench train: error: {state}: corrupt")
+    assert state.read_text() == content and (out / "checkpoints" / "latest").read_text() == "step-000001"

@@ -122,7 +122,7 @@ def read_json(path: Path) -> Any:
             return json.load(handle)
     except OSError as error:
         raise RunDirError(f"{path}: cannot read ({error.strerror or error})") from None
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:  # RecursionError: arrays nested thousands deep
         raise RunDirError(f"{path}: corrupt, not valid JSON ({error})") from None
 
 

@@ -14,7 +14,6 @@ agent.model=OUT/checkpoints/step-NNNNNN/model`` evaluates one directly.
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import shutil
@@ -149,6 +148,12 @@ def load_policy(source: str | Path, config: TrainConfig) -> tuple[Any, Any]:
 
 def restore(checkpoint: Path, trainer: Any) -> int:
     """Load the critic, the optimisers and the RNG states into ``trainer``; return the checkpoint's step."""
+    # The step first: a corrupt state.json is refused naming it, before any state is loaded.
+    state_file = checkpoint / "state.json"
+    state = read_json(state_file)
+    step = state.get("step") if isinstance(state, dict) else None
+    if type(step) is not int or step < 0:
+        raise CheckpointError(f"{state_file}: corrupt, no step count (got {str(state)[:80]})")
     if trainer.critic is not None:
         trainer.critic.load_state_dict(torch.load(checkpoint / "critic.pt", weights_only=True))
     optimizers = torch.load(checkpoint / "optimizers.pt", weights_only=False)
@@ -159,7 +164,7 @@ def restore(checkpoint: Path, trainer: Any) -> int:
     torch.set_rng_state(states["torch"])
     np.random.set_state(states["numpy"])
     random.setstate(states["python"])
-    return int(json.loads((checkpoint / "state.json").read_text())["step"])
+    return step
 
 
 def _identity(config: dict[str, Any]) -> dict[str, Any]:
