@@ -117,7 +117,7 @@ def episode_row(record: Mapping[str, Any]) -> Row:
 
 # How the openai agent marked a reply with null content before ``null_content`` existed
 # (in ``finish_reason``, with an empty reply); such records still count.
-_LEGACY_NULL_CONTENT_REASONS = ("null_content", "refusal")
+_LEGACY_NULL_CONTENT_REASONS = ("null_content", "refusal", "tool_calls")
 
 
 def _null_content(turn: Mapping[str, Any]) -> bool:
