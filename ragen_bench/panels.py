@@ -38,7 +38,7 @@ from typing import Any
 
 import gymnasium
 
-from ragen_bench import data
+from ragen_bench import data, runfiles
 from ragen_bench.games.registry import GAME_IDS, game_entry
 from ragen_bench.registry import ENV_IDS, entry
 
@@ -187,9 +187,7 @@ def write(panel: Panel) -> Path:
     """Write a panel file into the checkout's ``envs/`` (maintainers only, never at run time)."""
     path = Path(str(panel_path(panel.env_id, panel.split)))
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(json.dumps(panel.to_json(), indent=1) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    runfiles.write_text_atomic(path, json.dumps(panel.to_json(), indent=1) + "\n")
     return path
 
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from importlib.resources.abc import Traversable
 from typing import Any
 
-from ragen_bench import panels
+from ragen_bench import panels, runfiles
 
 SUITE_FORMAT = "ragen-bench/suite/v1"
 
@@ -181,7 +181,7 @@ def write(suite: Suite) -> Path:
         "checksum": suite.checksum,
         "tracks": _tracks_json(suite.tracks),
     }
-    path.write_text(json.dumps(data, indent=1) + "\n", encoding="utf-8")
+    runfiles.write_text_atomic(path, json.dumps(data, indent=1) + "\n")
     return path
 
 

@@ -30,6 +30,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ragen_bench import runfiles
 from ragen_bench.chat import AgentReply, AgentRequest
 from ragen_bench.cli import EXIT_INTERRUPTED, main
 from ragen_bench.eval import compose_config, merge_runs, rundir, run_eval
@@ -145,7 +146,7 @@ def test_tables_print_lone_surrogates_escaped():
 
 def test_json_files_keep_lone_surrogates(tmp_path):
     data = {"model": "m\udcff", "board": "√"}
-    rundir.write_json_atomic(tmp_path / "x.json", data)
+    runfiles.write_json_atomic(tmp_path / "x.json", data)
     assert rundir.read_json(tmp_path / "x.json") == data
 
 

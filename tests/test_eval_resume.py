@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from ragen_bench import runfiles
 from ragen_bench.agents.scripted import RandomAgent
 from ragen_bench.chat import AgentReply, AgentRequest
 from ragen_bench.eval import rundir
@@ -162,8 +163,8 @@ def test_episode_log_appends_whole_lines_and_survives_reopening(tmp_path):
 
 def test_write_json_atomic_replaces_whole_files_and_leaves_no_temp_files(tmp_path):
     target = tmp_path / "manifest.json"
-    rundir.write_json_atomic(target, {"a": 1})
-    rundir.write_json_atomic(target, {"b": [1, 2]})
+    runfiles.write_json_atomic(target, {"a": 1})
+    runfiles.write_json_atomic(target, {"b": [1, 2]})
     assert json.loads(target.read_text()) == {"b": [1, 2]}
     assert [p.name for p in tmp_path.iterdir()] == ["manifest.json"]
     assert oct(os.stat(target).st_mode & 0o777) == "0o644"
@@ -171,19 +172,19 @@ def test_write_json_atomic_replaces_whole_files_and_leaves_no_temp_files(tmp_pat
 
 def test_write_json_atomic_keeps_the_old_file_when_writing_fails(tmp_path):
     target = tmp_path / "summary.json"
-    rundir.write_json_atomic(target, {"ok": True})
+    runfiles.write_json_atomic(target, {"ok": True})
     with pytest.raises(TypeError):
-        rundir.write_json_atomic(target, {"bad": object()})
+        runfiles.write_json_atomic(target, {"bad": object()})
     assert json.loads(target.read_text()) == {"ok": True}
     assert [p.name for p in tmp_path.iterdir()] == ["summary.json"]
 
 
 def test_first_difference_names_nested_keys():
     old = {"agent": {"name": "hf", "temperature": 0.0}, "limit": 4}
-    assert rundir.first_difference(old, old) is None
-    assert rundir.first_difference(old, {**old, "limit": 5}) == "limit"
-    assert rundir.first_difference(old, {**old, "agent": {"name": "hf", "temperature": 0.7}}) == "agent.temperature"
-    assert rundir.first_difference(old, {**old, "extra": 1}) == "extra"
+    assert runfiles.first_difference(old, old) is None
+    assert runfiles.first_difference(old, {**old, "limit": 5}) == "limit"
+    assert runfiles.first_difference(old, {**old, "agent": {"name": "hf", "temperature": 0.7}}) == "agent.temperature"
+    assert runfiles.first_difference(old, {**old, "extra": 1}) == "extra"
 
 
 def test_a_carriage_return_in_a_torn_tail_does_not_split_it(tmp_path):

@@ -27,6 +27,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from ragen_bench import runfiles
 from ragen_bench.agents.scripted import OptimalAgent
 from ragen_bench.chat import AgentReply, AgentRequest, ChatConfig
 from ragen_bench.cli import main
@@ -34,7 +35,7 @@ from ragen_bench.eval import compose_config, rundir, run_eval
 from ragen_bench.leaderboard import files
 from ragen_bench.leaderboard.errors import LeaderboardError
 from ragen_bench.leaderboard.schema import FORMAT, json_schema
-from ragen_bench.leaderboard.verify import first_difference, verify
+from ragen_bench.leaderboard.verify import verify
 
 from .conftest import REPO_ROOT, one_line_error
 
@@ -788,15 +789,15 @@ json_values = st.recursive(
 
 
 @given(json_values)
-def test_first_difference_of_equal_values_is_none(value: Any) -> None:
-    assert first_difference(value, json.loads(json.dumps(value))) is None
+def test_strict_difference_of_equal_values_is_none(value: Any) -> None:
+    assert runfiles.difference(value, json.loads(json.dumps(value)), strict=True) is None
 
 
 @given(json_values, json_values)
-def test_first_difference_finds_every_difference(a: Any, b: Any) -> None:
+def test_strict_difference_finds_every_difference(a: Any, b: Any) -> None:
     # JSON text equality is strict equality of JSON values (true is not 1, 1 is not 1.0).
     same = json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
-    assert (first_difference(a, b) is None) == same
+    assert (runfiles.difference(a, b, strict=True) is None) == same
 
 
 def _leaves(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:

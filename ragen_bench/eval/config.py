@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragen_bench import runfiles
 from ragen_bench.agents.sampling import SAMPLING_SEED_LIMIT
 
 # Top-level keys of configs/eval.yaml; anything else is a typo or a key nothing reads.
@@ -31,9 +32,13 @@ KEYS = (
 GAME_KEYS = ("opponent", "game")
 GAME_DEFAULTS: dict[str, Any] = {"opponent": None, "game": {"max_retries": 2, "on_illegal": "forfeit"}}
 # Keys saying where a run is played (ragen_bench.integrations.ray), not what it computes:
-# like `out`, they stay out of the run's identity, so any launcher resumes any run.  A
-# config may lack them (manifests never record them).
+# free keys (below), so any launcher resumes any run.  A config may lack them (manifests
+# never record them).
 LAUNCH_KEYS = ("launcher", "workers", "ray")
+# Keys that do not change what a run computes: where it is written, whether a progress bar
+# is drawn, where it is played.  They stay out of the run's identity (and so out of its
+# manifest), and a run may be resumed with other values for them (ragen_bench.runfiles.identity).
+FREE_KEYS = ("out", "progress", *LAUNCH_KEYS)
 LAUNCH_DEFAULTS: dict[str, Any] = {"launcher": "local", "workers": 1, "ray": {"address": None}}
 LAUNCHERS = ("local", "ray")
 # One Ray actor per worker, each playing one shard; far beyond any cluster this targets.
@@ -266,10 +271,9 @@ def game_config(config: Mapping[str, Any]) -> dict[str, Any] | None:
 
 
 def identity(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The config a run is identified by: never the launch keys; a single-agent run's leaves the game keys out."""
+    """The config a run is identified by: never the free keys; a single-agent run's leaves the game keys out."""
     full = game_config(config)
-    dropped = LAUNCH_KEYS + (GAME_KEYS if full is None else ())
-    return {key: value for key, value in (full or config).items() if key not in dropped}
+    return runfiles.identity(full or config, FREE_KEYS + (GAME_KEYS if full is None else ()))
 
 
 def validate_game_keys(config: Mapping[str, Any], targets: list[tuple[str, str]]) -> None:

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragen_bench import runfiles
 from ragen_bench.eval import metrics, rundir
 from ragen_bench.eval.config import game_chat_config, opponent_label, scripted_opponents
 from ragen_bench.eval.plan import Instance, batches
@@ -170,7 +171,7 @@ def add_game_summary(out: Path) -> list[dict[str, Any]]:
     records = [record for record in rundir.iter_episodes(out / rundir.EPISODES) if "game" in record]
     summary = rundir.read_json(out / rundir.SUMMARY)
     summary["games"] = summarize_games(records)
-    rundir.write_json_atomic(out / rundir.SUMMARY, summary)
+    runfiles.write_json_atomic(out / rundir.SUMMARY, summary)
     return summary["games"]
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from ragen_bench import panels as panels_module
+from ragen_bench import runfiles
 from ragen_bench.eval import config as config_module
 from ragen_bench.eval import games, metrics, provenance, report, rundir
 from ragen_bench.eval.plan import Instance, plan
@@ -69,7 +70,7 @@ def merge_runs(inputs: Sequence[Path], out: Path) -> dict[str, Any]:
     manifests = [provenance.require_manifest(path) for path in inputs]
     unsharded = [_unsharded(provenance.fingerprint_of(manifest)) for manifest in manifests]
     for path, other in zip(inputs[1:], unsharded[1:]):
-        rundir.check_same_config(path, unsharded[0], other)
+        runfiles.require_same_config(path, unsharded[0], other, error=RunDirError)
 
     records: dict[EpisodeSlot, dict[str, Any]] = {}
     rows: dict[EpisodeSlot, metrics.Row] = {}
@@ -100,5 +101,5 @@ def merge_runs(inputs: Sequence[Path], out: Path) -> dict[str, Any]:
             finished_at=provenance.utc_now(),
             complete=set(records) >= whole,
         )
-        rundir.write_json_atomic(out / rundir.MANIFEST, manifest)
+        runfiles.write_json_atomic(out / rundir.MANIFEST, manifest)
     return summary

@@ -1,7 +1,8 @@
 """What produced a run: its identity (fingerprint), secrets kept out, and the manifest.
 
 The *fingerprint* is everything that must match for two run directories to hold the
-same run: the config minus runtime keys (``out``, ``progress``) with secrets redacted,
+same run: the config's identity (without the free keys ``out``, ``progress`` and the
+launch keys: :data:`ragen_bench.eval.config.FREE_KEYS`) with secrets redacted,
 the panel checksums, the chat template hash and the SHA-256 of every data file the
 env arguments name.  The *manifest* adds where and when the run happened (versions,
 git commit, machine); ``manifest.json`` is checked here when it is read.
@@ -23,21 +24,21 @@ from typing import Any
 
 import ragen_bench
 from ragen_bench import panels as panels_module
+from ragen_bench.eval import config as config_module
 from ragen_bench.eval import rundir
 from ragen_bench.eval.config import data_files
 from ragen_bench.eval.rundir import RunDirError
 
 FORMAT = "ragen-bench/run/v2"
-# Config keys that say where or how visibly a run happens, not what it computes; a
-# run may be resumed with different values for these.
-RUNTIME_KEYS = ("out", "progress")
 FINGERPRINT_KEYS = ("config", "panels", "template_hash", "data_files")
 REDACTED = "<redacted>"
 _SECRET_NAME = re.compile(r"(^|_)(api_?key|key|secret|password|token|auth|authorization|credentials?)$", re.I)
 _PACKAGES = ("gymnasium", "numpy", "torch", "transformers", "vllm", "hydra-core")
-_MANIFEST_FIELDS = {
+# The fields every manifest of this FORMAT holds, with their JSON types: what a run
+# (resume, merge) and the leaderboard's verifier rely on, checked by bad_manifest_field.
+MANIFEST_FIELDS: dict[str, type] = {
     "format": str, "config": dict, "panels": dict, "template_hash": str, "data_files": dict,
-    "expected_episodes": int, "started_at": str, "sessions": int, "complete": bool,
+    "expected_episodes": int, "envs": list, "started_at": str, "sessions": int, "complete": bool,
 }
 
 
@@ -54,8 +55,8 @@ def redact(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def identity_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """What a run computes: the config without runtime keys and without secrets."""
-    identity = {key: value for key, value in config.items() if key not in RUNTIME_KEYS}
+    """What a run computes: the config's identity (:func:`~ragen_bench.eval.config.identity`) without secrets."""
+    identity = config_module.identity(config)
     identity["agent"] = redact(config["agent"])
     return identity
 
@@ -177,6 +178,17 @@ def build_manifest(
     }
 
 
+def bad_manifest_field(manifest: Mapping[str, Any]) -> str | None:
+    """The first field of :data:`MANIFEST_FIELDS` that ``manifest`` lacks or holds with another JSON type.
+
+    Types are exact, as JSON has them: ``true`` is no count.
+    """
+    for field, kind in MANIFEST_FIELDS.items():
+        if type(manifest.get(field)) is not kind:
+            return field
+    return None
+
+
 def read_manifest(run_dir: Path) -> dict[str, Any] | None:
     """``manifest.json`` of ``run_dir`` (``None`` if there is none), checked for the fields runs rely on."""
     path = Path(run_dir) / rundir.MANIFEST
@@ -185,10 +197,11 @@ def read_manifest(run_dir: Path) -> dict[str, Any] | None:
     manifest = rundir.read_json(path)
     if not isinstance(manifest, dict):
         raise RunDirError(f"{path}: not a run manifest (a JSON object is expected)")
-    for field, kind in _MANIFEST_FIELDS.items():
-        if not isinstance(manifest.get(field), kind):
-            found = "missing" if field not in manifest else f"{type(manifest[field]).__name__}, not {kind.__name__}"
-            raise RunDirError(f"{path}: field {field!r} is {found}; not a manifest this version wrote")
+    field = bad_manifest_field(manifest)
+    if field is not None:
+        kind = MANIFEST_FIELDS[field]
+        found = "missing" if field not in manifest else f"{type(manifest[field]).__name__}, not {kind.__name__}"
+        raise RunDirError(f"{path}: field {field!r} is {found}; not a manifest this version wrote")
     if manifest["format"] != FORMAT:
         raise RunDirError(f"{path}: format {manifest['format']!r}, this version reads {FORMAT!r}")
     if not isinstance(manifest["config"].get("agent"), dict) or not isinstance(manifest["config"].get("shard"), str):

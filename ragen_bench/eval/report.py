@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragen_bench import runfiles
 from ragen_bench.eval import metrics, rundir
 from ragen_bench.eval.provenance import require_manifest
 from ragen_bench.eval.rundir import RunDirError
@@ -49,7 +50,7 @@ def write_summary(out: Path, rows: Sequence[metrics.Row], fingerprint_: Mapping[
         "data_files": {key: entry["sha256"] for key, entry in fingerprint_["data_files"].items()},
         "groups": metrics.summarize(rows),
     }
-    rundir.write_json_atomic(out / rundir.SUMMARY, summary)
+    runfiles.write_json_atomic(out / rundir.SUMMARY, summary)
     return summary
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import gymnasium
 
 from ragen_bench import panels as panels_module
+from ragen_bench import runfiles
 from ragen_bench.eval import config as config_module
 from ragen_bench.eval import games, metrics, provenance, report, rundir
 from ragen_bench.eval.plan import Instance, batches, default_out, plan
@@ -136,7 +137,7 @@ def run_eval(config: Mapping[str, Any]) -> EvalResult:
     instances = plan(
         panels, samples=config["samples"], limit=config["limit"], shard=config_module.parse_shard(config["shard"])
     )
-    fingerprint_ = provenance.fingerprint(config_module.identity(config), panels, template_hash)
+    fingerprint_ = provenance.fingerprint(config, panels, template_hash)
     planned = {instance.slot for instance in instances}
     pool = EnvPool(config["env_kwargs"])
     try:
@@ -147,7 +148,8 @@ def run_eval(config: Mapping[str, Any]) -> EvalResult:
         with rundir.locked(out):
             previous = provenance.read_manifest(out)
             if previous is not None:
-                rundir.check_same_config(out, provenance.fingerprint_of(previous), fingerprint_)
+                recorded = provenance.fingerprint_of(previous)
+                runfiles.require_same_config(out, recorded, fingerprint_, error=RunDirError)
             elif (out / rundir.EPISODES).exists():
                 raise RunDirError(f"{out} has episodes but no {rundir.MANIFEST}: cannot tell which run they belong to")
             elif foreign := sorted(p.name for p in out.iterdir() if p.name != rundir.LOCK):
@@ -169,7 +171,7 @@ def run_eval(config: Mapping[str, Any]) -> EvalResult:
             manifest = provenance.build_manifest(
                 fingerprint_, panels, expected_episodes=len(instances), previous=previous
             )
-            rundir.write_json_atomic(out / rundir.MANIFEST, manifest)
+            runfiles.write_json_atomic(out / rundir.MANIFEST, manifest)
             progress = Progress(len(instances), rows, enabled=config["progress"])
             try:
                 if game is None:
@@ -187,7 +189,7 @@ def run_eval(config: Mapping[str, Any]) -> EvalResult:
             complete = {rundir.slot_of(row) for row in rows} >= planned
             # Again at the end: a model agent may have imported torch, revealing GPUs.
             manifest.update(finished_at=provenance.utc_now(), complete=complete, hardware=provenance.hardware())
-            rundir.write_json_atomic(out / rundir.MANIFEST, manifest)
+            runfiles.write_json_atomic(out / rundir.MANIFEST, manifest)
     finally:
         pool.close()
     return EvalResult(out=out, summary=summary, new_episodes=len(todo), complete=complete,

@@ -1,4 +1,4 @@
-"""Run-directory I/O: crash-safe episode log, atomic JSON files, resume and merge.
+"""Run-directory I/O: crash-safe episode log, reading run files, the run lock.
 
 A run directory holds
 
@@ -24,7 +24,8 @@ Durability guarantee
   resume detects such a torn tail and truncates it away, so a line is either there
   completely or not at all.  A bad line anywhere *before* the last one is not a
   crash artifact and raises :class:`RunDirError`.
-* JSON files (manifest, summary) are written to a temporary file, fsynced and
+* JSON files (manifest, summary) are written with
+  :func:`ragen_bench.runfiles.write_json_atomic`: to a temporary file, fsynced and
   renamed over the old one, so readers see the old or the new file, never a mix.
 * An exclusive ``flock`` on ``.lock`` stops two processes from appending to the same
   log (which could duplicate episodes).
@@ -36,11 +37,12 @@ import fcntl
 import hashlib
 import json
 import os
-import tempfile
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
+
+from ragen_bench.runfiles import json_bytes, replace_atomically
 
 MANIFEST = "manifest.json"
 EPISODES = "episodes.jsonl"
@@ -61,58 +63,9 @@ def slot_of(record: Mapping[str, Any]) -> EpisodeSlot:
     return (record["env_id"], record["split"], int(record["seed"]), int(record["sample"]))
 
 
-def _dumps(obj: Any, **options: Any) -> bytes:
-    """``obj`` as UTF-8 JSON, readable where possible and storable always.
-
-    ``ensure_ascii=False`` keeps board symbols such as ``√`` readable, but a str may
-    hold lone surrogates (a model's broken emoji), which UTF-8 cannot encode.  Such a
-    document falls back to ASCII escapes, which ``json.loads`` turns back into the
-    identical str.
-    """
-    try:
-        return json.dumps(obj, ensure_ascii=False, **options).encode()
-    except UnicodeEncodeError:
-        return json.dumps(obj, ensure_ascii=True, **options).encode()
-
-
 def encode_line(record: Mapping[str, Any]) -> bytes:
-    """One JSONL line (see :func:`_dumps` for the encoding)."""
-    return _dumps(record, separators=(",", ":")) + b"\n"
-
-
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def replace_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
-    """Write ``path`` through ``write`` into a temp file, fsync, then rename over it.
-
-    Readers (and a crash) see the old file or the new one, never a mix.
-    """
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        # mkstemp creates 0600; run files are meant to be shared like any output.
-        os.fchmod(fd, 0o644)
-        with os.fdopen(fd, "wb") as handle:
-            write(handle)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    _fsync_dir(path.parent)
-
-
-def write_json_atomic(path: Path, obj: Any) -> None:
-    """Replace ``path`` with ``obj`` as indented JSON, atomically."""
-    data = _dumps(obj, indent=2, sort_keys=True) + b"\n"
-    replace_atomically(path, lambda handle: handle.write(data))
+    """One JSONL line (see :func:`ragen_bench.runfiles.json_bytes` for the encoding)."""
+    return json_bytes(record, separators=(",", ":")) + b"\n"
 
 
 def read_json(path: Path) -> Any:
@@ -210,7 +163,7 @@ class PlannedEpisodes:
                     f"{self.path}: line {number} holds episode {slot}, which is not in this run's plan "
                     "(another run's or shard's episode); remove it or use another out= directory"
                 )
-            digest = hashlib.blake2b(_dumps(record, sort_keys=True), digest_size=16).digest()
+            digest = hashlib.blake2b(json_bytes(record, sort_keys=True), digest_size=16).digest()
             if slot in seen:
                 first, first_digest = seen[slot]
                 if digest != first_digest:
@@ -305,41 +258,6 @@ def locked(run_dir: Path) -> Iterator[Path]:
             raise
         finally:
             fcntl.flock(lock.fileno(), fcntl.LOCK_UN)
-
-
-def first_difference(old: Any, new: Any, prefix: str = "") -> str | None:
-    """Dotted name of the first key where two JSON-like configs differ, or ``None``."""
-    if isinstance(old, Mapping) and isinstance(new, Mapping):
-        for key in sorted(set(old) | set(new), key=str):
-            name = f"{prefix}.{key}" if prefix else str(key)
-            if key not in old or key not in new:
-                return name
-            found = first_difference(old[key], new[key], name)
-            if found is not None:
-                return found
-        return None
-    return None if old == new else (prefix or "<root>")
-
-
-def check_same_config(run_dir: Path, recorded: Mapping[str, Any], requested: Mapping[str, Any]) -> None:
-    """Refuse to continue a run with a different config, naming the first differing key."""
-    key = first_difference(recorded, requested)
-    if key is not None:
-        old = _lookup(recorded, key)
-        new = _lookup(requested, key)
-        raise RunDirError(
-            f"{run_dir} holds a run with a different config: {key} is {old!r} there but "
-            f"{new!r} now. Use another out= directory, or the recorded settings to resume."
-        )
-
-
-def _lookup(config: Mapping[str, Any], dotted: str) -> Any:
-    value: Any = config
-    for part in dotted.split("."):
-        if not isinstance(value, Mapping) or part not in value:
-            return "<absent>"
-        value = value[part]
-    return value
 
 
 def write_episodes(path: Path, records: Iterable[Mapping[str, Any]]) -> None:

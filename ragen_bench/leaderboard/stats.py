@@ -20,6 +20,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from ragen_bench import runfiles
 from ragen_bench.leaderboard.errors import LeaderboardError
 
 BOOTSTRAP_RESAMPLES = 10_000
@@ -104,18 +105,18 @@ def _compare_pairs(name: str, pairs: Sequence[tuple[dict[str, Any], dict[str, An
 
 def compare_submissions(path_a: Path, path_b: Path, *, seed: int = 0) -> dict[str, Any]:
     """Verify two submissions and compare them pairwise; refused unless panels and chat settings match."""
-    from ragen_bench.leaderboard.verify import first_difference, verify
+    from ragen_bench.leaderboard.verify import verify
 
     if type(seed) is not int or seed < 0:
         raise LeaderboardError(f"the bootstrap seed must be a non-negative int, got {seed!r}", field="--seed")
     a, b = verify(path_a), verify(path_b)
     for field, problem in (("panels", "panels differ"), ("template_hash", "chat settings (template hash) differ")):
-        difference = first_difference(b.manifest[field], a.manifest[field])
+        difference = runfiles.difference(a.manifest[field], b.manifest[field], field, strict=True)
         if difference is not None:
             # Named by the first differing panel, so two long panel lists need no reading side by side.
             path, in_a, in_b = difference
             raise LeaderboardError(f"cannot pair the entries: their {problem} (A has {in_a!r}, B has {in_b!r})",
-                                   field=field + path)
+                                   field=path)
     return {"a": a.info.name, "b": b.info.name, "seed": seed, "groups": paired_comparison(a.rows, b.rows, seed=seed)}
 
 
@@ -125,17 +126,16 @@ def compare_runs(path_a: Path, path_b: Path, *, seed: int = 0) -> dict[str, Any]
     Unlike :func:`compare_submissions` nothing is replayed: the runs are trusted as written.
     """
     from ragen_bench.eval import report
-    from ragen_bench.leaderboard.verify import first_difference
 
     if type(seed) is not int or seed < 0:
         raise LeaderboardError(f"the bootstrap seed must be a non-negative int, got {seed!r}", field="--seed")
     (manifest_a, summary_a), (manifest_b, summary_b) = report.load_summary(path_a), report.load_summary(path_b)
     for field, problem in (("panels", "panels differ"), ("template_hash", "chat settings (template hash) differ")):
-        difference = first_difference(summary_b[field], summary_a[field])
+        difference = runfiles.difference(summary_a[field], summary_b[field], field, strict=True)
         if difference is not None:
             where, in_a, in_b = difference
             raise LeaderboardError(f"cannot pair the runs: their {problem} (A has {in_a!r}, B has {in_b!r})",
-                                   field=field + where)
+                                   field=where)
     rows_a, rows_b = (_run_rows(path) for path in (path_a, path_b))
     return {"a": str(path_a), "b": str(path_b), "seed": seed, "groups": paired_comparison(rows_a, rows_b, seed=seed)}
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ragen_bench import runfiles
 from ragen_bench.leaderboard import files
 from ragen_bench.leaderboard.errors import LeaderboardError
 from ragen_bench.leaderboard.schema import SubmissionInfo, parse_submission
@@ -111,25 +112,18 @@ def verify(path: str | Path) -> VerifiedRun:
 
 # -- manifest ------------------------------------------------------------------------
 
-_MANIFEST_FIELDS = {
-    "format": str, "config": dict, "panels": dict, "template_hash": str, "data_files": dict,
-    "expected_episodes": int, "envs": list, "complete": bool,
-}
-
-
 def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     """The run a manifest describes, checked against today's registry, panels and templates."""
     from ragen_bench import panels as panels_module
     from ragen_bench.chat import ChatConfig
     from ragen_bench.eval import config as config_module
     from ragen_bench.eval.plan import plan
-    from ragen_bench.eval.provenance import FORMAT
+    from ragen_bench.eval.provenance import FORMAT, MANIFEST_FIELDS, bad_manifest_field
 
     if not isinstance(manifest, dict):
         raise LeaderboardError("not a run manifest (a JSON object is expected)", file=name)
-    for field, kind in _MANIFEST_FIELDS.items():
-        if type(manifest.get(field)) is not kind:
-            raise LeaderboardError(f"missing or not a {kind.__name__}", file=name, field=field)
+    if (field := bad_manifest_field(manifest)) is not None:
+        raise LeaderboardError(f"missing or not a {MANIFEST_FIELDS[field].__name__}", file=name, field=field)
     if manifest["format"] != FORMAT:
         raise LeaderboardError("unknown run format", file=name, field="format",
                                expected=FORMAT, found=manifest["format"])
@@ -186,39 +180,10 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
 
 
 def _require_equal(found: Any, expected: Any, *, problem: str, **where: Any) -> None:
-    difference = first_difference(found, expected)
+    difference = runfiles.difference(expected, found, where["field"], strict=True)
     if difference is not None:
-        path, expected_value, found_value = difference
-        where["field"] = where["field"] + path
+        where["field"], expected_value, found_value = difference
         raise LeaderboardError(problem, expected=expected_value, found=found_value, **where)
-
-
-def first_difference(found: Any, expected: Any, path: str = "") -> tuple[str, Any, Any] | None:
-    """``(path, expected, found)`` at the first place two JSON values differ, or ``None``.
-
-    Strict about types: ``true`` is not ``1`` and ``1`` is not ``1.0``, though Python's
-    ``==`` says they are.  Object keys are visited in the expected value's order.
-    """
-    if type(found) is not type(expected):
-        return path, expected, found
-    if isinstance(expected, dict):
-        for key in [*expected, *(k for k in found if k not in expected)]:
-            name = f"{path}.{key}"
-            if key not in found or key not in expected:
-                return name, expected.get(key, "<absent>"), found.get(key, "<absent>")
-            difference = first_difference(found[key], expected[key], name)
-            if difference is not None:
-                return difference
-        return None
-    if isinstance(expected, list):
-        for index, (a, b) in enumerate(zip(found, expected)):
-            difference = first_difference(a, b, f"{path}[{index}]")
-            if difference is not None:
-                return difference
-        if len(found) != len(expected):
-            return f"{path} (length)", len(expected), len(found)
-        return None
-    return None if found == expected else (path, expected, found)
 
 
 # -- episodes ------------------------------------------------------------------------
@@ -391,23 +356,28 @@ def _first_episode_difference(
         found_turn = found_turns[k - 1]
         order = [*_TURN_ORDER, *(f for f in expected_turn if f not in _TURN_ORDER)]
         for field in [*order, *(f for f in found_turn if f not in expected_turn)]:
-            difference = first_difference(found_turn.get(field, "<absent>"), expected_turn.get(field, "<absent>"))
+            difference = runfiles.difference(
+                expected_turn.get(field, runfiles.ABSENT), found_turn.get(field, runfiles.ABSENT), field, strict=True
+            )
             if difference is not None:
-                return k, f"{field}{difference[0]}", difference[1], difference[2]
+                return (k, *difference)
         for index in ([0, 1] if k == 1 else []) + [2 * k, 2 * k + 1]:
             if index >= len(expected["messages"]):
                 continue
             if index >= len(found_messages):
                 return k, "messages (length)", len(expected["messages"]), len(found_messages)
-            difference = first_difference(found_messages[index], expected["messages"][index])
+            difference = runfiles.difference(expected["messages"][index], found_messages[index], f"messages[{index}]",
+                                             strict=True)
             if difference is not None:
                 role = expected["messages"][index]["role"]
-                return k, f"messages[{index}]{difference[0]} ({role} message)", difference[1], difference[2]
+                return k, f"{difference[0]} ({role} message)", difference[1], difference[2]
     order = [*_EPISODE_ORDER, *(f for f in expected if f not in _EPISODE_ORDER)]
     for field in [*order, *(f for f in found if f not in expected)]:
-        difference = first_difference(found.get(field, "<absent>"), expected.get(field, "<absent>"))
+        difference = runfiles.difference(
+            expected.get(field, runfiles.ABSENT), found.get(field, runfiles.ABSENT), field, strict=True
+        )
         if difference is not None:
-            return None, f"{field}{difference[0]}", difference[1], difference[2]
+            return (None, *difference)
     return None
 
 

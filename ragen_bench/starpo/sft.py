@@ -26,15 +26,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import gymnasium
 
-from ragen_bench import __version__, panels
+from ragen_bench import __version__, panels, runfiles
 from ragen_bench.agents.scripted import OptimalAgent, RandomAgent
 from ragen_bench.chat import ChatConfig, ChatEpisode, Trajectory, run_lockstep
 from ragen_bench.games.registry import GAME_IDS
@@ -157,8 +156,8 @@ def export_sft(
         )
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _write_atomically(out / JSONL, lambda path: _write_jsonl(path, records))
-    _write_atomically(out / PARQUET, lambda path: _write_parquet(path, records))
+    runfiles.replace_atomically(out / JSONL, lambda handle: _write_jsonl(handle, records))
+    runfiles.replace_atomically(out / PARQUET, lambda handle: _write_parquet(handle, records))
     manifest = {
         "format": SFT_FORMAT,
         "env_id": env_id,
@@ -175,20 +174,17 @@ def export_sft(
         "package_version": __version__,
         "files": {name: {"sha256": _sha256(out / name), "bytes": (out / name).stat().st_size} for name in (JSONL, PARQUET)},
     }
-    _write_atomically(
-        out / MANIFEST, lambda path: path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n", "utf-8")
-    )
+    runfiles.write_text_atomic(out / MANIFEST, json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return manifest
 
 
-def _write_jsonl(path: Path, records: Sequence[dict[str, Any]]) -> None:
-    with path.open("w", encoding="utf-8") as handle:
-        for record in records:
-            # ensure_ascii=False keeps board symbols readable; env text is always valid Unicode.
-            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+def _write_jsonl(handle: BinaryIO, records: Sequence[dict[str, Any]]) -> None:
+    for record in records:
+        # ensure_ascii=False keeps board symbols readable; env text is always valid Unicode.
+        handle.write((json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8"))
 
 
-def _write_parquet(path: Path, records: Sequence[dict[str, Any]]) -> None:
+def _write_parquet(handle: BinaryIO, records: Sequence[dict[str, Any]]) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -204,27 +200,7 @@ def _write_parquet(path: Path, records: Sequence[dict[str, Any]]) -> None:
             ("turns", pa.int64()),
         ]
     )
-    pq.write_table(pa.Table.from_pylist(list(records), schema=schema), path)
-
-
-def _write_atomically(path: Path, write: Callable[[Path], None]) -> None:
-    """``write`` into a temp file beside ``path``, fsync it, then rename it over ``path``.
-
-    (The run-directory helper in ``ragen_bench.eval.rundir`` does the same for run files,
-    but the eval layer sits above this one.)
-    """
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(name)
-    try:
-        write(tmp)
-        tmp.chmod(0o644)  # mkstemp makes 0600; exported data is meant to be shared
-        with tmp.open("rb") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    pq.write_table(pa.Table.from_pylist(list(records), schema=schema), handle)
 
 
 def _sha256(path: Path) -> str:

@@ -8,8 +8,9 @@ folder that is renamed into place, then ``OUT/checkpoints/latest`` names it, so 
 at any moment resumes from a complete checkpoint.  ``ragen-bench eval agent=hf
 agent.model=OUT/checkpoints/step-NNNNNN/model`` evaluates one directly.
 
-``OUT/config.json`` is the resolved config; resuming with a different one (other than
-``steps``, ``out``, ``threads`` and ``log``) is refused, naming the first differing key.
+``OUT/config.json`` is the resolved config; resuming with a different one (other than in
+the free keys ``steps``, ``out``, ``threads`` and ``log``: :data:`~ragen_bench.train.config.FREE_KEYS`)
+is refused, naming the first differing key.
 """
 
 from __future__ import annotations
@@ -23,15 +24,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from ragen_bench.eval.rundir import RunDirError, read_json, replace_atomically, write_json_atomic
-from ragen_bench.train.config import CheckpointError, TrainConfig
+from ragen_bench import runfiles
+from ragen_bench.eval.rundir import RunDirError, read_json
+from ragen_bench.train.config import FREE_KEYS, CheckpointError, TrainConfig
 from ragen_bench.train.models import with_lora
 
 CHECKPOINTS = "checkpoints"
 LATEST = "latest"
 CONFIG = "config.json"
-# Keys that may change between a run and its resumption.
-FREE_KEYS = ("steps", "out", "threads", "log")
 
 
 def model_dir(checkpoint: Path) -> Path:
@@ -50,16 +50,11 @@ def latest(out: Path) -> Path | None:
 
 def check_out(out: Path, config: TrainConfig) -> None:
     """Refuse ``out`` unless it is new, empty or a run of the same config; writes nothing."""
-    wanted = _identity(config.to_dict())
     path = out / CONFIG
     if path.exists():
-        previous = _identity(_read_config(path))
-        if previous != wanted:
-            key = _first_difference(previous, wanted)
-            raise CheckpointError(
-                f"{out} holds a run with another config ({key}: {_lookup(previous, key)!r} there, "
-                f"{_lookup(wanted, key)!r} now); use another out= or the same settings to resume"
-            )
+        previous = runfiles.identity(_read_config(path), FREE_KEYS)
+        wanted = runfiles.identity(config.to_dict(), FREE_KEYS)
+        runfiles.require_same_config(out, previous, wanted, error=CheckpointError)
     elif out.exists() and any(out.iterdir()):
         raise CheckpointError(f"{out} is not empty and holds no training run; out= must name a new or empty folder")
 
@@ -68,7 +63,7 @@ def prepare_out(out: Path, config: TrainConfig) -> None:
     """Create ``out`` with ``config.json``, or check that an existing run has the same config."""
     check_out(out, config)
     out.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(out / CONFIG, config.to_dict())
+    runfiles.write_json_atomic(out / CONFIG, config.to_dict())
 
 
 def _read_config(path: Path) -> dict[str, Any]:
@@ -105,11 +100,11 @@ def save(out: Path, trainer: Any) -> Path:
     torch.save(optimizers, temporary / "optimizers.pt")
     torch.save({"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()},
                temporary / "rng.pt")
-    write_json_atomic(temporary / "state.json", {"step": trainer.step, "model": trainer.config.model})
+    runfiles.write_json_atomic(temporary / "state.json", {"step": trainer.step, "model": trainer.config.model})
     if final.exists():
         shutil.rmtree(final)
     os.replace(temporary, final)
-    _write_text(root / LATEST, name)
+    runfiles.write_text_atomic(root / LATEST, name)
     for old in sorted(p for p in root.glob("step-*") if p.is_dir())[: -trainer.config.checkpoint.keep]:
         shutil.rmtree(old)
     return final
@@ -165,27 +160,3 @@ def restore(checkpoint: Path, trainer: Any) -> int:
     np.random.set_state(states["numpy"])
     random.setstate(states["python"])
     return step
-
-
-def _identity(config: dict[str, Any]) -> dict[str, Any]:
-    return {key: value for key, value in config.items() if key not in FREE_KEYS}
-
-
-def _first_difference(a: dict[str, Any], b: dict[str, Any], prefix: str = "") -> str:
-    for key in sorted(set(a) | set(b)):
-        if a.get(key) != b.get(key):
-            if isinstance(a.get(key), dict) and isinstance(b.get(key), dict):
-                return _first_difference(a[key], b[key], f"{prefix}{key}.")
-            return f"{prefix}{key}"
-    return prefix.rstrip(".")
-
-
-def _lookup(config: dict[str, Any], dotted: str) -> Any:
-    value: Any = config
-    for part in dotted.split("."):
-        value = value.get(part) if isinstance(value, dict) else None
-    return value
-
-
-def _write_text(path: Path, text: str) -> None:
-    replace_atomically(path, lambda handle: handle.write(text.encode()))

@@ -135,6 +135,12 @@ class LogConfig:
     progress: bool = True
 
 
+# Keys that do not change what any step of a run computes (how many steps it runs, where it
+# is written, how many CPU threads, what it logs): a run may be resumed with other values
+# for them; every other key must match its config.json (ragen_bench.runfiles.identity).
+FREE_KEYS = ("steps", "out", "threads", "log")
+
+
 @dataclass(frozen=True)
 class TrainConfig:
     preset: str = "base"

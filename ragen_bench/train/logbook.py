@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ragen_bench.eval.rundir import replace_atomically
+from ragen_bench.runfiles import replace_atomically
 
 METRICS = "metrics.jsonl"
 VALIDATION = "validation.jsonl"
