@@ -14,7 +14,8 @@ from ragen_bench.chat import AgentReply  # noqa: E402
 from ragen_bench.cli import main  # noqa: E402
 from ragen_bench.eval import merge_runs, rundir, run_eval  # noqa: E402
 from ragen_bench.eval.config import ConfigError, compose_config, identity  # noqa: E402
-from ragen_bench.eval.games import summarize_games  # noqa: E402
+from ragen_bench.eval.games import summarize_games, table_rows  # noqa: E402
+from ragen_bench.eval.report import format_table  # noqa: E402
 
 TTT = "RAGEN/TicTacToe-v0"
 HERE = "tests.test_multiagent_eval"
@@ -39,6 +40,22 @@ class FirstLegal:
 
 def first_legal():
     return FirstLegal()
+
+
+class Filtered:
+    """Every reply is a server's null content (a content filter). Test only."""
+
+    name = "filtered"
+
+    def act(self, requests):
+        return [AgentReply("", null_content=True, finish_reason="content_filter") for _ in requests]
+
+    def close(self):
+        pass
+
+
+def filtered():
+    return Filtered()
 
 
 def config(out: Path, *overrides: str) -> dict:
@@ -170,11 +187,45 @@ def test_cli_eval_and_envs_list_show_the_games(tmp_path, capsys):
     assert code == 0 and "2 new episodes; run complete" in printed
     header = next(line for line in printed.splitlines() if line.startswith("env "))
     assert header.split() == ["env", "split", "opponent", "games", "win", "win", "ci95", "draw", "draw", "ci95",
-                              "loss", "loss", "ci95", "illegal", "forfeits", "length"]
+                              "loss", "loss", "ci95", "illegal", "forfeits", "null_replies", "length"]
     assert main(["envs", "show", "RAGEN/PrisonersDilemma-v0", "--seed", "124"]) == 0
     shown = capsys.readouterr().out
     assert "opponents: random, tit_for_tat, always_cooperate, always_defect (default tit_for_tat)" in shown
     assert "seed 124:\nenv: RAGEN/PrisonersDilemma-v0\nseed: 124\nagent seat: player_0\nrounds: 10\n" in shown
+
+
+def test_null_content_replies_are_counted_and_shown_in_the_games_table(tmp_path, capsys):
+    # No content ever: each game is 1 + 2 retries of null replies, then a forfeit.
+    code = main(["eval", f"env={TTT}", "limit=2", f"out={tmp_path / 'run'}", "progress=false",
+                 f"agent.name={HERE}:filtered", "opponent=minimax", "~agent.think", "~agent.max_actions_per_turn",
+                 "~agent.separator"])
+    printed = capsys.readouterr().out
+    assert code == 0
+    summary = json.loads((tmp_path / "run" / rundir.SUMMARY).read_text())
+    (games,) = summary["games"]
+    (group,) = summary["groups"]
+    assert games["forfeits"] == 2 and games["illegal_move_rate"] == 1.0
+    assert games["null_content_replies"] == group["null_content_replies"] == 6
+    lines = printed.splitlines()
+    header = next(index for index, line in enumerate(lines) if line.startswith("env ") and "forfeits" in line)
+    assert _cell(lines[header], lines[header + 1], "null_replies") == "6"
+    assert main(["compare", str(tmp_path / "run")]) == 0
+    assert "null_replies" in capsys.readouterr().out.split("\n\n")[1]
+
+
+def test_games_tables_of_older_runs_show_no_null_reply_count():
+    (games,) = summarize_games([_record("win", [True], 5)])
+    assert games["null_content_replies"] == 0
+    del games["null_content_replies"]  # summary.json written before the field existed
+    (row,) = table_rows([games])
+    assert row["null_replies"] is None
+    assert _cell(*format_table([row]).splitlines(), "null_replies") == "-"
+
+
+def _cell(header: str, line: str, title: str) -> str:
+    """The cell under ``title`` of a table line (a right-aligned value no wider than its title)."""
+    start = header.index(title)
+    return line[start:start + len(title)].strip()
 
 
 def _record(outcome: str, valid: list[bool], moves: int, seat: str = "player_0", forfeit: str | None = None) -> dict:

@@ -13,8 +13,9 @@ Each game is one line of ``episodes.jsonl``: the agent seat's trajectory (the us
 record, ``success`` meaning a win, so resume, shards, merge and compare read it
 unchanged) plus a ``game`` object: seat, opponent, outcome, the moves of both seats and
 the opponent's own trajectory when it is a chat agent.  :func:`summarize_games` reduces
-those to win/draw/loss rates with 95% Wilson intervals, the illegal-move rate and the
-mean game length; ``summary.json`` carries them under ``games``.
+those to win/draw/loss rates with 95% Wilson intervals, the illegal-move rate, the
+agent's replies without content and the mean game length; ``summary.json`` carries them
+under ``games``.
 """
 
 from __future__ import annotations
@@ -144,7 +145,7 @@ def game_record(result: Any, opponent: Any) -> dict[str, Any]:
 
 
 def summarize_games(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per ``(env_id, split, opponent)``: outcome rates with 95% Wilson intervals, illegal moves, length."""
+    """Per ``(env_id, split, opponent)``: outcome rates (95% Wilson intervals), illegal moves, null replies, length."""
     groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = {}
     for record in records:
         game = record["game"]
@@ -161,6 +162,8 @@ def summarize_games(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
         summary["seat_player_0_games"] = sum(g["game"]["agent_seat"] == "player_0" for g in games)
         summary["illegal_move_rate"] = sum(not t["valid"] for t in turns) / len(turns) if turns else None
         summary["forfeits"] = sum(g["game"]["forfeit"] == g["game"]["agent_seat"] for g in games)
+        # The agent seat's replies without content (refusal, tool call, content filter), as in ``groups``.
+        summary["null_content_replies"] = sum(metrics._null_content(turn) for turn in turns)
         summary["mean_game_length"] = math.fsum(len(g["game"]["moves"]) for g in games) / n
         summaries.append(summary)
     return summaries
@@ -176,7 +179,10 @@ def add_game_summary(out: Path) -> list[dict[str, Any]]:
 
 
 def table_rows(games: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The ``games`` summaries as rows for :func:`ragen_bench.eval.report.format_table`."""
+    """The ``games`` summaries as rows for :func:`ragen_bench.eval.report.format_table`.
+
+    ``null_replies`` is ``None`` (shown "-") for summaries written before ``null_content_replies`` existed.
+    """
     return [
         {
             "env": g["env_id"], "split": g["split"], "opponent": g["opponent"], "games": g["games"],
@@ -188,7 +194,8 @@ def table_rows(games: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                     (f"{outcome} ci95", "[{:.3f}, {:.3f}]".format(*g[f"{outcome}_ci95"])),
                 )
             },
-            "illegal": g["illegal_move_rate"], "forfeits": g["forfeits"], "length": g["mean_game_length"],
+            "illegal": g["illegal_move_rate"], "forfeits": g["forfeits"],
+            "null_replies": g.get("null_content_replies"), "length": g["mean_game_length"],
         }
         for g in games
     ]
