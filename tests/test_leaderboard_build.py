@@ -5,6 +5,7 @@ the statistics against hand-computed values, ``compare``, and the page in a real
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 import math
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 from ragen_bench.agents.scripted import OptimalAgent
 from ragen_bench.chat import AgentReply, AgentRequest
 from ragen_bench.cli import main
-from ragen_bench.leaderboard.build import VIEWER_SEEDS, build, cell_text, newcombe_interval
+from ragen_bench.leaderboard.build import VIEWER_SEEDS, build, cell_text, cell_value, link_cell, newcombe_interval
 from ragen_bench.leaderboard.errors import LeaderboardError
 from ragen_bench.leaderboard.stats import (
     compare_submissions, mcnemar_exact, p_text, paired_bootstrap_ci, paired_comparison,
@@ -134,11 +135,18 @@ def test_markdown_cell_of_hostile_text_stays_one_cell() -> None:
     assert cell_text("a\rb\u2028c\x85d|e\r\n") == "a b c d\\|e"
 
 
+# A cell as a GFM table row reads it: backslash pairs, then anything but a bare "|" or "\\".
+_ESCAPED_CELL = re.compile(r"(?:\\.|[^\\|])*")
+
+
 @given(st.text())
 def test_markdown_cell_never_splits_a_row(text: str) -> None:
     cell = cell_text(text)
     assert len(cell.splitlines()) <= 1
     assert "|" not in cell.replace("\\|", "")
+    # Every backslash escapes the next character: none is left to escape a "|" of ours ("\\|" used to split).
+    assert _ESCAPED_CELL.fullmatch(cell)
+    assert not re.search(r"(?<!\\)[][()`*_!#~$]", cell.replace("\\\\", ""))  # no unescaped Markdown punctuation
 
 
 def test_png_plots_carry_no_version(built: Path) -> None:
@@ -162,17 +170,21 @@ def test_submission_text_is_text_in_the_markdown_too(submissions: Path, tmp_path
     """HTML in model / recipe / notes is escaped in README.md as on the page, and a cell stays one cell."""
     subs = copy_tree(submissions, tmp_path)
     edit_json(subs / "random" / "submission.json",
-              lambda info: info.update(model=HOSTILE, recipe="<img src=x onerror=alert(1)>|a", notes=f"{HOSTILE}\n| x |"))
+              lambda info: info.update(model=HOSTILE, recipe="<img src=x onerror=alert(1)>|a",
+                                       notes=f"{HOSTILE}\n| x |", link="https://example.com/my_repo_(v2)|*x*"))
     build(subs, tmp_path / "board")
     readme = (tmp_path / "board" / "README.md").read_text()
     rows = [line for line in readme.splitlines() if line.startswith(f"| random | {cell_text(HOSTILE)} |")]
     assert len(rows) == 8 + 1  # the main table and the entries table show the model
+    link = "<https://example.com/my_repo_(v2)%7C*x*>"  # the link an autolink, read as written
     for row in rows:
-        assert "<" not in row and ">" not in row and "&lt;/script&gt;&lt;script&gt;" in row
+        text = row.replace(f" | {link} | ", " | ")
+        assert "<" not in text and ">" not in text and "&lt;/script&gt;&lt;script&gt;" in row
         assert row.replace("\\|", "").count("|") == row.count(" | ") + 2  # no cell split
     (entry,) = [row for row in rows if "2026-11-30" in row]
-    assert entry.startswith(f"| random | {cell_text(HOSTILE)} | &lt;img src=x onerror=alert(1)&gt;\\|a | no |")
+    assert entry.startswith(f"| random | {cell_text(HOSTILE)} | &lt;img src=x onerror=alert\\(1\\)&gt;\\|a | no |")
     assert entry.endswith(f" | {cell_text(HOSTILE)} \\| x \\| |")
+    assert f" | {link} | " in entry
     # The page escapes once: the text reads as typed, never as &amp;lt;.
     page = (tmp_path / "board" / "index.html").read_text()
     assert "&lt;img src=x onerror=alert(1)&gt;|a" in page and "&amp;lt;" not in page and "<b>bold</b>" not in page
@@ -180,6 +192,41 @@ def test_submission_text_is_text_in_the_markdown_too(submissions: Path, tmp_path
 
 def test_markdown_cell_escapes_html() -> None:
     assert cell_text("<b>a</b> & \"b\" 'c'") == "&lt;b&gt;a&lt;/b&gt; &amp; \"b\" 'c'"
+
+
+def test_markdown_cell_escapes_markdown() -> None:
+    """Links, images, code spans and emphasis in submission text stay text: their punctuation is backslash-escaped."""
+    image = cell_text("![t](http://evil.example/p.png)")
+    link = cell_text("[x](javascript:alert(1))")
+    assert image == "\\!\\[t\\]\\(http://evil.example/p.png\\)"
+    assert link == "\\[x\\]\\(javascript:alert\\(1\\)\\)"
+    assert "](" not in image and "](" not in link  # no "](" a renderer would read as a link's end
+    # No code span can form, so the entity reads as "<", never as "&lt;".
+    assert cell_text("`<b>`") == "\\`&lt;b&gt;\\`"
+    assert cell_text("*a* _b_ ~~c~~ $d$ # e \\") == "\\*a\\* \\_b\\_ \\~\\~c\\~\\~ \\$d\\$ \\# e \\\\"
+    assert cell_text("sampling_seed (x)") == "sampling\\_seed \\(x\\)"
+
+
+def test_markdown_link_cell_is_an_autolink() -> None:
+    assert link_cell("https://example.com/a_b(c)") == "<https://example.com/a_b(c)>"
+    assert link_cell("https://example.com/?q=<b>|x y\n") == "<https://example.com/?q=%3Cb%3E%7Cx%20y%0A>"
+
+
+MARKDOWN_CASES = [
+    "![t](http://evil.example/p.png)", "[x](javascript:alert(1))", "[x]: http://evil.example", "<https://evil.example>",
+    "`<b>` & `&lt;`", "*em* **strong** _u_ __uu__ ~~s~~", "$x$ and $$y$$", "# heading", "a\\|b | c", "\\", "\\`x`",
+    "http://evil.example/a_(b)", HOSTILE, "&amp; &#35; &copy;",
+]
+
+
+@pytest.mark.parametrize("text", MARKDOWN_CASES)
+def test_a_markdown_renderer_reads_the_cell_as_text(text: str) -> None:
+    """markdown-it (CommonMark with GFM tables) renders the cell as exactly the text: one cell, no markup."""
+    markdown_it = pytest.importorskip("markdown_it")
+    renderer = markdown_it.MarkdownIt("commonmark").enable(["table", "strikethrough"])
+    rendered = renderer.render(f"| a | b |\n|---|---|\n| {cell_text(text)} | end |\n")
+    (row,) = re.findall(r"<tr>\n<td>(.*)</td>\n<td>end</td>\n</tr>", rendered)
+    assert row == html.escape(cell_value(text).strip(), quote=False).replace('"', "&quot;")
 
 
 def test_build_refuses_a_tampered_entry(submissions: Path, tmp_path: Path) -> None:

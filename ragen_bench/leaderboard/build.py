@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from ragen_bench.leaderboard.errors import LeaderboardError, needs_extra
 
@@ -212,13 +213,46 @@ def cell_value(value: Any) -> str:
     return " ".join(str(value).splitlines())
 
 
+# Markdown punctuation that can make a link or an image (``[t](u)``, ``![t](u)``), a code
+# span, emphasis, strikethrough, GitHub's math (``$x$``) or a heading; ``|`` ends a cell and
+# ``\\`` would escape what follows it. A backslash before any of them reads as the character.
+_MARKDOWN_ESCAPES = str.maketrans({char: "\\" + char for char in "\\`*_[]()!#~$|"})
+
+
 def cell_text(value: Any) -> str:
-    """A value as one Markdown table cell: no line break, ``|`` escaped, HTML special characters as entities.
+    """A value as one Markdown table cell of plain text: no line break, HTML and Markdown inert.
 
     Markdown passes raw HTML through (a renderer shows ``<b>`` bold, or lets ``<img>``
-    load): free text from ``submission.json`` must read as the page shows it, as text.
+    load) and reads its own syntax (``![t](http://...)`` loads an image, ``[x](javascript:...)``
+    links): free text from ``submission.json`` must read as the page shows it, as text.
+    So ``& < >`` become entities and Markdown punctuation is backslash-escaped; no code span
+    can form, so every entity renders as its character.
     """
-    return html.escape(cell_value(value), quote=False).replace("|", "\\|")
+    return html.escape(cell_value(value), quote=False).translate(_MARKDOWN_ESCAPES)
+
+
+def link_cell(url: str) -> str:
+    """A submission's ``link`` (an http(s) URL without whitespace, as the schema checks) as a Markdown autolink.
+
+    Inside ``<...>`` Markdown reads nothing (no emphasis, no escapes), so the URL shows and
+    links as given; a bare URL backslash-escaped like other text might not (an autolinker
+    reading the raw text keeps the backslashes). The few characters that would end the
+    autolink or the cell, or that an autolink may not hold (space, control characters), are
+    percent-encoded, as a browser sends them anyway.
+    """
+    return "<" + "".join(quote(c, safe="") if c in "<>| " or not c.isprintable() else c for c in url) + ">"
+
+
+# Cells :func:`display_row` formats from numbers alone ("[0.100, 0.200]", "0.500 (k=2)", "+0.010"):
+# no submission text, so their brackets stay as written.
+FORMATTED_COLUMNS = frozenset({"ci95", "pass@k", "gap", "gap_ci95"})
+
+
+def markdown_cell(key: str, value: Any) -> str:
+    """The Markdown cell of column ``key``: :func:`cell_text`, but links as autolinks and numbers as formatted."""
+    if key == "link" and isinstance(value, str):
+        return link_cell(value)
+    return cell_value(value) if key in FORMATTED_COLUMNS else cell_text(value)
 
 
 MAIN_COLUMNS = {
@@ -254,7 +288,7 @@ def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Mapping[str, str]
     lines = ["| " + " | ".join(columns.values()) + " |", "|" + "---|" * len(columns)]
     for row in rows:
         shown = display_row(row)
-        lines.append("| " + " | ".join(cell_text(shown.get(key)) for key in columns) + " |")
+        lines.append("| " + " | ".join(markdown_cell(key, shown.get(key)) for key in columns) + " |")
     return "\n".join(lines)
 
 
