@@ -4,6 +4,7 @@
 * :mod:`.schema` -- ``submission.json``'s typed model and JSON Schema;
 * :mod:`.verify` -- every check of ``ragen-bench leaderboard verify``, replay included;
 * :mod:`.stats` -- paired comparison of two entries (McNemar, paired bootstrap);
+* :mod:`.tables` -- the tables as shown (columns, cells, row order), which both renderings read;
 * :mod:`.build` -- ``leaderboard/README.md``, ``leaderboard.csv``, plots; :mod:`.page` -- ``index.html``.
 
 Importing this package is light: pydantic, pandas and matplotlib are imported by the
