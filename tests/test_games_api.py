@@ -117,8 +117,10 @@ def test_the_parallel_step_takes_a_dict_only(actions):
 
 @pytest.mark.parametrize("env_id", GAME_IDS)
 @pytest.mark.parametrize(("seed", "error", "message"), [
-    (-1, ValueError, "seed must be a non-negative int, got -1"),
+    (-1, ValueError, "seed must be in 0..18446744073709551615, got -1"),
+    (2**64, ValueError, "seed must be in 0..18446744073709551615, got 18446744073709551616"),
     (True, TypeError, "seed must be an int or None, got True"),
+    (np.True_, TypeError, "seed must be an int or None, got "),
     (1.0, TypeError, "seed must be an int or None, got 1.0"),
 ])
 def test_reset_refuses_a_bad_seed_by_name(env_id, seed, error, message):
@@ -127,6 +129,29 @@ def test_reset_refuses_a_bad_seed_by_name(env_id, seed, error, message):
         with pytest.raises(error, match=f"{game.unwrapped.metadata['name']}: {message}"):
             game.reset(seed=seed)
     make_multiagent(env_id).reset(seed=np.int64(2**40))  # numpy ints and large seeds are fine
+
+
+@pytest.mark.parametrize("env_id", GAME_IDS)
+def test_games_keep_the_single_agent_seed_contract(env_id):
+    """One piece of code (SeedContract): the same checks as TextEnv's, the same episode for the same
+    seed, and unseeded resets drawn from the env's own generator, seeded by the last seeded reset."""
+    from ragen_bench.envs.base import SeedContract, TextEnv
+
+    game = make_multiagent(env_id).unwrapped
+    assert isinstance(game, SeedContract) and issubclass(TextEnv, SeedContract)
+    assert type(game)._check_seed is TextEnv._check_seed
+
+    def draws(game):
+        game.reset(seed=11)
+        seen = [int(game.np_random.integers(2**31))]
+        for _ in range(3):
+            game.reset()
+            seen.append(int(game.np_random.integers(2**31)))
+        return seen, getattr(game, "rounds", None)
+
+    first, second = make_multiagent(env_id).unwrapped, make_multiagent(env_id).unwrapped
+    assert draws(first) == draws(second)
+    assert first.np_random_seed == 11
 
 
 def test_make_multiagent_is_on_the_package_and_applies_the_id_kwargs():

@@ -23,6 +23,11 @@ single-agent episodes (:mod:`ragen_bench.chat.episode`):
   a reply may also carry ``<message>..</message>``, passed to the game's message
   channel (which bounds and flattens it) for the other seat to read next round.
 
+Moves are stepped through the env PettingZoo users get (the board games' wrapped ``env()``,
+the Prisoner's Dilemma's ``parallel_env()``); the seats read the game under the wrappers
+(``.unwrapped``: text views, legal moves, ``np_random``).  Every move played is legal, so
+the wrappers change no game.
+
 :func:`play_matches` drives many matches in lock-step: one batched ``act`` call per
 distinct agent per step.  Every chat seat's record is a plain
 :class:`~ragen_bench.chat.Trajectory` (``success`` = won), so self-play gives one
@@ -216,8 +221,11 @@ class GameMatch:
 
         self.entry = game_entry(env_id)
         self.env_id, self.seed, self.split, self.sample, self.config = env_id, seed, split, sample, config
-        self.game = make_multiagent(env_id, parallel=self.entry.parallel, **dict(env_kwargs or {})).unwrapped
-        self.game.reset(seed=seed)
+        # Moves go through the env PettingZoo users get (``env()``'s wrappers; the Parallel API's
+        # ``parallel_env()`` is the game itself); the seats read the game under it.
+        self.env = make_multiagent(env_id, parallel=self.entry.parallel, **dict(env_kwargs or {}))
+        self.env.reset(seed=seed)
+        self.game = self.env.unwrapped
         seats = tuple(self.game.possible_agents)
         if set(players) != set(seats):
             raise ValueError(f"{env_id}: players must be given for exactly the seats {seats}, got {sorted(players)}")
@@ -274,7 +282,7 @@ class GameMatch:
     # -- internals ------------------------------------------------------------------
 
     def _play(self, seat: str, move: int) -> None:
-        self.game.step(move)
+        self.env.step(move)
         self.moves.append((seat, move))
         self._credit(self.game.rewards)
 
@@ -311,7 +319,7 @@ class GameMatch:
             for seat, player in self.players.items():
                 if seat not in self.seats:
                     self._round[seat] = player.choose(self.game, seat)
-            _, rewards, *_ = self.game.step(dict(self._round))
+            _, rewards, *_ = self.env.step(dict(self._round))
             self.moves.extend(sorted(self._round.items()))
             self._round = {}
             self._credit(rewards)

@@ -12,12 +12,13 @@ family states only what is its own:
 
 Everything else is shared:
 
-* **Seeds.**  ``reset(seed=s)`` accepts a non-negative Python or numpy integer below
-  the family's ``seed_limit`` (``bool``, floats and strings are refused).  Without a
-  seed, one is drawn from ``self.np_random`` (itself seeded by the first seeded
-  reset): this is the reproducibility promise -- ``reset(seed=s)`` followed by any
-  number of unseeded resets gives the same episodes on every machine.  The seed that
-  built the episode is ``info["level_seed"]`` and ``self.level_seed``.
+* **Seeds** (:class:`SeedContract`, which the multi-agent games keep too).
+  ``reset(seed=s)`` accepts a non-negative Python or numpy integer below the family's
+  ``seed_limit`` (``bool``, floats and strings are refused).  Without a seed, one is
+  drawn from ``self.np_random`` (itself seeded by the first seeded reset): this is the
+  reproducibility promise -- ``reset(seed=s)`` followed by any number of unseeded
+  resets gives the same episodes on every machine.  The seed that built the episode is
+  ``info["level_seed"]`` and ``self.level_seed``.
 * **Options.**  ``reset(options=...)`` takes a mapping whose keys are all in the
   family's ``reset_options`` (none so far); any other key is refused by name.
 * **Actions.**  Discrete families take exactly a Python ``int`` or numpy integer in
@@ -74,6 +75,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 from gymnasium.error import InvalidAction, ResetNeeded
+from gymnasium.utils import seeding
 from gymnasium.vector.utils import shared_memory
 
 
@@ -176,15 +178,87 @@ class _Phase(enum.Enum):
 _NOT_RESET, _LIVE, _FINISHED = _Phase.NOT_RESET, _Phase.LIVE, _Phase.FINISHED
 
 
-class TextEnv(gymnasium.Env):
+SEED_LIMIT = 2**64
+# Unseeded resets of single-agent envs draw their level seed below this.
+_DRAWN_SEEDS = 2**32
+
+
+def check_seed(owner: str, seed: Any, limit: int = SEED_LIMIT) -> int | None:
+    """``seed`` as a Python ``int`` (or ``None``), or the error naming ``owner`` and the rule.
+
+    The rule: ``None``, or a Python or numpy integer in ``0..limit-1``; ``bool`` (and
+    numpy's) is refused, as are floats and strings.
+    """
+    if seed is None:
+        return None
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
+        raise TypeError(f"{owner}: seed must be an int or None, got {seed!r} ({type(seed).__name__})")
+    if not 0 <= seed < limit:
+        raise ValueError(f"{owner}: seed must be in 0..{limit - 1}, got {seed}")
+    return int(seed)
+
+
+class SeedContract:
+    """The seed contract of every env in the project, single-agent and multi-agent alike.
+
+    ``reset`` checks its seed with :meth:`_check_seed` (:func:`check_seed` below
+    ``seed_limit``, the error naming :meth:`_owner`) and then calls
+    :meth:`_seed_generator`: a seed starts ``np_random`` afresh, so the same seed gives
+    the same episode on any machine; without one ``np_random`` runs on, so everything
+    the episode draws comes from the env's own generator (seeded by the last seeded
+    reset).  ``np_random`` and ``np_random_seed`` behave as Gymnasium's (a random
+    generator until the first seeded reset).  A single-agent env draws its level seed
+    from it (:meth:`_draw_seed`); a game draws what its episode needs directly (the
+    Prisoner's Dilemma's number of rounds, the opponents' tie-breaks).
+    """
+
+    # Seeds are refused from here up (Sokoban's generator takes 32-bit seeds).
+    seed_limit: ClassVar[int] = SEED_LIMIT
+    _np_random: np.random.Generator | None = None
+    _np_random_seed: int | None = None
+
+    def _owner(self) -> str:
+        """The name errors start with."""
+        return type(self).__name__
+
+    def _check_seed(self, seed: Any) -> int | None:
+        return check_seed(self._owner(), seed, self.seed_limit)
+
+    def _seed_generator(self, seed: int | None) -> None:
+        """Start ``np_random`` afresh from a (checked) ``seed``; without one, leave it running."""
+        if seed is not None:
+            self._np_random, self._np_random_seed = seeding.np_random(seed)
+
+    def _draw_seed(self) -> int:
+        """A seed drawn from ``np_random``, for an unseeded reset."""
+        return int(self.np_random.integers(_DRAWN_SEEDS))
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """The env's generator; a randomly seeded one until the first seeded reset."""
+        if self._np_random is None:
+            self._np_random, self._np_random_seed = seeding.np_random()
+        return self._np_random
+
+    @np_random.setter
+    def np_random(self, value: np.random.Generator) -> None:
+        self._np_random, self._np_random_seed = value, -1
+
+    @property
+    def np_random_seed(self) -> int:
+        """The seed of ``np_random`` (-1 when it was set directly)."""
+        if self._np_random_seed is None:
+            self._np_random, self._np_random_seed = seeding.np_random()
+        return self._np_random_seed
+
+
+class TextEnv(SeedContract, gymnasium.Env):
     """Base for single-agent text envs: the shared reset/step contract (see module doc)."""
 
     metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "render_fps": 4}
     action_names: tuple[str, ...] | None = None
     symbol_meanings: Mapping[str, str] = {}
     instruction: str = ""
-    # Seeds are refused from here up (Sokoban's generator takes 32-bit seeds).
-    seed_limit: ClassVar[int] = 2**64
     # Keys ``reset(options=...)`` understands.
     reset_options: ClassVar[frozenset[str]] = frozenset()
 
@@ -209,9 +283,9 @@ class TextEnv(gymnasium.Env):
         """Start the episode of ``seed``, or of a seed drawn from ``np_random`` (see module doc)."""
         seed = self._check_seed(seed)
         self._check_options(options)
-        super().reset(seed=seed)
+        self._seed_generator(seed)  # all that gymnasium.Env.reset does
         if seed is None:
-            seed = int(self.np_random.integers(2**32))
+            seed = self._draw_seed()
         self.level_seed = seed
         self._phase = _NOT_RESET  # stays so if the family's reset raises
         observation, info = self._reset_level(seed)
@@ -266,15 +340,6 @@ class TextEnv(gymnasium.Env):
         if self._phase is _NOT_RESET:
             raise ResetNeededError(f"{name}: call reset() before step()")
         raise EpisodeFinishedError(f"{name}: the episode has ended (terminated or truncated); call reset() first")
-
-    def _check_seed(self, seed: Any) -> int | None:
-        if seed is None:
-            return None
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)):
-            raise TypeError(f"{type(self).__name__}: seed must be an int or None, got {seed!r} ({type(seed).__name__})")
-        if not 0 <= seed < self.seed_limit:
-            raise ValueError(f"{type(self).__name__}: seed must be in 0..{self.seed_limit - 1}, got {seed}")
-        return int(seed)
 
     def _check_options(self, options: Any) -> None:
         if options is None:

@@ -29,9 +29,10 @@ from typing import Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
+
+from ragen_bench.envs.base import SeedContract
 
 AGENTS = ("player_0", "player_1")
 
@@ -70,22 +71,20 @@ class BoardRules:
         raise NotImplementedError
 
 
-def check_seed(name: str, seed: Any) -> int | None:
-    """``reset``'s ``seed`` as an int (or ``None``); a clear error for anything else (``name``: the game's)."""
-    if seed is None:
-        return None
-    if isinstance(seed, (bool, np.bool_)) or not isinstance(seed, (int, np.integer)):
-        raise TypeError(f"{name}: seed must be an int or None, got {seed!r} ({type(seed).__name__})")
-    if seed < 0:
-        raise ValueError(f"{name}: seed must be a non-negative int, got {seed}")
-    return int(seed)
+class GameSeeds(SeedContract):
+    """The single-agent envs' seed contract (:class:`~ragen_bench.envs.base.SeedContract`), errors named after the game."""
+
+    metadata: ClassVar[dict[str, Any]]
+
+    def _owner(self) -> str:
+        return self.metadata["name"]
 
 
 def player_mark(player: int) -> str:
     return "XO"[player - 1]
 
 
-class BoardGameEnv(AECEnv):
+class BoardGameEnv(GameSeeds, AECEnv):
     """AEC env over :class:`BoardRules` (see the module docstring); subclasses set ``rules``, ``metadata``, ``instruction``."""
 
     rules: ClassVar[type[BoardRules]]
@@ -107,7 +106,6 @@ class BoardGameEnv(AECEnv):
         self.observation_spaces = {a: spaces.Dict({"observation": board, "action_mask": mask}) for a in AGENTS}
         self.action_spaces = {a: spaces.Discrete(len(rules.action_names)) for a in AGENTS}
         self.board = rules()
-        self.np_random, _ = seeding.np_random(None)
         self._start()
 
     def _start(self) -> None:
@@ -131,11 +129,10 @@ class BoardGameEnv(AECEnv):
 
         The rules hold no chance, so the seed changes no position: it seeds
         ``np_random``, which the built-in opponents use to break ties between equally
-        good moves.
+        good moves.  Seeds are checked as the single-agent envs' are (:class:`GameSeeds`);
+        without one, ``np_random`` runs on from the last seeded reset.
         """
-        seed = check_seed(self.metadata["name"], seed)
-        if seed is not None:
-            self.np_random, _ = seeding.np_random(seed)
+        self._seed_generator(self._check_seed(seed))
         self.board = self.rules()
         self._start()
 

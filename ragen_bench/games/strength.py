@@ -1,7 +1,7 @@
 """Matches between scripted players, for the strength figures in the game cards.
 
-``python -m ragen_bench.games.tictactoe.strength`` and
-``python -m ragen_bench.games.connect_four.strength`` print one :func:`match` per pairing.
+``scripts/tictactoe_strength.py`` and ``scripts/connect_four_strength.py`` print one
+:func:`match` per pairing.
 """
 
 from __future__ import annotations
@@ -13,9 +13,12 @@ from typing import Any
 def match(game: Any, player: Any, other: Any, games: int, first_on_even: bool = True) -> dict[str, Any]:
     """Wins, draws and losses of ``player`` against ``other`` over seeds ``0..games-1`` of ``game``.
 
+    ``game`` is a board game's ``env()`` (what PettingZoo users get; the moves go through
+    its wrappers) or its raw env; the players read the game under the wrappers.
     Seats alternate: ``player`` moves first on even seeds (``first_on_even``) or on odd ones.
     The seed also drives both players' tie-breaks, so the two seatings give different games.
     """
+    raw = game.unwrapped
     tally = {"win": 0, "draw": 0, "loss": 0}
     moves = 0
     start = time.perf_counter()
@@ -23,11 +26,11 @@ def match(game: Any, player: Any, other: Any, games: int, first_on_even: bool = 
         first = (seed % 2 == 0) == first_on_even
         seats = {"player_0": player, "player_1": other} if first else {"player_0": other, "player_1": player}
         game.reset(seed=seed)
-        while not game.game_over:
-            agent = game.agent_selection
-            game.step(seats[agent].choose(game, agent))
-        moves += len(game.board.moves)
-        tally["draw" if game.winner is None else ("win" if seats[game.winner] is player else "loss")] += 1
+        while not raw.game_over:
+            agent = raw.agent_selection
+            game.step(seats[agent].choose(raw, agent))
+        moves += len(raw.board.moves)
+        tally["draw" if raw.winner is None else ("win" if seats[raw.winner] is player else "loss")] += 1
     return {
         "player": player.name, "opponent": other.name, "games": games,
         "player_first_on": "even seeds" if first_on_even else "odd seeds", **tally,

@@ -3,8 +3,11 @@
 RAGEN_BENCH_BENCHMARKS=1 .venv/bin/python -m pytest tests/benchmarks/test_bench_games.py \
     --benchmark-enable --benchmark-only --benchmark-columns=median,iqr,ops,rounds
 
-One round plays 20 whole games with uniformly random legal moves (seeded, so every round
-plays the same moves): steps/s = ``extra_info["steps"]`` / median.  PettingZoo's
+Every game is stepped through what PettingZoo users get: the wrapped ``env()`` of the board
+games, ``parallel_env()`` of the Prisoner's Dilemma.  One round plays 20 whole games with
+uniformly random legal moves (seeded, so every round plays the same moves):
+steps/s = ``extra_info["steps"]`` / median.  ``python scripts/games_bench.py`` prints the
+same rates without pytest.  PettingZoo's
 ``tictactoe_v3`` and ``connect_four_v3`` need pygame (the ``peers`` extra).
 """
 
@@ -55,6 +58,7 @@ STEPS_PER_GAME = {"RAGEN/TicTacToe-v0": (7, 11), "tictactoe_v3": (7, 11), "RAGEN
 def test_aec_random_games(benchmark, name):
     benchmark.group = "games: 20 random games (AEC env(), observation + mask each step)"
     make = AEC.get(name) or _peers()[name]
+    assert make().unwrapped is not make()  # PettingZoo's wrappers are what is timed
     steps = benchmark(_play_random_aec, make)
     low, high = STEPS_PER_GAME[name]
     assert GAMES * low <= steps <= GAMES * high
@@ -81,19 +85,22 @@ def test_parallel_prisoners_dilemma(benchmark):
 
 
 @pytest.mark.parametrize(("family", "player", "make"), [
-    ("tictactoe", "minimax", tictactoe.raw_env),
-    ("connect_four", "strong", connect_four.raw_env),
+    ("tictactoe", "minimax", tictactoe.env),
+    ("connect_four", "strong", connect_four.env),
 ])
 def test_scripted_player_self_play(benchmark, family, player, make):
-    benchmark.group = "games: scripted player, one self-play game"
+    """The player reads the game under the wrappers; its moves go through ``env()``'s wrappers."""
+    benchmark.group = "games: scripted player, one self-play game (wrapped env())"
     scripted = OPPONENTS[family][player]()
-    game = make()
+    env = make()
+    game = env.unwrapped
+    assert env is not game
 
     def play() -> int:
-        game.reset(seed=0)
+        env.reset(seed=0)
         moves = 0
         while not game.game_over:
-            game.step(scripted.choose(game, game.agent_selection))
+            env.step(scripted.choose(game, game.agent_selection))
             moves += 1
         return moves
 

@@ -8,11 +8,10 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import seeding
 from pettingzoo import ParallelEnv
 from pettingzoo.utils import parallel_to_aec
 
-from ragen_bench.games.board import AGENTS, ActionCheckWrapper, IllegalMoveError, check_seed
+from ragen_bench.games.board import AGENTS, ActionCheckWrapper, GameSeeds, IllegalMoveError
 
 ACTION_NAMES = ("cooperate", "defect")
 _PAST = ("cooperated", "defected")
@@ -32,7 +31,7 @@ def clean_message(text: str, limit: int) -> str:
     return " ".join(flat.split())[:limit].rstrip()
 
 
-class PrisonersDilemmaEnv(ParallelEnv):
+class PrisonersDilemmaEnv(GameSeeds, ParallelEnv):
     """Both players choose to cooperate or defect each round, for a hidden number of rounds.
 
     ## Description
@@ -108,7 +107,6 @@ class PrisonersDilemmaEnv(ParallelEnv):
             f"{min_rounds} and {max_rounds} rounds; the exact number is not told. Your goal is "
             "to score as many points as you can. Answer with cooperate or defect."
         )
-        self.np_random, _ = seeding.np_random(None)
         self.agents: list[str] = []
         self._moves: list[tuple[int, int]] = []
         self._inbox = dict.fromkeys(AGENTS, "")
@@ -122,9 +120,7 @@ class PrisonersDilemmaEnv(ParallelEnv):
         return self.action_spaces[agent]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
-        seed = check_seed(self.metadata["name"], seed)
-        if seed is not None:
-            self.np_random, _ = seeding.np_random(seed)
+        self._seed_generator(self._check_seed(seed))
         self.rounds = int(self.np_random.integers(self.min_rounds, self.max_rounds + 1))
         self.agents = list(AGENTS)
         self._moves = []

@@ -1,12 +1,14 @@
 """Speed of the games and their scripted players, beside PettingZoo's own classic games.
 
-    python -m ragen_bench.games.bench [seconds per measurement]
+    python scripts/games_bench.py [seconds per measurement]
 
 Steps/s: random legal moves (drawn from the action mask with a seeded generator) through
-each game's wrapped ``env()``, ``reset`` included, for ours and -- in the same process,
-when PettingZoo's classic games import (they need pygame) -- ``tictactoe_v3`` and
-``connect_four_v3``.  Moves/s of the scripted players: each plays both seats of whole
-games from the opening.  Prints one JSON line per measurement.
+each game's wrapped ``env()`` (the Prisoner's Dilemma: ``parallel_env()``), ``reset``
+included, for ours and -- in the same process, when PettingZoo's classic games import
+(they need pygame) -- ``tictactoe_v3`` and ``connect_four_v3``.  Moves/s of the scripted
+players: each plays both seats of whole games from the opening, its moves stepped through
+the wrapped ``env()`` too.  Prints one JSON line per measurement.
+(``tests/benchmarks/test_bench_games.py`` times the same with pytest-benchmark.)
 """
 
 from __future__ import annotations
@@ -65,13 +67,14 @@ def parallel_steps_per_second(make: Callable[[], Any], seconds: float) -> float:
     return _rate(play, seconds)
 
 
-def player_moves_per_second(make_game: Callable[[], Any], player: Any, seconds: float) -> float:
-    game = make_game()
+def player_moves_per_second(make_env: Callable[[], Any], player: Any, seconds: float) -> float:
+    env = make_env()
+    game = env.unwrapped  # what the player reads; its moves go through env's wrappers
 
     def play(seed: int) -> int:
-        game.reset(seed=seed)
+        env.reset(seed=seed)
         while not game.game_over:
-            game.step(player.choose(game, game.agent_selection))
+            env.step(player.choose(game, game.agent_selection))
         return len(game.board.moves)
 
     return _rate(play, seconds)
@@ -98,10 +101,10 @@ def main(argv: list[str]) -> int:
             ("steps/s", "pettingzoo connect_four_v3 env()", aec_steps_per_second(connect_four_v3.env, seconds)),
         ]
     rows += [
-        ("moves/s", "tictactoe minimax", player_moves_per_second(tictactoe.raw_env, OPPONENTS["tictactoe"]["minimax"](), seconds)),
-        ("moves/s", "tictactoe random", player_moves_per_second(tictactoe.raw_env, RandomPlayer(), seconds)),
-        ("moves/s", "connect_four strong", player_moves_per_second(connect_four.raw_env, OPPONENTS["connect_four"]["strong"](), seconds)),
-        ("moves/s", "connect_four random", player_moves_per_second(connect_four.raw_env, RandomPlayer(), seconds)),
+        ("moves/s", "tictactoe minimax", player_moves_per_second(tictactoe.env, OPPONENTS["tictactoe"]["minimax"](), seconds)),
+        ("moves/s", "tictactoe random", player_moves_per_second(tictactoe.env, RandomPlayer(), seconds)),
+        ("moves/s", "connect_four strong", player_moves_per_second(connect_four.env, OPPONENTS["connect_four"]["strong"](), seconds)),
+        ("moves/s", "connect_four random", player_moves_per_second(connect_four.env, RandomPlayer(), seconds)),
     ]
     for unit, what, value in rows:
         print(json.dumps({"what": what, unit: round(value)}), flush=True)

@@ -1,9 +1,10 @@
 """Measure the Connect Four opponents against each other (the numbers in envs/connect_four/README.md).
 
-    python -m ragen_bench.games.connect_four.strength [games per pairing]
+    python scripts/connect_four_strength.py [games per pairing]
 
-Each pairing plays ``games`` games on seeds ``0..games-1``, the measured player taking
-the first seat on even seeds and the second on odd ones.  Prints one JSON line per pairing.
+Each pairing plays ``games`` games on seeds ``0..games-1`` through the wrapped ``env()``
+(:func:`ragen_bench.games.strength.match`), the measured player taking the first seat on
+even seeds and the second on odd ones.  Prints one JSON line per pairing.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 
-from ragen_bench.games.connect_four.env import ConnectFourEnv
+from ragen_bench.games import connect_four
 from ragen_bench.games.opponents import OPPONENTS, RandomPlayer, SearchPlayer
 from ragen_bench.games.strength import match
 
@@ -21,7 +22,7 @@ def main(argv: list[str]) -> int:
     strong = OPPONENTS["connect_four"]["strong"]()
     rivals = [RandomPlayer(), *(SearchPlayer(d, False) for d in (1, 2, 4)), SearchPlayer(4, True)]
     for rival in rivals:
-        print(json.dumps(match(ConnectFourEnv(), strong, rival, games)), flush=True)
+        print(json.dumps(match(connect_four.env(), strong, rival, games)), flush=True)
     return 0
 
 
