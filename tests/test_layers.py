@@ -10,12 +10,14 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 
-# Bottom to top.  runfiles (atomic writes, config comparison) imports nothing of the project.
+# Bottom to top.  runfiles (atomic writes, config comparison) and values (config value types)
+# import nothing of the project.
 # Envs know nothing of chat, agents or training; the chat layer (which owns the agent
 # protocol) knows nothing of agents; evaluation sits above all of them, and the trainer
 # above evaluation (it validates with the real harness).
 LAYERS = (
     "runfiles",
+    "values",
     "data",
     "cache",
     "registry",

@@ -19,9 +19,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import typing
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from functools import lru_cache
+from typing import Any
 
+from ragen_bench import values
 from ragen_bench.chat.parser import TAGS
 
 
@@ -141,6 +145,37 @@ class ChatConfig:
     def template_hash(self) -> str:
         """sha256 (hex) of the template texts plus every config field."""
         return _template_hash(self)
+
+
+def check_chat(settings: Any, error: type[Exception] = ValueError) -> ChatConfig:
+    """The :class:`ChatConfig` of a config's ``chat`` settings, every rule checked; eval and train both use it.
+
+    ``settings`` must be a mapping of ChatConfig fields, each value of its field's declared
+    type (:func:`ragen_bench.values.conform`), with a format penalty that is no reward
+    (``<= 0``), and must make a valid ChatConfig.  Anything else raises ``error`` (the
+    caller's exception type) with one line that names the key (``chat.<field>``).  The
+    ChatConfig holds the values as given (``-1`` stays an int), so its
+    :meth:`~ChatConfig.template_hash` is the one the settings always had.
+    """
+    if not isinstance(settings, Mapping):
+        raise error(f"chat must be a mapping of ChatConfig fields, got {settings!r}")
+    hints = typing.get_type_hints(ChatConfig)
+    for key, value in settings.items():
+        if key not in hints:
+            raise error(f"chat.{key}: unknown key; ChatConfig fields: {', '.join(hints)}")
+        try:
+            values.conform(value, hints[key])
+        except values.Mismatch as mismatch:
+            raise error(f"chat.{key} must be {mismatch.expected}, got {value!r}") from None
+    # A penalty that is positive pays the model for malformed replies.
+    if settings.get("format_penalty", 0) > 0:
+        raise error(f"chat.format_penalty must be <= 0 (it is a penalty), got {settings['format_penalty']!r}")
+    try:
+        return ChatConfig(**settings)
+    except (TypeError, ValueError) as problem:
+        # ChatConfig's messages start with the field's name; name it as a key.
+        message = str(problem)
+        raise error(f"chat.{message}" if message.split(" ", 1)[0] in hints else f"chat: {message}") from None
 
 
 @lru_cache(maxsize=256)

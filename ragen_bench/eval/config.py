@@ -11,15 +11,12 @@ nothing (a positive format penalty, ``samples=2.5``).
 
 from __future__ import annotations
 
-import math
 import re
-import types
-import typing
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ragen_bench import runfiles
+from ragen_bench import runfiles, values
 from ragen_bench.agents.sampling import SAMPLING_SEED_LIMIT
 
 # Top-level keys of configs/eval.yaml; anything else is a typo or a key nothing reads.
@@ -86,15 +83,10 @@ def parse_shard(text: Any) -> tuple[int, int]:
     return index, count
 
 
-def _is_int(value: Any) -> bool:
-    # bool is an int subclass, but `limit=true` is a mistake, not the number 1.
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
 def _require_int(key: str, value: Any, minimum: int, maximum: int | None = None, *, optional: bool = False) -> None:
     if optional and value is None:
         return
-    if not _is_int(value) or value < minimum or (maximum is not None and value > maximum):
+    if not values.is_int(value) or value < minimum or (maximum is not None and value > maximum):
         allowed = f"an integer >= {minimum}" if maximum is None else f"an integer in {minimum}..{maximum}"
         raise ConfigError(f"{key} must be {allowed}{' or null' if optional else ''}, got {value!r}")
 
@@ -104,44 +96,20 @@ def _require_type(key: str, value: Any, kind: type, label: str, *, optional: boo
         raise ConfigError(f"{key} must be {label}{' or null' if optional else ''}, got {value!r}")
 
 
-def _matches(value: Any, hint: Any) -> bool:
-    """Whether ``value`` fits a ChatConfig field annotation (int, float, bool, str, or X | None)."""
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        return any(_matches(value, arm) for arm in typing.get_args(hint))
-    if hint is type(None):
-        return value is None
-    if hint is int:
-        return _is_int(value)
-    if hint is float:
-        return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
-    return isinstance(value, hint)
+def validate_chat(chat: Any) -> Any:
+    """``chat.*``: the :class:`~ragen_bench.chat.ChatConfig` it makes, checked by the rules train's chat obeys too.
+
+    See :func:`ragen_bench.chat.config.check_chat`: exactly ChatConfig's fields, each of its
+    declared type, a format penalty ``<= 0`` and a usable ChatConfig.
+    """
+    from ragen_bench.chat.config import check_chat
+
+    return check_chat(chat, ConfigError)
 
 
-def _type_name(hint: Any) -> str:
-    arms = typing.get_args(hint) or (hint,)
-    return " or ".join("null" if arm is type(None) else getattr(arm, "__name__", str(arm)) for arm in arms)
-
-
-def validate_chat(chat: Any) -> None:
-    """``chat.*``: exactly ChatConfig's fields, each of its declared type, and a usable ChatConfig."""
-    from ragen_bench.chat import ChatConfig
-
-    _require_type("chat", chat, Mapping, "a mapping of ChatConfig fields")
-    hints = typing.get_type_hints(ChatConfig)
-    for key, value in chat.items():
-        if key not in hints:
-            raise ConfigError(f"unknown key chat.{key}; ChatConfig fields: {', '.join(hints)}")
-        if not _matches(value, hints[key]):
-            raise ConfigError(f"chat.{key} must be {_type_name(hints[key])}, got {value!r}")
-    # A penalty that is positive pays the model for malformed replies.
-    if chat.get("format_penalty", 0) > 0:
-        raise ConfigError(f"chat.format_penalty must be <= 0 (it is a penalty), got {chat['format_penalty']!r}")
-    try:
-        ChatConfig(**chat)
-    except (TypeError, ValueError) as error:
-        # ChatConfig's messages start with the field's name; name it as a key.
-        message = str(error)
-        raise ConfigError(f"chat.{message}" if message.split(" ", 1)[0] in hints else f"chat: {message}") from None
+def chat_config(config: Mapping[str, Any]) -> Any:
+    """The :class:`~ragen_bench.chat.ChatConfig` of an eval config (a ConfigError if its ``chat`` is bad)."""
+    return validate_chat(config["chat"])
 
 
 def data_files(env_kwargs: Mapping[str, Any]) -> dict[str, str]:
@@ -304,10 +272,9 @@ def validate_game_keys(config: Mapping[str, Any], targets: list[tuple[str, str]]
 
 def game_chat_config(config: Mapping[str, Any]) -> Any:
     """The :class:`~ragen_bench.chat.multiagent.GameChatConfig` of a (validated) eval config."""
-    from ragen_bench.chat import ChatConfig
     from ragen_bench.chat.multiagent import GameChatConfig
 
-    return GameChatConfig(chat=ChatConfig(**config["chat"]), **config["game"])
+    return GameChatConfig(chat=chat_config(config), **config["game"])
 
 
 def opponent_label(env_id: str, opponent: Any) -> str:

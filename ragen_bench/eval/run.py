@@ -126,10 +126,8 @@ def close_agent(agent: Any) -> None:
 
 def run_eval(config: Mapping[str, Any]) -> EvalResult:
     """Run (or resume) the evaluation ``config`` describes; see the module docstring."""
-    from ragen_bench.chat import ChatConfig
-
     targets = config_module.validate(config)
-    chat_config = ChatConfig(**config["chat"])
+    chat_config = config_module.chat_config(config)
     game = config_module.game_config(config)  # None unless a multi-agent game is evaluated
     template_hash = chat_config.template_hash() if game is None else config_module.game_chat_config(game).template_hash()
     out = Path(config["out"] or default_out(config))

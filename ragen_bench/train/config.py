@@ -4,15 +4,18 @@
 is ``base.yaml`` plus a few changed keys) with the overrides, then :func:`from_mapping` turns
 the result into frozen dataclasses, checking every value before anything is written: a wrong
 type, a value out of range or an unknown key is one :class:`TrainConfigError` naming the key.
+The rules are eval's: each value's type by :func:`ragen_bench.values.conform`, the ``chat.*``
+settings by :func:`ragen_bench.chat.config.check_chat` (:attr:`TrainConfig.chat_config`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any, get_type_hints
+
+from ragen_bench import values
 
 PRESETS = ("starpo-s", "starpo", "ppo", "grpo", "ragen-sokoban")
 DEFAULT_PRESET = "starpo-s"
@@ -183,6 +186,16 @@ class TrainConfig:
             return self.rollout.groups
         return int(self.filter.ratio * self.rollout.groups)
 
+    @property
+    def chat_config(self) -> Any:
+        """``chat`` as a :class:`~ragen_bench.chat.ChatConfig`, checked by eval's rules (a TrainConfigError naming the key).
+
+        ``chat`` itself stays the mapping of the keys given, which is what ``config.json`` records.
+        """
+        from ragen_bench.chat.config import check_chat
+
+        return check_chat(self.chat, TrainConfigError)
+
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
@@ -237,30 +250,11 @@ def _build(cls: type, raw: Any, prefix: str) -> Any:
 
 
 def _coerce(key: str, value: Any, hint: Any) -> Any:
-    """``value`` if it matches ``hint`` (ints accepted for floats); else a TrainConfigError."""
-    import types
-    import typing
-
-    options = typing.get_args(hint) if isinstance(hint, types.UnionType) else (hint,)
-    for option in options:
-        origin = typing.get_origin(option) or option
-        if option is type(None) and value is None:
-            return None
-        if origin is float and isinstance(value, (int, float)) and not isinstance(value, bool):
-            if not math.isfinite(value):
-                raise TrainConfigError(f"{key}: must be a finite number, got {value!r}")
-            return float(value)
-        if origin is int and isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if origin in (str, bool) and type(value) is origin:
-            return value
-        if origin is list and isinstance(value, list):
-            (item,) = typing.get_args(option)
-            return [_coerce(f"{key}[{index}]", entry, item) for index, entry in enumerate(value)]
-        if origin is dict and isinstance(value, Mapping):
-            return dict(value)
-    names = " or ".join("null" if o is type(None) else getattr(o, "__name__", str(o)) for o in options)
-    raise TrainConfigError(f"{key}: expected {names}, got {value!r}")
+    """``value`` in the form ``hint`` declares (:func:`ragen_bench.values.conform`, eval's rules); else a TrainConfigError."""
+    try:
+        return values.conform(value, hint)
+    except values.Mismatch as mismatch:
+        raise TrainConfigError(f"{key}{mismatch.where}: expected {mismatch.expected}, got {mismatch.value!r}") from None
 
 
 def _require(condition: bool, key: str, message: str, value: Any) -> None:
@@ -338,6 +332,7 @@ def _check(c: TrainConfig) -> None:
     _require(c.checkpoint.every >= 1, "checkpoint.every", "must be >= 1", c.checkpoint.every)
     _require(c.checkpoint.keep >= 1, "checkpoint.keep", "must be >= 1", c.checkpoint.keep)
     _check_panels(c)
+    c.chat_config  # noqa: B018 (chat.*, checked by the rules eval's chat obeys: check_chat)
 
 
 def _check_panels(c: TrainConfig) -> None:
@@ -347,9 +342,3 @@ def _check_panels(c: TrainConfig) -> None:
     for key, split in (("val.split", c.val.split), ("test.split", c.test.split)):
         if split is not None and split not in splits:
             raise TrainConfigError(f"{key}: {c.env} has no {split!r} panel (it has {', '.join(splits)})")
-    from ragen_bench.chat import ChatConfig
-
-    try:
-        ChatConfig(**c.chat)
-    except (TypeError, ValueError) as error:
-        raise TrainConfigError(f"chat: {error}") from error
