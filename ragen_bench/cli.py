@@ -268,7 +268,7 @@ def _train(args: argparse.Namespace) -> int:
 
 def _data_sft(args: argparse.Namespace) -> int:
     from ragen_bench.chat import ChatConfig
-    from ragen_bench.starpo.sft import export_sft
+    from ragen_bench.train.sft_data import export_sft
 
     manifest = export_sft(args.env_id, Path(args.out), split=args.split, limit=args.limit,
                           chat_config=ChatConfig(think=not args.no_think))

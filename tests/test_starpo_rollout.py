@@ -1,4 +1,4 @@
-"""The policy agent and the training-batch builder (ragen_bench.starpo.rollout), on the tiny local model.
+"""The policy agent, its sampler and cache patches, and the training-batch builder (ragen_bench.train), on the tiny local model.
 
 Real Bandit episodes go through ``run_lockstep``; the checks compare the training batch with
 what was independently observable: the text the env received, the prompts the eval harness
@@ -19,7 +19,8 @@ import ragen_bench  # noqa: E402,F401  (registers the env ids)
 from ragen_bench.agents.hf import load_model  # noqa: E402
 from ragen_bench.agents.sampling import SamplingSettings, resolve_model_path  # noqa: E402
 from ragen_bench.chat import AgentError, AgentRequest, ChatConfig, ChatEpisode, run_lockstep  # noqa: E402
-from ragen_bench.starpo.rollout import PolicyAgent, TurnSample, build_batch  # noqa: E402
+from ragen_bench.train.batch import build_batch  # noqa: E402
+from ragen_bench.train.policy_agent import PolicyAgent, TurnSample  # noqa: E402
 
 BANDIT = "RAGEN/Bandit-v0"
 
@@ -300,7 +301,7 @@ def test_build_batch_refuses_samples_that_do_not_belong_to_the_trajectory(rollou
 def test_make_agent_builds_the_policy_agent_by_its_factory_path():
     from ragen_bench.agents import make_agent
 
-    target = "ragen_bench.starpo.rollout:make_policy_agent"
+    target = "ragen_bench.train.policy_agent:make_policy_agent"
     agent = make_agent(target, model="tiny", max_new_tokens=4, stop_strings=("</answer>", "\n\n"))
     try:
         replies = agent.act(_requests(["Turn 1: go"]))
@@ -350,9 +351,9 @@ _CACHE_STEPS = st.lists(
 def test_the_growing_cache_layer_holds_what_a_dynamic_layer_holds(first, room, steps):
     from transformers.cache_utils import DynamicLayer
 
-    from ragen_bench.starpo.rollout import _growing_layer_class
+    from ragen_bench.train.cache_patches import growing_layer_class
 
-    growing, dynamic = _growing_layer_class()(room), DynamicLayer()
+    growing, dynamic = growing_layer_class()(room), DynamicLayer()
     generator = torch.Generator().manual_seed(first * 100 + room)
     batch = 4
 
@@ -374,9 +375,9 @@ def test_the_growing_cache_layer_holds_what_a_dynamic_layer_holds(first, room, s
 
 
 def test_the_growing_cache_layer_writes_a_decoding_step_in_place():
-    from ragen_bench.starpo.rollout import _growing_layer_class
+    from ragen_bench.train.cache_patches import growing_layer_class
 
-    layer = _growing_layer_class()(3)
+    layer = growing_layer_class()(3)
     layer.update(torch.zeros(2, 2, 5, 4), torch.zeros(2, 2, 5, 4))
     buffer = layer.buffers[0]
     for _ in range(3):  # the room: three one-token steps land in the same buffer
@@ -395,7 +396,7 @@ def test_the_growing_cache_layer_writes_a_decoding_step_in_place():
 def test_grouped_decode_attention_equals_sdpa(batch, kv_heads, group, keys, masked, seed):
     from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-    from ragen_bench.starpo.rollout import _decode_attention
+    from ragen_bench.train.cache_patches import decode_attention
 
     generator = torch.Generator().manual_seed(seed)
     query = torch.randn((batch, kv_heads * group, 1, 8), generator=generator)
@@ -407,7 +408,7 @@ def test_grouped_decode_attention_equals_sdpa(batch, kv_heads, group, keys, mask
     module = torch.nn.Module()
     module.num_key_value_groups, module.is_causal, module.training = group, True, False
     want, _ = sdpa_attention_forward(module, query, key, value, mask, scaling=0.3)
-    got, _ = _decode_attention(module, query, key, value, mask, scaling=0.3)
+    got, _ = decode_attention(module, query, key, value, mask, scaling=0.3)
     assert got.shape == want.shape == (batch, 1, kv_heads * group, 8)
     assert torch.allclose(got, want, atol=1e-5)
 
@@ -415,7 +416,7 @@ def test_grouped_decode_attention_equals_sdpa(batch, kv_heads, group, keys, mask
 def test_decoding_with_grouped_attention_samples_what_sdpa_samples_and_restores_the_model(tiny, monkeypatch):
     import contextlib
 
-    from ragen_bench.starpo import rollout
+    from ragen_bench.train import cache_patches
 
     model = tiny[0]
     assert model.config._attn_implementation == "sdpa"
@@ -425,17 +426,17 @@ def test_decoding_with_grouped_attention_samples_what_sdpa_samples_and_restores_
     from transformers import AttentionInterface
 
     calls = []
-    rollout._register_grouped_decode()
+    cache_patches.register_grouped_decode()
 
     def counted(*args, **kwargs):
         calls.append(args[1].shape[2])  # query positions
-        return rollout._decode_attention(*args, **kwargs)
+        return cache_patches.decode_attention(*args, **kwargs)
 
-    monkeypatch.setitem(AttentionInterface._global_mapping, rollout.GROUPED_DECODE, counted)
+    monkeypatch.setitem(AttentionInterface._global_mapping, cache_patches.GROUPED_DECODE, counted)
     grouped = _agent(tiny, max_new_tokens=16).act([e.request() for e in requests])
     assert model.config._attn_implementation == "sdpa", "the model's own setting is back"
     layers = model.config.num_hidden_layers
     assert calls.count(1) >= layers and max(calls) > 1, "decoding steps attend through it, the prefill through sdpa"
-    monkeypatch.setattr(rollout, "_grouped_decode_attention", lambda model: contextlib.nullcontext())
+    monkeypatch.setattr(cache_patches, "grouped_decode_attention", lambda model: contextlib.nullcontext())
     plain = _agent(tiny, max_new_tokens=16).act([e.request() for e in requests])
     assert grouped == plain

@@ -1,4 +1,4 @@
-"""Supervised warm-start data and loss (ragen_bench.starpo.sft).
+"""Supervised warm-start data (ragen_bench.train.sft_data) and loss (ragen_bench.starpo.sft).
 
 Records are checked against what is independently observable: the eval harness's own
 episodes, a replay of the recorded replies through a fresh chat episode, the frozen
@@ -33,8 +33,9 @@ from ragen_bench.chat.parser import parse_response  # noqa: E402
 from ragen_bench.cli import main  # noqa: E402
 from ragen_bench.eval import run_eval  # noqa: E402
 from ragen_bench.eval.config import compose_config  # noqa: E402
-from ragen_bench.starpo.rollout import PolicyAgent  # noqa: E402
-from ragen_bench.starpo.sft import export_sft, sft_loss, sft_records, tokenize_sft  # noqa: E402
+from ragen_bench.starpo.sft import sft_loss  # noqa: E402
+from ragen_bench.train.policy_agent import PolicyAgent  # noqa: E402
+from ragen_bench.train.sft_data import export_sft, sft_records, tokenize_sft  # noqa: E402
 
 SOKOBAN = "RAGEN/Sokoban-6x6-v0"
 # Families with different reply shapes: several actions per turn, stochastic moves, one
@@ -241,19 +242,18 @@ def test_rows_are_laid_out_as_the_policy_agent_builds_its_context(tiny):
     assert tokenize_sft([record], tokenizer, max_length=4096)["input_ids"][0].tolist() == expected
 
 
-def test_rows_and_masks_agree_with_the_chat_layers_tokenization(tiny):
-    """An independent derivation (diffing the template per message, chat/trajectory.py) gives the same rows."""
+def test_rows_and_masks_are_the_chat_layers_tokenization(tiny):
+    """The trajectory record's tokenization (chat/trajectory.py) is the same layout: the same rows and masks."""
     _, tokenizer = tiny
     config = ChatConfig()
     records = sft_records(SOKOBAN, _train_seeds(SOKOBAN, 10), config)
     batch = tokenize_sft(records, tokenizer, max_length=4096)
     for row, trajectory in enumerate(_replay(records, config)):
         reference = trajectory.tokenize(tokenizer)
-        # The chat layer's row goes on to the template's layout after the last end token; the policy's stops there.
-        n = max(i for i, m in enumerate(reference["loss_mask"]) if m) + 1
-        assert tokenizer.decode(reference["input_ids"][n:]).isspace()
-        assert batch["input_ids"][row, :n].tolist() == reference["input_ids"][:n]
-        assert batch["loss_mask"][row, :n].tolist() == [bool(m) for m in reference["loss_mask"][:n]]
+        n = len(reference["input_ids"])
+        assert reference["loss_mask"][-1] == 1 and reference["input_ids"][-1] == tokenizer.eos_token_id
+        assert batch["input_ids"][row, :n].tolist() == reference["input_ids"]
+        assert batch["loss_mask"][row, :n].tolist() == [bool(m) for m in reference["loss_mask"]]
         assert not batch["attention_mask"][row, n:].any() and not batch["loss_mask"][row, n:].any()
         assert (batch["input_ids"][row, n:] == tokenizer.pad_token_id).all()
 

@@ -382,7 +382,7 @@ def test_filter_and_advantages_on_a_real_rollout_batch(tmp_path):
 def _rollout_batch(trainer):
     """One rollout of the trainer's step-0 seeds, as the training batch."""
     from ragen_bench.chat import ChatEpisode, run_lockstep
-    from ragen_bench.starpo.rollout import build_batch
+    from ragen_bench.train.batch import build_batch
 
     c = trainer.config
     episodes = [

@@ -1,8 +1,11 @@
-"""Trajectory.tokenize: assistant-only loss masks found by incremental templating.
+"""Trajectory.tokenize: the trainer's token layout (ragen_bench.chat.tokens) of a finished episode.
 
-Checked on three chat-template families set on the locally built tiny tokenizer:
-ChatML (its own), a Llama-3-style and a Zephyr-style template.  The masked tokens must
-decode to exactly the assistant replies, each followed by its end-of-turn marker.
+Checked on chat-template families set on the locally built tiny tokenizer: ChatML (its own)
+and a Zephyr-style template (with ``</s>`` as its end-of-turn token) lay out; a Llama-3-style
+template that trims replies cannot (the trainer could not extend a context whose template
+rewrites a sampled reply), nor can a template that closes replies with another token than
+the tokenizer's eos.  The masked tokens must decode to exactly the assistant replies, each
+followed by its end-of-turn marker.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("tokenizers")
 
 from ragen_bench.agents.tiny_model import build_tokenizer  # noqa: E402
-from ragen_bench.chat import AgentReply, ChatConfig, ChatEpisode, assistant_segments  # noqa: E402
+from ragen_bench.chat import AgentReply, ChatConfig, ChatEpisode  # noqa: E402
 from tests.test_chat_episode import Corridor  # noqa: E402
 
 LLAMA3_STYLE = (
@@ -31,11 +34,10 @@ ZEPHYR_STYLE = (
     "{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|assistant|>\n' }}{% endif %}"
 )
-# template -> (end-of-turn marker after each reply, whether the template trims content)
+# template -> (template, end-of-turn marker after each reply: the tokenizer's eos)
 TEMPLATES = {
-    "chatml": (None, "<|im_end|>", False),
-    "llama3": (LLAMA3_STYLE, "<|eot_id|>", True),
-    "zephyr": (ZEPHYR_STYLE, "</s>", False),
+    "chatml": (None, "<|im_end|>"),
+    "zephyr": (ZEPHYR_STYLE, "</s>"),
 }
 REPLIES = (
     "<think>go right</think><answer>Right || Right</answer>",
@@ -54,10 +56,11 @@ def base_tokenizer():
 
 
 def _tokenizer(base, name):
-    template, _, _ = TEMPLATES[name]
+    template, end_marker = TEMPLATES[name]
     tokenizer = copy.deepcopy(base)
     if template is not None:
         tokenizer.chat_template = template
+    tokenizer.eos_token = end_marker
     return tokenizer
 
 
@@ -72,15 +75,14 @@ def trajectory():
     return trajectory
 
 
-def _assistant_texts(trajectory, trims):
-    texts = [m["content"] for m in trajectory.messages if m["role"] == "assistant"]
-    return [t.strip() for t in texts] if trims else texts
+def _assistant_texts(trajectory):
+    return [m["content"] for m in trajectory.messages if m["role"] == "assistant"]
 
 
 @pytest.mark.parametrize("name", sorted(TEMPLATES))
 def test_masked_tokens_decode_to_exactly_the_replies_and_their_end_markers(base_tokenizer, trajectory, name):
     tokenizer = _tokenizer(base_tokenizer, name)
-    _, end_marker, trims = TEMPLATES[name]
+    _, end_marker = TEMPLATES[name]
     rendered = trajectory.tokenize(tokenizer)
     ids, mask = rendered["input_ids"], rendered["loss_mask"]
     assert len(ids) == len(mask) == len(rendered["attention_mask"]) == len(rendered["scores"])
@@ -97,21 +99,35 @@ def test_masked_tokens_decode_to_exactly_the_replies_and_their_end_markers(base_
     if current:
         runs.append(current)
     decoded = [tokenizer.decode(run) for run in runs]
-    assert decoded == [text + end_marker for text in _assistant_texts(trajectory, trims)]
+    assert decoded == [text + end_marker for text in _assistant_texts(trajectory)]
     # Every system/user message is wholly unmasked, and no reply leaks into the unmasked part.
     unmasked = tokenizer.decode([t for t, m in zip(ids, mask) if not m])
     for message in trajectory.training_messages():
-        content = message["content"].strip() if trims else message["content"]
-        assert (content in unmasked) == (message["role"] != "assistant")
+        assert (message["content"] in unmasked) == (message["role"] != "assistant")
 
 
 @pytest.mark.parametrize("name", sorted(TEMPLATES))
-def test_pieces_join_to_the_templates_own_rendering(base_tokenizer, trajectory, name):
+def test_the_row_is_the_templates_own_rendering_through_the_last_reply(base_tokenizer, trajectory, name):
     tokenizer = _tokenizer(base_tokenizer, name)
     messages = trajectory.training_messages()
-    pieces = assistant_segments(tokenizer, messages)
-    assert "".join(text for text, _ in pieces) == tokenizer.apply_chat_template(messages, tokenize=False)
-    assert sum(is_assistant for _, is_assistant in pieces) == 3
+    rendered = tokenizer.apply_chat_template(messages, tokenize=False)
+    row = tokenizer.decode(trajectory.tokenize(tokenizer)["input_ids"])
+    assert rendered.startswith(row) and row.endswith(TEMPLATES[name][1]) and rendered[len(row) :].isspace()
+
+
+def test_a_template_that_trims_replies_is_refused(base_tokenizer, trajectory):
+    # The second reply has leading spaces: the template would rewrite what the model wrote.
+    tokenizer = copy.deepcopy(base_tokenizer)
+    tokenizer.chat_template, tokenizer.eos_token = LLAMA3_STYLE, "<|eot_id|>"
+    with pytest.raises(ValueError, match="prefix-stable"):
+        trajectory.tokenize(tokenizer)
+
+
+def test_a_template_that_closes_replies_with_another_token_than_eos_is_refused(base_tokenizer, trajectory):
+    tokenizer = copy.deepcopy(base_tokenizer)
+    tokenizer.chat_template = ZEPHYR_STYLE  # closes with </s>; the tokenizer's eos stays <|im_end|>
+    with pytest.raises(ValueError, match="end-of-turn token"):
+        trajectory.tokenize(tokenizer)
 
 
 def test_training_messages_stop_at_the_last_reply(trajectory):

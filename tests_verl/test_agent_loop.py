@@ -27,7 +27,8 @@ from ragen_bench.integrations.verl import recipe
 from ragen_bench.integrations.verl.data import agent_loop_file
 from ragen_bench.starpo.advantages import compute_gae
 from ragen_bench.starpo.losses import policy_loss
-from ragen_bench.starpo.rollout import TurnSample, build_batch
+from ragen_bench.train.batch import build_batch
+from ragen_bench.train.policy_agent import TurnSample
 from tests_verl.conftest import train_config
 
 torch.set_num_threads(1)

@@ -15,7 +15,7 @@ remain, and they are far below what changes a sample in practice.  Prompts are g
 
 A reply ends at a stop token (the model's end-of-sequence ids), right after the token that
 completes one of ``stop_strings`` (default ``</answer>``, where the policy agent of
-:mod:`ragen_bench.starpo.rollout` stops, so a trained model is evaluated the way it was
+:mod:`ragen_bench.train.policy_agent` stops, so a trained model is evaluated the way it was
 sampled; the reply text then ends with that token's text, and an empty list turns stop
 strings off), or at ``max_new_tokens``.  Rows of a batch stop independently, and only the
 reply is searched, never the prompt.  ``finish_reason`` is ``"stop"`` in the first two cases

@@ -5,7 +5,8 @@
 * :mod:`.config` -- :class:`ChatConfig` (limits, penalties, template) and the templates;
 * :mod:`.parser` -- ``<think>..</think><answer>A || B</answer>`` parsing, bounded and linear;
 * :mod:`.episode` -- :class:`ChatEpisode` (one env episode as turns) and :func:`run_lockstep`;
-* :mod:`.trajectory` -- :class:`Trajectory` records and their tokenization with masks.
+* :mod:`.tokens` -- :class:`TokenLayout`, the one token layout of an episode (ids, bridges, masks);
+* :mod:`.trajectory` -- :class:`Trajectory` records (laid out for training by :mod:`.tokens`).
 
 Eval and training both go through this package, so a prompt seen in training is
 byte-for-byte the prompt seen in evaluation.
@@ -15,7 +16,8 @@ from ragen_bench.chat.config import DEFAULT_TEMPLATE, TEMPLATES, ChatConfig, Cha
 from ragen_bench.chat.episode import ChatEpisode, format_reward, run_lockstep
 from ragen_bench.chat.parser import ParsedResponse, parse_response
 from ragen_bench.chat.protocol import Agent, AgentError, AgentReply, AgentRequest, LiveEnvView
-from ragen_bench.chat.trajectory import Trajectory, TurnRecord, assistant_segments, episode_key
+from ragen_bench.chat.tokens import TokenLayout, TokenLayoutError
+from ragen_bench.chat.trajectory import Trajectory, TurnRecord, episode_key
 
 __all__ = [
     "DEFAULT_TEMPLATE",
@@ -25,13 +27,14 @@ __all__ = [
     "AgentRequest",
     "LiveEnvView",
     "TEMPLATES",
+    "TokenLayout",
+    "TokenLayoutError",
     "ChatConfig",
     "ChatEpisode",
     "ChatTemplate",
     "ParsedResponse",
     "Trajectory",
     "TurnRecord",
-    "assistant_segments",
     "episode_key",
     "format_reward",
     "parse_response",

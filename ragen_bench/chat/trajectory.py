@@ -10,9 +10,8 @@ back as the single character they encode.  :meth:`~Trajectory.to_dict` therefore
 a text holding such a pair as ``{"unicode_escape": <its unicode_escape encoding>}``;
 every other text is written as itself.
 
-:meth:`Trajectory.tokenize` renders it for any Hugging Face tokenizer that has a chat
-template, with an assistant-only loss mask derived from the template itself (see
-:func:`assistant_segments`), not from any model family's special token ids.
+:meth:`Trajectory.tokenize` lays it out in the trainer's token layout
+(:mod:`ragen_bench.chat.tokens`), with the loss mask on each reply and its end-of-turn id.
 """
 
 from __future__ import annotations
@@ -20,6 +19,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, fields
 from typing import Any
+
+from ragen_bench.chat.tokens import TokenLayout
 
 ActionId = int | str  # Discrete envs: the action index; free-text envs: the answer string
 
@@ -153,36 +154,31 @@ class Trajectory:
     def tokenize(self, tokenizer: Any, *, score_placement: str = "last") -> dict[str, list[Any]]:
         """``input_ids``, ``attention_mask``, ``loss_mask`` and ``scores`` as lists.
 
-        ``loss_mask`` is 1 exactly on assistant tokens (each reply plus its
-        end-of-turn marker).  ``scores`` is 0 everywhere except: with
-        ``score_placement="last"``, ``total_reward`` on the last assistant token;
-        with ``"turn"``, each turn's reward (env rewards + penalty) on that turn's
-        last assistant token.
+        The row is the trainer's token layout (:meth:`ragen_bench.chat.tokens.TokenLayout.record_ids`)
+        of :meth:`training_messages`, each reply re-encoded from its text: ``loss_mask`` is 1
+        exactly on each reply and its end-of-turn id, and the row ends on the last reply's.
+        ``scores`` is 0 everywhere except: with ``score_placement="last"``, ``total_reward``
+        on the last reply's end-of-turn id; with ``"turn"``, each turn's reward (env rewards
+        + penalty) on that turn's.  Templates the layout refuses (not prefix-stable, or not
+        closing replies with the tokenizer's eos token) raise ``ValueError``.
 
-        The whole transcript is rendered as one sequence.  Under a ``history_window``
-        each reply was generated from a shorter prompt than the one rendered here.
+        The whole transcript is laid out as one sequence.  Under a ``history_window``
+        each reply was generated from a shorter prompt than the one laid out here.
         """
         if score_placement not in ("last", "turn"):
             raise ValueError(f"score_placement must be 'last' or 'turn', got {score_placement!r}")
-        input_ids: list[int] = []
-        loss_mask: list[int] = []
-        turn_ends: list[int] = []
-        for text, is_assistant in assistant_segments(tokenizer, self.training_messages()):
-            ids = tokenizer.encode(text, add_special_tokens=False)
-            input_ids.extend(ids)
-            loss_mask.extend([int(is_assistant)] * len(ids))
-            if is_assistant:
-                turn_ends.append(len(input_ids) - 1)
+        input_ids, mask = TokenLayout(tokenizer).record_ids(self.training_messages())
+        turn_ends = [i for i, masked in enumerate(mask) if masked and (i + 1 == len(mask) or not mask[i + 1])]
         scores = [0.0] * len(input_ids)
-        if turn_ends and score_placement == "last":
+        if score_placement == "last":
             scores[turn_ends[-1]] = self.total_reward
-        elif score_placement == "turn":
+        else:
             for position, turn in zip(turn_ends, self.turns):
                 scores[position] += turn.reward
         return {
             "input_ids": input_ids,
             "attention_mask": [1] * len(input_ids),
-            "loss_mask": loss_mask,
+            "loss_mask": [int(masked) for masked in mask],
             "scores": scores,
         }
 
@@ -204,51 +200,3 @@ def unpack_text(value: Any) -> Any:
 def episode_key(env_id: str, split: str, seed: int, sample: int) -> str:
     """Stable name of an episode, e.g. ``"RAGEN/Sokoban-6x6-v0/test/123/0"``."""
     return f"{env_id}/{split}/{seed}/{sample}"
-
-
-def assistant_segments(tokenizer: Any, messages: list[dict[str, str]]) -> list[tuple[str, bool]]:
-    """Split the templated conversation into ``(text, is_assistant)`` pieces.
-
-    Found by incremental templating: for assistant message ``k``, the text rendered
-    for ``messages[:k]`` with the generation prompt is a prefix of the text rendered
-    for ``messages[:k+1]``, and the difference is the reply plus whatever the template
-    appends after it (e.g. ``<|im_end|>\\n``).  Trailing whitespace of that
-    difference is left unmasked: it is layout the template adds, not something the
-    model generates before its end-of-turn token.  Joining all pieces gives exactly
-    the template's rendering of the whole conversation.
-
-    Templates that rewrite earlier turns when later ones are added (some drop past
-    reasoning) break the prefix property and raise ``ValueError``.
-    """
-    pieces: list[tuple[str, bool]] = []
-    consumed = ""
-    for index, message in enumerate(messages):
-        if message["role"] != "assistant":
-            continue
-        before = _render(tokenizer, messages[:index], generation_prompt=True)
-        through = _render(tokenizer, messages[: index + 1], generation_prompt=False)
-        _require_prefix(consumed, before, index)
-        _require_prefix(before, through, index)
-        reply = through[len(before) :]
-        layout = len(reply) - len(reply.rstrip())
-        pieces.append((before[len(consumed) :], False))
-        pieces.append((reply[: len(reply) - layout], True))
-        consumed = through[: len(through) - layout]
-    whole = _render(tokenizer, messages, generation_prompt=False)
-    _require_prefix(consumed, whole, len(messages))
-    pieces.append((whole[len(consumed) :], False))
-    return [(text, is_assistant) for text, is_assistant in pieces if text]
-
-
-def _render(tokenizer: Any, messages: list[dict[str, str]], *, generation_prompt: bool) -> str:
-    if not messages:
-        return ""
-    return tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=generation_prompt)
-
-
-def _require_prefix(prefix: str, text: str, index: int) -> None:
-    if not text.startswith(prefix):
-        raise ValueError(
-            f"chat template is not prefix-stable at message {index}: rendering more messages "
-            "changed the text of earlier ones, so assistant tokens cannot be located by diffing"
-        )

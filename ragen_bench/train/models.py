@@ -1,6 +1,6 @@
 """The trainer's networks: the policy (optionally a LoRA adapter), the critic, the reference.
 
-The policy is the ``transformers`` causal LM the :class:`~ragen_bench.starpo.rollout.PolicyAgent`
+The policy is the ``transformers`` causal LM the :class:`~ragen_bench.train.policy_agent.PolicyAgent`
 samples from, so the update trains the very weights that produced the rollouts.  The critic
 is a second copy of the same backbone with a scalar head; the reference (KL only) is the
 initial policy, which for a LoRA policy costs nothing: the adapter is switched off.  The

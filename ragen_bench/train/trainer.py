@@ -3,7 +3,7 @@
 Each training step has four phases, labelled below as in CleanRL's ``ppo.py``:
 
 1. **rollout**: ``groups`` train seeds, ``group_size`` episodes each, played by the
-   :class:`~ragen_bench.starpo.rollout.PolicyAgent` through :class:`~ragen_bench.chat.ChatEpisode`
+   :class:`~ragen_bench.train.policy_agent.PolicyAgent` through :class:`~ragen_bench.chat.ChatEpisode`
    and :func:`~ragen_bench.chat.run_lockstep` (the eval harness's prompts and parser, byte for
    byte); the agent keeps the sampled ids and log-probs, :func:`build_batch` stacks them.
 2. **filter** (StarPO-S): keep the groups whose total scores vary most.
@@ -36,7 +36,8 @@ from ragen_bench.starpo import advantages as adv
 from ragen_bench.starpo.filter import filter_groups, filter_metrics
 from ragen_bench.starpo.losses import aggregate, kl_estimate, kl_penalized_rewards, policy_loss, value_loss
 from ragen_bench.starpo.masked import masked_mean
-from ragen_bench.starpo.rollout import PolicyAgent, RolloutBatch, build_batch
+from ragen_bench.train.batch import RolloutBatch, build_batch
+from ragen_bench.train.policy_agent import PolicyAgent
 from ragen_bench.train import checkpoint as ckpt
 from ragen_bench.train.config import TrainConfig
 from ragen_bench.train.plan import default_out, derived_seed, step_seeds, train_seeds
@@ -290,7 +291,7 @@ class Trainer:
         start: right syntax, uninformed choices) are all kept.
         """
         if not hasattr(self, "_sft_data"):
-            from ragen_bench.starpo.sft import sft_records
+            from ragen_bench.train.sft_data import sft_records
 
             c = self.config
             seeds = train_seeds(c.env, c.sft.episodes)
@@ -299,7 +300,8 @@ class Trainer:
         return self._sft_data
 
     def sft_step(self) -> dict[str, float]:
-        from ragen_bench.starpo.sft import sft_loss, tokenize_sft
+        from ragen_bench.starpo.sft import sft_loss
+        from ragen_bench.train.sft_data import tokenize_sft
 
         c = self.config
         records = self.sft_data()

@@ -19,7 +19,7 @@ from ragen_bench.agents.hf import HFAgent, load_model
 from ragen_bench.agents.sampling import SamplingSettings, resolve_model_path
 from ragen_bench.chat import ChatConfig, ChatEpisode
 from ragen_bench.chat.protocol import AgentError
-from ragen_bench.starpo.rollout import PolicyAgent
+from ragen_bench.train.policy_agent import PolicyAgent
 
 GROUP = 16
 MAX_NEW_TOKENS = 32

@@ -5,10 +5,11 @@ import path; ``@register`` also adds it to veRL's in-process registry) and calls
 with the dataset row.  The row names the env and the seed (``extra_info``); the episode is
 played turn by turn against veRL's inference server, token ids in and out.
 
-The token context follows the single-machine trainer's rules exactly (they are borrowed from
-:class:`ragen_bench.starpo.rollout.PolicyAgent`, not restated): turn 1's prompt is the chat
-template's rendering of the episode's first messages; each later turn appends the sampled ids
-and then the template text that follows that reply.  So both trainers see the same rows:
+The token context follows the single-machine trainer's rules exactly, from the same code, not
+restated: :class:`ragen_bench.chat.tokens.TokenLayout` (turn 1's prompt is the chat template's
+rendering of the episode's first messages; each later turn appends the sampled ids and then the
+template text that follows that reply) and :class:`ragen_bench.train.stops.ReplyStops` (where a
+reply ends, and the end-of-turn id a stop string adds).  So both trainers see the same rows:
 
 * ``response_ids``: every reply's sampled ids, with the template/observation ids between them;
 * ``response_mask``: 1 on the sampled ids (and on the end-of-turn id that closes a reply
@@ -26,42 +27,17 @@ The episode stops early, unfinished, when the next turn could not fit in
 from __future__ import annotations
 
 import uuid
-from types import SimpleNamespace
 from typing import Any
 
 import gymnasium
 
 import ragen_bench  # noqa: F401  (registers the env ids in this worker process)
-from ragen_bench.agents.sampling import SamplingSettings
+from ragen_bench.agents.hf import DEFAULT_STOP_STRINGS
 from ragen_bench.chat import AgentReply, ChatConfig, ChatEpisode
+from ragen_bench.chat.tokens import TokenLayout
 from ragen_bench.integrations.verl.data import AGENT_NAME
-from ragen_bench.starpo.rollout import DEFAULT_STOP_STRINGS, PolicyAgent
+from ragen_bench.train.stops import ReplyStops
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
-
-
-def token_rules(tokenizer: Any, stop_strings: tuple[str, ...]) -> PolicyAgent:
-    """The local trainer's token-context rules for ``tokenizer`` (a policy agent whose model is never called)."""
-    never_called = SimpleNamespace(generation_config=SimpleNamespace(eos_token_id=None))
-    never_called.eval = lambda: never_called
-    return PolicyAgent(
-        never_called,
-        tokenizer,
-        sampling=SamplingSettings(temperature=1.0),
-        stop_strings=stop_strings,
-        name="verl-agent-loop",
-    )
-
-
-def cut_at_stop(rules: PolicyAgent, ids: list[int]) -> tuple[list[int], bool]:
-    """``(ids up to the first stop token or completed stop string, whether one was found)``.
-
-    Engines honour stop strings differently (and a fake server may ignore them), so the cut
-    is made here, with the local trainer's test of "this token completes a stop string".
-    """
-    for end, token in enumerate(ids, start=1):
-        if token in rules.stop_ids or rules.hits_stop_string(ids[:end]):
-            return ids[:end], True
-    return ids, False
 
 
 @register(AGENT_NAME)
@@ -90,7 +66,12 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
         if max_new_tokens < 1:
             raise ValueError(f"agent loop {AGENT_NAME!r}: max_new_tokens must be >= 1, got {max_new_tokens}")
         self.max_new_tokens = max_new_tokens
-        self.rules = token_rules(self.tokenizer, tuple(stop_strings))
+        if self.tokenizer.eos_token_id is None:
+            raise ValueError(f"agent loop {AGENT_NAME!r}: the tokenizer names no end-of-turn (eos) token")
+        self.layout = TokenLayout(self.tokenizer)
+        # Engines honour stop strings differently (and a fake server may ignore them), so replies are
+        # cut here, by the local trainer's rules.
+        self.stops = ReplyStops(self.tokenizer, tuple(stop_strings), context=f"agent loop {AGENT_NAME!r}: ")
 
     async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
         info = kwargs.get("extra_info") or {}
@@ -107,8 +88,8 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
             split=str(info.get("split", "train")),
         )
         episode.reset()
-        rules = self.rules
-        prompt_ids = rules._encode(rules.render(episode.messages))
+        layout, stops = self.layout, self.stops
+        prompt_ids = layout.prompt_ids(episode.messages)
         if len(prompt_ids) > self.rollout_config.prompt_length:
             raise ValueError(
                 f"{env_id} seed {seed}: the first prompt has {len(prompt_ids)} tokens, more than "
@@ -122,7 +103,7 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
         ended = False  # whether the last reply closed with the end-of-turn id
         stopped_early = False
         while not episode.done:
-            bridge = rules._bridge_ids(episode.messages, ended=ended) if episode.turn > 1 else []
+            bridge = layout.bridge_ids(episode.messages, ended=ended) if episode.turn > 1 else []
             # Room for the bridge, one sampled token and the end-of-turn id a stop string adds.
             room = budget - len(response) - len(bridge) - 1
             if room < 1:
@@ -138,15 +119,15 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
                 sampling_params={
                     **sampling_params,
                     "max_tokens": min(self.max_new_tokens, room),
-                    "stop": list(rules.stop_strings),
+                    "stop": list(stops.stop_strings),
                 },
             )
-            ids, stopped = cut_at_stop(rules, list(output.token_ids))
-            sampled_log_probs = list(output.log_probs or [0.0] * len(output.token_ids))[: len(ids)]
-            if stopped and ids[-1] not in rules.stop_ids:
-                ids.append(rules.end_id)  # a stop string closes the reply with the end-of-turn id
-                sampled_log_probs.append(0.0)  # not sampled; veRL recomputes old log-probs anyway
-            ended = bool(ids) and ids[-1] == rules.end_id
+            ids, stopped, appended = stops.closed(output.token_ids)
+            sampled = len(ids) - appended
+            sampled_log_probs = list(output.log_probs or [0.0] * len(output.token_ids))[:sampled]
+            # The end-of-turn id a stop string adds was not sampled; veRL recomputes old log-probs anyway.
+            sampled_log_probs += [0.0] * (len(ids) - sampled)
+            ended = bool(ids) and ids[-1] == layout.end_id
             text = self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
             episode.step(
                 AgentReply(

@@ -1,0 +1,115 @@
+"""The training batch: finished episodes and the policy's samples as padded tensors.
+
+torch is imported inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragen_bench.chat.trajectory import Trajectory
+from ragen_bench.train.sampler import TurnSample
+
+
+@dataclass(frozen=True)
+class RolloutBatch:
+    """Right-padded training tensors, one row per trajectory (``[batch, tokens]``).
+
+    ``input_ids`` is the episode's whole token context: turn 1's prompt, then each reply's
+    sampled ids and the template text between replies, ending with the last reply.
+    ``response_mask`` is true exactly on sampled ids (each reply, and its end-of-turn token
+    when it is part of the reply); position *t* is predicted by the logits at *t* - 1.
+    ``old_log_probs`` holds the sampling log-probs there (0 elsewhere); ``rewards`` the
+    scores (see :func:`build_batch`); ``group_ids`` the seed of each row (GRPO groups and
+    the StarPO-S filter); ``scores`` each trajectory's total reward; ``prompt_lengths`` the
+    length of turn 1's prompt.
+    """
+
+    input_ids: Any
+    attention_mask: Any
+    response_mask: Any
+    old_log_probs: Any
+    rewards: Any
+    scores: Any
+    group_ids: list[int]
+    prompt_lengths: list[int]
+
+
+def build_batch(
+    trajectories: Sequence[Trajectory],
+    samples: Mapping[str, Sequence[TurnSample]],
+    *,
+    pad_id: int,
+    score_placement: str = "last",
+) -> RolloutBatch:
+    """Stack finished episodes and their :class:`TurnSample` records into a :class:`RolloutBatch`.
+
+    ``samples`` maps each trajectory's ``episode_key`` to its turns (:meth:`ragen_bench.train.policy_agent.PolicyAgent.pop_samples`).
+    ``score_placement="last"``: the trajectory's ``total_reward`` (format penalties included) on
+    its last response token; ``"turn"``: each turn's reward (env rewards + penalty) on that
+    turn's last response token.  Samples that do not belong to the trajectory (another
+    number of turns or tokens) or whose turns do not extend one another raise ``ValueError``.
+    """
+    import torch
+
+    if score_placement not in ("last", "turn"):
+        raise ValueError(f"score_placement must be 'last' or 'turn', got {score_placement!r}")
+    if not trajectories:
+        raise ValueError("build_batch needs at least one trajectory")
+    rows = [_row(trajectory, samples, score_placement) for trajectory in trajectories]
+    width = max(len(ids) for ids, _, _, _ in rows)
+    shape = (len(rows), width)
+    batch = {
+        "input_ids": torch.full(shape, pad_id, dtype=torch.long),
+        "attention_mask": torch.zeros(shape, dtype=torch.long),
+        "response_mask": torch.zeros(shape, dtype=torch.bool),
+        "old_log_probs": torch.zeros(shape, dtype=torch.float32),
+        "rewards": torch.zeros(shape, dtype=torch.float32),
+    }
+    for b, (ids, mask, log_probs, rewards) in enumerate(rows):
+        n = len(ids)
+        batch["input_ids"][b, :n] = torch.tensor(ids, dtype=torch.long)
+        batch["attention_mask"][b, :n] = 1
+        batch["response_mask"][b, :n] = torch.tensor(mask, dtype=torch.bool)
+        batch["old_log_probs"][b, :n] = torch.tensor(log_probs, dtype=torch.float32)
+        batch["rewards"][b, :n] = torch.tensor(rewards, dtype=torch.float32)
+    return RolloutBatch(
+        **batch,
+        scores=torch.tensor([t.total_reward for t in trajectories], dtype=torch.float32),
+        group_ids=[t.seed for t in trajectories],
+        prompt_lengths=[len(samples[t.episode_key][0].prompt_ids) for t in trajectories],
+    )
+
+
+def _row(
+    trajectory: Trajectory, samples: Mapping[str, Sequence[TurnSample]], score_placement: str
+) -> tuple[list[int], list[bool], list[float], list[float]]:
+    """One trajectory's ids, response mask, old log-probs and rewards (checked against its samples)."""
+    key = trajectory.episode_key
+    turns = samples.get(key)
+    if turns is None:
+        raise ValueError(f"build_batch: no samples for episode {key!r}")
+    if len(turns) != len(trajectory.turns) or not turns:
+        raise ValueError(f"build_batch: episode {key!r} has {len(trajectory.turns)} turns but {len(turns)} samples")
+    ids = [*turns[-1].prompt_ids, *turns[-1].response_ids]
+    mask = [False] * len(ids)
+    log_probs = [0.0] * len(ids)
+    rewards = [0.0] * len(ids)
+    for number, (sample, record) in enumerate(zip(turns, trajectory.turns, strict=True), start=1):
+        start, end = len(sample.prompt_ids), len(sample.prompt_ids) + len(sample.response_ids)
+        if record.completion_tokens != len(sample.response_ids):
+            raise ValueError(
+                f"build_batch: episode {key!r} turn {number}: the record has {record.completion_tokens} "
+                f"completion tokens, the sample {len(sample.response_ids)}"
+            )
+        if tuple(ids[:start]) != sample.prompt_ids or tuple(ids[start:end]) != sample.response_ids:
+            raise ValueError(f"build_batch: episode {key!r} turn {number} is not a prefix of its last turn's context")
+        mask[start:end] = [True] * (end - start)
+        log_probs[start:end] = sample.log_probs
+        if score_placement == "turn":
+            rewards[end - 1] += record.reward
+    if score_placement == "last":
+        rewards[len(ids) - 1] = trajectory.total_reward
+    return ids, mask, log_probs, rewards
