@@ -361,7 +361,8 @@ def test_update_lowers_the_surrogate_loss_on_a_fixed_batch(tmp_path):
 
 def test_filter_and_advantages_on_a_real_rollout_batch(tmp_path):
     from ragen_bench.starpo.filter import filter_groups
-    from ragen_bench.train.trainer import Trainer, compute_advantages, select_rows
+    from ragen_bench.train.batch import select_rows
+    from ragen_bench.train.trainer import Trainer, compute_advantages
 
     config = small("grpo", out=tmp_path / "run")
     trainer = Trainer(config, tmp_path / "run")

@@ -1,4 +1,4 @@
-"""The training batch: finished episodes and the policy's samples as padded tensors.
+"""The training batch: finished episodes and the policy's samples as padded tensors, and rows of it.
 
 torch is imported inside the functions that need it.
 """
@@ -6,7 +6,7 @@ torch is imported inside the functions that need it.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from ragen_bench.chat.trajectory import Trajectory
@@ -113,3 +113,22 @@ def _row(
     if score_placement == "last":
         rewards[len(ids) - 1] = trajectory.total_reward
     return ids, mask, log_probs, rewards
+
+
+def select_rows(batch: RolloutBatch, rows: Any) -> RolloutBatch:
+    """The rows ``rows`` of a batch (the filter's survivors), in order."""
+    picked = rows.tolist()
+    return replace(
+        batch,
+        input_ids=batch.input_ids[rows], attention_mask=batch.attention_mask[rows],
+        response_mask=batch.response_mask[rows], old_log_probs=batch.old_log_probs[rows],
+        rewards=batch.rewards[rows], scores=batch.scores[rows],
+        group_ids=[batch.group_ids[i] for i in picked], prompt_lengths=[batch.prompt_lengths[i] for i in picked],
+    )
+
+
+def trim_rows(batch: RolloutBatch, rows: Any) -> tuple[Any, Any, Any]:
+    """Rows' ids, attention and response masks without the padding columns they all share."""
+    attention = batch.attention_mask[rows]
+    width = int(attention.sum(dim=1).max())
+    return batch.input_ids[rows, :width], attention[:, :width], batch.response_mask[rows, :width]

@@ -36,7 +36,7 @@ from ragen_bench.starpo import advantages as adv
 from ragen_bench.starpo.filter import filter_groups, filter_metrics
 from ragen_bench.starpo.losses import aggregate, kl_estimate, kl_penalized_rewards, policy_loss, value_loss
 from ragen_bench.starpo.masked import masked_mean
-from ragen_bench.train.batch import RolloutBatch, build_batch
+from ragen_bench.train.batch import RolloutBatch, build_batch, select_rows, trim_rows
 from ragen_bench.train.policy_agent import PolicyAgent
 from ragen_bench.train import checkpoint as ckpt
 from ragen_bench.train.config import TrainConfig
@@ -241,7 +241,7 @@ class Trainer:
                     ref_log_probs: torch.Tensor | None, weight: float) -> dict[str, float]:
         """Forward and backward of one micro-batch (losses scaled by its share of the mini-batch)."""
         c = self.config
-        ids, attention, mask = _trim(batch, rows)
+        ids, attention, mask = trim_rows(batch, rows)
         width = ids.shape[1]
         log_probs, entropy = token_log_probs(self.policy, ids, attention, mask, c.rollout.temperature)
         # One optimiser step per batch: the policy has not moved since sampling, so "old" is now.
@@ -273,7 +273,7 @@ class Trainer:
         result = torch.zeros_like(batch.old_log_probs)
         with torch.no_grad():
             for rows in torch.arange(len(batch.group_ids)).split(self.config.actor.micro_batch):
-                ids, attention, mask = _trim(batch, rows)
+                ids, attention, mask = trim_rows(batch, rows)
                 result[rows, : ids.shape[1]] = compute(ids, attention, mask)
         return result
 
@@ -389,18 +389,6 @@ def compute_advantages(config: TrainConfig, rewards: torch.Tensor, values: torch
                                     high_level_gamma=a.high_level_gamma, whiten=a.whiten)
 
 
-def select_rows(batch: RolloutBatch, rows: torch.Tensor) -> RolloutBatch:
-    """The rows ``rows`` of a batch (the filter's survivors), in order."""
-    picked = rows.tolist()
-    return replace(
-        batch,
-        input_ids=batch.input_ids[rows], attention_mask=batch.attention_mask[rows],
-        response_mask=batch.response_mask[rows], old_log_probs=batch.old_log_probs[rows],
-        rewards=batch.rewards[rows], scores=batch.scores[rows],
-        group_ids=[batch.group_ids[i] for i in picked], prompt_lengths=[batch.prompt_lengths[i] for i in picked],
-    )
-
-
 def minibatch_order(group_ids: Sequence[int], seed: int) -> torch.Tensor:
     """Row indices for the mini-batches: groups in a random order, each group's rows together.
 
@@ -423,13 +411,6 @@ def micro_weight(agg: str, micro_mask: torch.Tensor, mini_mask: torch.Tensor) ->
     if agg == "token-mean":
         return float(micro_mask.sum()) / max(1.0, float(mini_mask.sum()))
     return float(micro_mask.any(dim=1).sum()) / max(1.0, float(mini_mask.any(dim=1).sum()))
-
-
-def _trim(batch: RolloutBatch, rows: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Rows' ids, attention and response masks without the padding columns they all share."""
-    attention = batch.attention_mask[rows]
-    width = int(attention.sum(dim=1).max())
-    return batch.input_ids[rows, :width], attention[:, :width], batch.response_mask[rows, :width]
 
 
 def _kl(config: TrainConfig) -> str:
