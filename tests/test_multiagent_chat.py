@@ -11,8 +11,7 @@ from hypothesis import strategies as st
 pytest.importorskip("pettingzoo")
 
 from ragen_bench.chat import AgentError, AgentReply, ChatConfig, Trajectory  # noqa: E402
-from ragen_bench.chat.episode import format_reward  # noqa: E402
-from ragen_bench.chat.multiagent import GameChatConfig, GameMatch, play_matches  # noqa: E402
+from ragen_bench.chat import GameChatConfig, GameMatch, format_reward, play_matches  # noqa: E402
 from ragen_bench.games.opponents import MinimaxPlayer, OPPONENTS, RandomPlayer, TitForTat  # noqa: E402
 
 TTT, C4, PD = "RAGEN/TicTacToe-v0", "RAGEN/ConnectFour-v0", "RAGEN/PrisonersDilemma-v0"

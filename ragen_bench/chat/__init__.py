@@ -1,10 +1,14 @@
-"""Any registered single-agent env as a multi-turn chat (RAGEN's conversation shape).
+"""Any registered single-agent env, or multi-agent game, as a multi-turn chat (RAGEN's conversation shape).
 
 * :mod:`.protocol` -- the agent protocol (:class:`AgentRequest`, :class:`AgentReply`,
   :class:`Agent`, :class:`AgentError`) and the privileged :class:`LiveEnvView`;
 * :mod:`.config` -- :class:`ChatConfig` (limits, penalties, template) and the templates;
 * :mod:`.parser` -- ``<think>..</think><answer>A || B</answer>`` parsing, bounded and linear;
-* :mod:`.episode` -- :class:`ChatEpisode` (one env episode as turns) and :func:`run_lockstep`;
+* :mod:`.episode` -- :class:`ChatEpisode`, the state machine of one env episode as turns;
+* :mod:`.multiagent` -- :class:`GameMatch`, the state machine of one multi-agent game as
+  one chat per seat (:class:`GameChatConfig`, :class:`MatchResult`);
+* :mod:`.lockstep` -- the batch drivers: :func:`run_lockstep` (episodes) and
+  :func:`play_matches` (games), one batched ``act`` call per step;
 * :mod:`.tokens` -- :class:`TokenLayout`, the one token layout of an episode (ids, bridges, masks);
 * :mod:`.trajectory` -- :class:`Trajectory` records (laid out for training by :mod:`.tokens`).
 
@@ -13,7 +17,9 @@ byte-for-byte the prompt seen in evaluation.
 """
 
 from ragen_bench.chat.config import DEFAULT_TEMPLATE, TEMPLATES, ChatConfig, ChatTemplate
-from ragen_bench.chat.episode import ChatEpisode, format_reward, run_lockstep
+from ragen_bench.chat.episode import ChatEpisode, format_reward
+from ragen_bench.chat.lockstep import play_matches, run_lockstep
+from ragen_bench.chat.multiagent import GameChatConfig, GameMatch, MatchResult
 from ragen_bench.chat.parser import ParsedResponse, parse_response
 from ragen_bench.chat.protocol import Agent, AgentError, AgentReply, AgentRequest, LiveEnvView
 from ragen_bench.chat.tokens import TokenLayout, TokenLayoutError
@@ -32,11 +38,15 @@ __all__ = [
     "ChatConfig",
     "ChatEpisode",
     "ChatTemplate",
+    "GameChatConfig",
+    "GameMatch",
+    "MatchResult",
     "ParsedResponse",
     "Trajectory",
     "TurnRecord",
     "episode_key",
     "format_reward",
     "parse_response",
+    "play_matches",
     "run_lockstep",
 ]

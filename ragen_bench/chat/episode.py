@@ -1,4 +1,4 @@
-"""The turn loop: an env seen as a chat, and lock-step batches of such chats.
+"""The turn loop: an env seen as a chat (lock-step batches of such chats: :mod:`.lockstep`).
 
 Action semantics (matching RAGEN's ``es_manager.py``):
 
@@ -27,7 +27,7 @@ only at ``max_response_chars``), whatever characters it holds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -36,17 +36,7 @@ import numpy as np
 
 from ragen_bench.chat.config import ChatConfig
 from ragen_bench.chat.parser import parse_response
-from ragen_bench.chat.protocol import (
-    Agent,
-    AgentError,
-    AgentReply,
-    AgentRequest,
-    LiveEnvView,
-    agent_name,
-    check_replies,
-    reply_problem,
-    wants_live_env,
-)
+from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest, LiveEnvView, reply_problem
 from ragen_bench.chat.trajectory import ActionId, Trajectory, TurnRecord, episode_key
 from ragen_bench.envs.base import ascii_casefold
 
@@ -339,76 +329,3 @@ def first_prompt_intro(
             example=f" {config.action_separator} ".join(action_names[: min(2, config.max_actions_per_turn)]),
         )
     return template.intro.format(instruction=instruction, symbols=symbols, actions=actions)
-
-
-def run_lockstep(
-    episodes: Sequence[ChatEpisode],
-    agent: Agent,
-    *,
-    on_finished: Callable[[Trajectory], None] | None = None,
-    progress: Callable[[Trajectory], None] | None = None,
-) -> list[Trajectory]:
-    """Play all episodes together: one batched ``agent.act`` call per turn.
-
-    Episodes not yet reset are reset first; ones already finished are returned as
-    they are, without callbacks.  Each finished episode leaves the batch
-    at once and its trajectory goes to ``on_finished`` (e.g. to be written) and then
-    ``progress`` (e.g. a progress bar).  Returns trajectories in input order.
-
-    Requests carry the live env view only when the agent declares ``needs_live_env``.
-    A batch of replies that breaks the protocol raises :class:`AgentError` before any
-    of it is played, so no callback ever sees a malformed turn.  Before anything is
-    reset, a repeated episode or two episodes sharing one env raise ``ValueError``, and
-    an ``agent`` without ``name``/``act``/``close`` raises :class:`AgentError`.
-    """
-    _check_lockstep(episodes, agent)
-    for episode in episodes:
-        if not episode.started:
-            episode.reset()
-    results = [episode.trajectory() if episode.done else None for episode in episodes]
-    live = [(index, episode) for index, episode in enumerate(episodes) if not episode.done]
-    privileged = wants_live_env(agent)
-    while live:
-        requests = [episode.request(live_env=privileged) for _, episode in live]
-        replies = check_replies(agent, requests, _act(agent, requests))
-        still_live = []
-        for (index, episode), reply in zip(live, replies):
-            episode._play(reply)  # the batch was checked as a whole just above
-            if not episode.done:
-                still_live.append((index, episode))
-                continue
-            trajectory = episode.trajectory()
-            results[index] = trajectory
-            if on_finished is not None:
-                on_finished(trajectory)
-            if progress is not None:
-                progress(trajectory)
-        live = still_live
-    return [t for t in results if t is not None]
-
-
-def _check_lockstep(episodes: Sequence[ChatEpisode], agent: object) -> None:
-    """Refuse what would play wrongly rather than fail: a shared env, a repeated episode, a non-agent.
-
-    Two episodes on one env would reset each other's state, and every later step would
-    be scored on the wrong level without any error.
-    """
-    if not isinstance(agent, Agent):
-        raise AgentError(f"run_lockstep needs an agent (name, act, close), got {type(agent).__name__}")
-    envs = [id(episode.env.unwrapped) for episode in episodes]
-    if len(set(map(id, episodes))) != len(episodes) or len(set(envs)) != len(envs):
-        raise ValueError("run_lockstep: each episode must appear once and have an env of its own")
-
-
-def _act(agent: Agent, requests: Sequence[AgentRequest]) -> object:
-    """``agent.act(requests)``, with the agent named in the errors the CLI prints as one line.
-
-    A ``ValueError``/``KeyError``/``OSError`` from inside an agent would otherwise reach the
-    user as a bare message (``'boom'``) that does not say which component failed.
-    """
-    try:
-        return agent.act(requests)
-    except AgentError:
-        raise
-    except (ValueError, KeyError, OSError) as error:
-        raise AgentError(f"agent {agent_name(agent)!r} failed in act(): {type(error).__name__}: {error}") from error

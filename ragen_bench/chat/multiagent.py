@@ -26,10 +26,11 @@ single-agent episodes (:mod:`ragen_bench.chat.episode`):
 Moves are stepped through the env PettingZoo users get (the board games' wrapped ``env()``,
 the Prisoner's Dilemma's ``parallel_env()``); the seats read the game under the wrappers
 (``.unwrapped``: text views, legal moves, ``np_random``).  Every move played is legal, so
-the wrappers change no game.
+the wrappers change no game.  :func:`ragen_bench.games.registry.make_match_env` builds and
+resets that env; this module only plays it.
 
-:func:`play_matches` drives many matches in lock-step: one batched ``act`` call per
-distinct agent per step.  Every chat seat's record is a plain
+:func:`~ragen_bench.chat.lockstep.play_matches` drives many matches in lock-step: one
+batched ``act`` call per distinct agent per step.  Every chat seat's record is a plain
 :class:`~ragen_bench.chat.Trajectory` (``success`` = won), so self-play gives one
 trajectory per seat for the trainer; :class:`MatchResult` holds them with the
 outcome.  Both seats of a game share ``episode_key``; :attr:`MatchResult.seat_keys`
@@ -40,16 +41,17 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ragen_bench.chat.config import ChatConfig
 from ragen_bench.chat.episode import action_lookup, first_prompt_intro, format_reward
 from ragen_bench.chat.parser import parse_response
-from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest, check_replies, reply_problem
+from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest, reply_problem
 from ragen_bench.chat.trajectory import Trajectory, TurnRecord, episode_key
 from ragen_bench.envs.base import ascii_casefold
+from ragen_bench.games.registry import game_entry, make_match_env
 
 ON_ILLEGAL = ("forfeit", "random")
 _MESSAGE = re.compile(r"<message>(.*?)</message>", re.DOTALL)
@@ -217,14 +219,10 @@ class GameMatch:
         self, env_id: str, players: Mapping[str, Any], config: GameChatConfig, *,
         seed: int, split: str = "", sample: int = 0, env_kwargs: Mapping[str, Any] | None = None,
     ) -> None:
-        from ragen_bench.games.registry import game_entry, make_multiagent
-
         self.entry = game_entry(env_id)
         self.env_id, self.seed, self.split, self.sample, self.config = env_id, seed, split, sample, config
-        # Moves go through the env PettingZoo users get (``env()``'s wrappers; the Parallel API's
-        # ``parallel_env()`` is the game itself); the seats read the game under it.
-        self.env = make_multiagent(env_id, parallel=self.entry.parallel, **dict(env_kwargs or {}))
-        self.env.reset(seed=seed)
+        # Moves go through the env PettingZoo users get; the seats read the game under it.
+        self.env = make_match_env(env_id, seed=seed, **dict(env_kwargs or {}))
         self.game = self.env.unwrapped
         seats = tuple(self.game.possible_agents)
         if set(players) != set(seats):
@@ -368,41 +366,3 @@ class GameMatch:
             self.env_id, self.split, self.seed, self.sample, winner, self.forfeit, list(self.moves),
             trajectories, dict(self.totals),
         )
-
-
-def play_matches(
-    matches: Sequence[GameMatch], *, on_finished: Callable[[MatchResult], None] | None = None
-) -> list[MatchResult]:
-    """Play all matches together: each step, one batched ``act`` per distinct chat agent.
-
-    Each finished match's result goes to ``on_finished`` at once.  A batch of replies
-    that breaks the protocol raises :class:`AgentError` before any of it is used.
-    """
-    results: list[MatchResult | None] = [None] * len(matches)
-
-    def finish(index: int) -> None:
-        results[index] = matches[index].result()
-        if on_finished is not None:
-            on_finished(results[index])
-
-    live = []
-    for index, match in enumerate(matches):
-        (finish if match.done else live.append)(index)
-    while live:
-        by_agent: dict[int, tuple[Any, list[tuple[int, str]]]] = {}
-        for index in live:
-            for seat in matches[index].pending():
-                agent = matches[index].players[seat]
-                by_agent.setdefault(id(agent), (agent, []))[1].append((index, seat))
-        for agent, asks in by_agent.values():
-            requests = [matches[index].request(seat) for index, seat in asks]
-            replies = check_replies(agent, requests, agent.act(requests))
-            for (index, seat), reply in zip(asks, replies):
-                # A simultaneous game can end mid-batch (the other seat forfeited): later replies have no game.
-                if not matches[index].done:
-                    matches[index].answer(seat, reply)
-        still = []
-        for index in live:
-            (finish if matches[index].done else still.append)(index)
-        live = still
-    return [result for result in results if result is not None]

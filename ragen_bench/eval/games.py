@@ -77,7 +77,7 @@ def play_games(
     progress: Any,
 ) -> None:
     """Play ``todo`` in lock-step groups; each finished game is appended to the log and ``rows``."""
-    from ragen_bench.chat.multiagent import GameMatch, play_matches
+    from ragen_bench.chat import GameMatch, play_matches
     from ragen_bench.chat.protocol import wants_live_env
     from ragen_bench.games.seeds import agent_seat
 

@@ -1,4 +1,4 @@
-"""The multi-agent id table (``RAGEN/TicTacToe-v0`` ...) and :func:`make_multiagent`.
+"""The multi-agent id table (``RAGEN/TicTacToe-v0`` ...), :func:`make_multiagent` and :func:`make_match_env`.
 
 Kept free of PettingZoo so that ``import ragen_bench`` stays light: a game's module
 (which subclasses PettingZoo's ``AECEnv``/``ParallelEnv``) is imported only when
@@ -87,3 +87,15 @@ def make_multiagent(env_id: str, *, parallel: bool = False, **kwargs: Any) -> An
     module = game_module(env_id)
     settings = {**row.kwargs, **kwargs}
     return module.parallel_env(**settings) if parallel else module.env(**settings)
+
+
+def make_match_env(env_id: str, *, seed: int, **kwargs: Any) -> Any:
+    """The env a match of ``env_id`` steps, reset with ``seed``: the one PettingZoo users get.
+
+    A turn-based game's wrapped AEC ``env()``; a simultaneous game's ``parallel_env()`` (the
+    Parallel API's env is the game itself).  The seats read the game under it (``.unwrapped``).
+    ``kwargs`` override the id's own arguments, as for :func:`make_multiagent`.
+    """
+    env = make_multiagent(env_id, parallel=game_entry(env_id).parallel, **kwargs)
+    env.reset(seed=seed)
+    return env
