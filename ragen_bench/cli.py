@@ -14,8 +14,9 @@ Subcommands::
     ragen-bench train [preset=NAME] key=value ... [--dry-run] [-- VERL_KEY=VALUE ...]  StarPO / StarPO-S / SFT
     ragen-bench data sft ENV --split train --out DIR            the optimal agent's chat records (SFT data)
 
-This module only parses arguments and maps errors to exit codes; the work is in
-:mod:`ragen_bench.eval`.  Heavy imports (Hydra, the harness) happen inside the
+This module only parses arguments, dispatches to the module that does the work
+(:mod:`ragen_bench.eval`, :mod:`ragen_bench.catalog` for ``envs``, :mod:`ragen_bench.train`,
+:mod:`ragen_bench.leaderboard`), prints what it returns and maps errors to exit codes.  Heavy imports (Hydra, the harness) happen inside the
 subcommand that needs them, so ``ragen-bench envs list`` starts fast.
 
 Exit status: 0 done, 1 ``envs verify`` found drift, 2 a usage error (one line on
@@ -106,102 +107,27 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _envs_list(args: argparse.Namespace) -> int:
-    from ragen_bench import panels
+    from ragen_bench.catalog import env_rows
     from ragen_bench.eval.report import format_table
-    from ragen_bench.games.registry import GAME_ENTRIES
-    from ragen_bench.registry import ENTRIES
 
-    rows = [
-        {
-            "id": row.id,
-            "ragen": getattr(row, "ragen_name", None) or "-",
-            "panels": ",".join(panels.available(row.id)) or "-",
-            "description": row.description if row in ENTRIES else f"multi-agent (PettingZoo): {row.description}",
-        }
-        for row in (*ENTRIES, *GAME_ENTRIES)
-    ]
-    print(format_table(rows))
+    print(format_table(env_rows()))
     return 0
 
 
 def _envs_show(args: argparse.Namespace) -> int:
-    import gymnasium
+    from ragen_bench.catalog import env_page
 
-    import ragen_bench  # noqa: F401  (registers the ids)
-    from ragen_bench import panels
-    from ragen_bench.games.registry import GAME_IDS
-    from ragen_bench.registry import entry
-
-    if args.env_id in GAME_IDS:
-        return _game_show(args.env_id, args.seed)
-    row = entry(args.env_id)
-    env = gymnasium.make(row.id)
-    try:
-        # Everything first (a bad seed is one error line), then the page in one go.
-        observation, _ = env.reset(seed=args.seed)
-        base = env.unwrapped
-        lines = [f"{row.id}  ({row.entry_point}, {row.kwargs})"]
-        if row.ragen_name:
-            lines.append(f"reproduces RAGEN config: {row.ragen_name}")
-        lines.append(f"\n{base.instruction}\n")
-        lines += [f"  {symbol}  {meaning}" for symbol, meaning in base.symbol_meanings.items()]
-        names = base.action_names
-        lines.append(f"\nactions: {', '.join(names) if names else 'free text'}")
-        for split in panels.available(row.id):
-            panel = panels.load(row.id, split)
-            lines.append(f"panel {split}: {len(panel.seeds)} seeds, checksum {panel.checksum}")
-        lines.append(f"\nseed {args.seed}:\n{observation}")
-    finally:
-        env.close()
-    print("\n".join(lines))
-    return 0
-
-
-def _game_show(env_id: str, seed: int) -> int:
-    """``envs show`` for a multi-agent game: rules, moves, opponents, panels, what ``seed`` decides."""
-    from ragen_bench import panels
-    from ragen_bench.games.opponents import OPPONENTS
-    from ragen_bench.games.registry import game_entry, make_multiagent
-    from ragen_bench.games.seeds import seed_view
-
-    row = game_entry(env_id)
-    view = seed_view(env_id, seed)[0]  # first: a bad seed is one error line, before any output
-    game = make_multiagent(env_id, parallel=row.parallel).unwrapped
-    print(f"{env_id}  (ragen_bench.games.{row.family}, {'parallel' if row.parallel else 'turn-based'}, {row.kwargs})")
-    print(f"\n{game.instruction}\n\nactions: {', '.join(game.action_names)}")
-    print(f"opponents: {', '.join(OPPONENTS[row.family])} (default {row.default_opponent})")
-    for split in panels.available(env_id):
-        panel = panels.load(env_id, split)
-        print(f"panel {split}: {len(panel.seeds)} seeds, checksum {panel.checksum}")
-    print(f"\nseed {seed}:\n{view}", end="")
+    print(env_page(args.env_id, args.seed), end="")
     return 0
 
 
 def _envs_verify(args: argparse.Namespace) -> int:
-    import importlib.util
-
-    from ragen_bench import panels
-    from ragen_bench.games.registry import GAME_IDS, INSTALL_HINT
-    from ragen_bench.registry import ENV_IDS
+    from ragen_bench.catalog import verify_lines
 
     failures = 0
-    games_installed = importlib.util.find_spec("pettingzoo") is not None
-    for env_id in args.env_ids or (*ENV_IDS, *GAME_IDS):
-        if env_id in GAME_IDS and not games_installed:
-            # Regenerating a game's seeds needs the game itself; without the extra, say so
-            # (and fail only when the id was asked for by name).
-            failures += bool(args.env_ids)
-            print(f"{'FAIL' if args.env_ids else 'skip'} {env_id}: {INSTALL_HINT}")
-            continue
-        # Every split, not only the files present: a deleted panel is drift too.
-        for split in panels.SPLITS:
-            try:
-                panels.load(env_id, split).verify()
-            except panels.PanelError as error:
-                failures += 1
-                print(f"FAIL {env_id} {split}: {error}")
-            else:
-                print(f"ok   {env_id} {split}")
+    for line, failed in verify_lines(args.env_ids):
+        failures += failed
+        print(line)
     return 1 if failures else 0
 
 
@@ -230,17 +156,10 @@ def _leaderboard_compare(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from ragen_bench.train import config as train_config
-    from ragen_bench.train.plan import describe
+    from ragen_bench.train.config import load_args
+    from ragen_bench.train.schedule import describe
 
-    preset = train_config.DEFAULT_PRESET
-    overrides = []
-    for override in args.overrides:
-        if override.startswith("preset="):
-            preset = override.split("=", 1)[1]
-        else:
-            overrides.append(override)
-    config = train_config.load(preset, overrides)
+    config = load_args(args.overrides)
     if config.backend == "verl":
         from ragen_bench.integrations.verl import main as verl_main
 

@@ -12,7 +12,9 @@ import pytest
 from ragen_bench import values
 from ragen_bench.chat import ChatConfig
 from ragen_bench.chat.config import check_chat
-from ragen_bench.eval.config import ConfigError, compose_config, validate_chat
+from ragen_bench.eval.compose import compose_config
+from ragen_bench.eval.config import validate_chat
+from ragen_bench.eval.schema import ConfigError
 from ragen_bench.train import config as train_config
 from ragen_bench.train.config import TrainConfigError
 from tests.conftest import one_line_error

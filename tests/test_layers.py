@@ -12,6 +12,7 @@ from tests.conftest import REPO_ROOT
 
 # Bottom to top.  runfiles (atomic writes, config comparison) and values (config value types)
 # import nothing of the project.
+# catalog (what `ragen-bench envs` prints) reads the registries, games and panels and plays nothing.
 # Envs know nothing of chat, agents or training; the chat layer (which owns the agent
 # protocol) knows nothing of agents; evaluation sits above all of them, and the trainer
 # above evaluation (it validates with the real harness).
@@ -25,6 +26,7 @@ LAYERS = (
     "games",
     "panels",
     "suites",
+    "catalog",
     "chat",
     "agents",
     "starpo",

@@ -13,7 +13,9 @@ pytest.importorskip("pettingzoo")
 from ragen_bench.chat import AgentReply  # noqa: E402
 from ragen_bench.cli import main  # noqa: E402
 from ragen_bench.eval import merge_runs, rundir, run_eval  # noqa: E402
-from ragen_bench.eval.config import ConfigError, compose_config, identity  # noqa: E402
+from ragen_bench.eval.compose import compose_config  # noqa: E402
+from ragen_bench.eval.derive import identity  # noqa: E402
+from ragen_bench.eval.schema import ConfigError  # noqa: E402
 from ragen_bench.eval.games import summarize_games, table_rows  # noqa: E402
 from ragen_bench.eval.report import format_table  # noqa: E402
 

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from ragen_bench.agents.scripted import OptimalAgent
 from ragen_bench.cli import main
 from ragen_bench.eval import compose_config, run_eval
-from ragen_bench.eval.config import MAX_WORKERS, ConfigError, validate_launch
+from ragen_bench.eval.config import validate_launch
+from ragen_bench.eval.schema import MAX_WORKERS, ConfigError
 from tests.conftest import one_line_error, run_python
 
 ray = pytest.importorskip("ray")

@@ -32,7 +32,7 @@ from ragen_bench.chat import AgentReply, AgentRequest, ChatConfig, ChatEpisode, 
 from ragen_bench.chat.parser import parse_response  # noqa: E402
 from ragen_bench.cli import main  # noqa: E402
 from ragen_bench.eval import run_eval  # noqa: E402
-from ragen_bench.eval.config import compose_config  # noqa: E402
+from ragen_bench.eval.compose import compose_config  # noqa: E402
 from ragen_bench.starpo.sft import sft_loss  # noqa: E402
 from ragen_bench.train.policy_agent import PolicyAgent  # noqa: E402
 from ragen_bench.train.sft_data import export_sft, sft_records, tokenize_sft  # noqa: E402

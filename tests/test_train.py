@@ -20,7 +20,7 @@ pytest.importorskip("transformers")
 from ragen_bench import panels  # noqa: E402
 from ragen_bench.train import config as train_config  # noqa: E402
 from ragen_bench.train.config import CheckpointError, TrainConfigError  # noqa: E402
-from ragen_bench.train.plan import describe, step_seeds, train_seeds  # noqa: E402
+from ragen_bench.train.schedule import describe, step_seeds, train_seeds  # noqa: E402
 from tests.conftest import one_line_error  # noqa: E402
 
 SMALL = [

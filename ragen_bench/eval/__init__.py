@@ -2,9 +2,13 @@
 
 One module per job; a module imports only modules listed before it (no cycles)::
 
-    metrics, rundir  ->  config  ->  plan  ->  provenance  ->  report  ->  games  ->  run, merge
+    metrics, rundir, schema  ->  compose, targets, derive  ->  config  ->  plan  ->  provenance
+        ->  report  ->  games  ->  run, merge
 
-* :mod:`.config` -- compose the Hydra config and validate all of it;
+* :mod:`.schema` -- what an eval config may hold (keys, defaults, limits, ``ConfigError``);
+* :mod:`.compose` -- compose the Hydra config; :mod:`.config` -- validate all of it;
+* :mod:`.targets` -- the ``(env_id, split)`` pairs a config evaluates (a suite resolved);
+* :mod:`.derive` -- what a validated config implies (ChatConfig, game config, identity, opponent);
 * :mod:`.plan` -- the episodes of a run (seeds x samples, limit, shard);
 * :mod:`.provenance` -- run identity (fingerprint), secret redaction, the manifest;
 * :mod:`.report` -- ``summary.json`` and the tables of ``compare``;
@@ -17,11 +21,12 @@ Importing this package is light; the chat layer and agents are imported when a r
 starts.
 """
 
-from ragen_bench.eval.config import ConfigError, compose_config
+from ragen_bench.eval.compose import compose_config
 from ragen_bench.eval.merge import merge_runs
 from ragen_bench.eval.metrics import pass_at_k, summarize, wilson_interval
 from ragen_bench.eval.run import EvalResult, run_eval
 from ragen_bench.eval.rundir import RunDirError
+from ragen_bench.eval.schema import ConfigError
 
 __all__ = [
     "ConfigError", "EvalResult", "RunDirError", "compose_config", "merge_runs", "pass_at_k", "run_eval",

@@ -28,7 +28,7 @@ from typing import Any
 
 from ragen_bench import runfiles
 from ragen_bench.eval import metrics, rundir
-from ragen_bench.eval.config import game_chat_config, opponent_label, scripted_opponents
+from ragen_bench.eval.derive import game_chat_config, opponent_label, scripted_opponents
 from ragen_bench.eval.plan import Instance, batches
 
 OUTCOMES = ("win", "draw", "loss")

@@ -8,8 +8,9 @@ from typing import Any
 
 from ragen_bench import panels as panels_module
 from ragen_bench import runfiles
-from ragen_bench.eval import config as config_module
 from ragen_bench.eval import games, metrics, provenance, report, rundir
+from ragen_bench.eval.schema import ConfigError, parse_shard
+from ragen_bench.eval.targets import eval_targets
 from ragen_bench.eval.plan import Instance, plan
 from ragen_bench.eval.rundir import EpisodeSlot, RunDirError
 
@@ -26,10 +27,10 @@ def _plan_of(path: Path, manifest: Mapping[str, Any], shard: str) -> list[Instan
     """
     config = manifest["config"]
     try:
-        targets = config_module.eval_targets(config)
-        shard_ = config_module.parse_shard(shard)
+        targets = eval_targets(config)
+        shard_ = parse_shard(shard)
         samples, limit = config["samples"], config["limit"]
-    except (config_module.ConfigError, KeyError) as error:
+    except (ConfigError, KeyError) as error:
         raise RunDirError(f"{path / rundir.MANIFEST}: config is malformed ({error})") from None
     panels = [panels_module.load(env_id, split) for env_id, split in targets]
     for panel in panels:

@@ -2,7 +2,7 @@
 
 The *fingerprint* is everything that must match for two run directories to hold the
 same run: the config's identity (without the free keys ``out``, ``progress`` and the
-launch keys: :data:`ragen_bench.eval.config.FREE_KEYS`) with secrets redacted,
+launch keys: :data:`ragen_bench.eval.schema.FREE_KEYS`) with secrets redacted,
 the panel checksums, the chat template hash and the SHA-256 of every data file the
 env arguments name.  The *manifest* adds where and when the run happened (versions,
 git commit, machine); ``manifest.json`` is checked here when it is read.
@@ -24,9 +24,8 @@ from typing import Any
 
 import ragen_bench
 from ragen_bench import panels as panels_module
-from ragen_bench.eval import config as config_module
-from ragen_bench.eval import rundir
-from ragen_bench.eval.config import data_files
+from ragen_bench.eval import derive, rundir
+from ragen_bench.eval.schema import data_files
 from ragen_bench.eval.rundir import RunDirError
 
 FORMAT = "ragen-bench/run/v2"
@@ -55,8 +54,8 @@ def redact(settings: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def identity_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """What a run computes: the config's identity (:func:`~ragen_bench.eval.config.identity`) without secrets."""
-    identity = config_module.identity(config)
+    """What a run computes: the config's identity (:func:`~ragen_bench.eval.derive.identity`) without secrets."""
+    identity = derive.identity(config)
     identity["agent"] = redact(config["agent"])
     return identity
 

@@ -21,9 +21,11 @@ import gymnasium
 from ragen_bench import panels as panels_module
 from ragen_bench import runfiles
 from ragen_bench.eval import config as config_module
-from ragen_bench.eval import games, metrics, provenance, report, rundir
+from ragen_bench.eval import derive, games, metrics, provenance, report, rundir
 from ragen_bench.eval.plan import Instance, batches, default_out, plan
 from ragen_bench.eval.rundir import RunDirError
+from ragen_bench.eval.schema import ConfigError, parse_shard
+from ragen_bench.eval.targets import eval_targets
 
 
 @dataclass(frozen=True)
@@ -54,7 +56,7 @@ class EnvPool:
         # AttributeError: gymnasium.make itself calls str methods on render_mode=5.
         except (TypeError, ValueError, AttributeError) as error:
             # The env constructors check their arguments; a bad one is the user's to fix.
-            raise config_module.ConfigError(f"env_kwargs {self.env_kwargs} for {env_id}: {error}") from None
+            raise ConfigError(f"env_kwargs {self.env_kwargs} for {env_id}: {error}") from None
 
     def take(self, env_ids: Sequence[str]) -> list[gymnasium.Env[Any, Any]]:
         """One distinct env for each entry of ``env_ids`` (an id may repeat)."""
@@ -126,14 +128,15 @@ def close_agent(agent: Any) -> None:
 
 def run_eval(config: Mapping[str, Any]) -> EvalResult:
     """Run (or resume) the evaluation ``config`` describes; see the module docstring."""
-    targets = config_module.validate(config)
-    chat_config = config_module.chat_config(config)
-    game = config_module.game_config(config)  # None unless a multi-agent game is evaluated
-    template_hash = chat_config.template_hash() if game is None else config_module.game_chat_config(game).template_hash()
+    config_module.validate(config)
+    targets = eval_targets(config)
+    chat_config = derive.chat_config(config)
+    game = derive.game_config(config)  # None unless a multi-agent game is evaluated
+    template_hash = chat_config.template_hash() if game is None else derive.game_chat_config(game).template_hash()
     out = Path(config["out"] or default_out(config))
     panels = [panels_module.load(env_id, split) for env_id, split in targets]
     instances = plan(
-        panels, samples=config["samples"], limit=config["limit"], shard=config_module.parse_shard(config["shard"])
+        panels, samples=config["samples"], limit=config["limit"], shard=parse_shard(config["shard"])
     )
     fingerprint_ = provenance.fingerprint(config, panels, template_hash)
     planned = {instance.slot for instance in instances}

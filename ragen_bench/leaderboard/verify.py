@@ -117,6 +117,9 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     from ragen_bench import panels as panels_module
     from ragen_bench.chat import ChatConfig
     from ragen_bench.eval import config as config_module
+    from ragen_bench.eval.derive import game_config
+    from ragen_bench.eval.schema import ConfigError
+    from ragen_bench.eval.targets import eval_targets
     from ragen_bench.eval.plan import plan
     from ragen_bench.eval.provenance import FORMAT, MANIFEST_FIELDS, bad_manifest_field
 
@@ -131,7 +134,7 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     if config.get("env_kwargs") or manifest["data_files"]:
         raise LeaderboardError("leaderboard runs use the envs' own data; env_kwargs must be empty",
                                file=name, field="config.env_kwargs", expected={}, found=config.get("env_kwargs"))
-    if config_module.game_config(config) is not None:
+    if game_config(config) is not None:
         # Replay checks one chat against its env; a game record also holds the opponent's side.
         raise LeaderboardError(f"{config['env']} is a multi-agent game; the leaderboard takes single-agent runs",
                                file=name, field="config.env")
@@ -140,9 +143,11 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
                                file=name, field="config.shard", expected="0/1", found=config.get("shard"))
     try:
         # out/progress are not recorded (they do not change results); validate wants them.
-        targets = config_module.validate({**config, "out": None, "progress": False})
+        checked = {**config, "out": None, "progress": False}
+        config_module.validate(checked)
+        targets = eval_targets(checked)
         chat_config = ChatConfig(**config["chat"])
-    except (config_module.ConfigError, TypeError, ValueError) as error:
+    except (ConfigError, TypeError, ValueError) as error:
         raise LeaderboardError(f"not a valid eval config: {error}", file=name, field="config") from None
     for env_id, split in targets:
         if split != "test":

@@ -224,6 +224,19 @@ def load(preset: str = DEFAULT_PRESET, overrides: Sequence[str] = ()) -> TrainCo
     return from_mapping(compose(preset, overrides))
 
 
+def load_args(args: Sequence[str]) -> TrainConfig:
+    """The config of ``ragen-bench train ARGS``: ``preset=NAME`` (the last one wins; default
+    :data:`DEFAULT_PRESET`) picks the preset, every other argument is a Hydra override of it."""
+    preset = DEFAULT_PRESET
+    overrides = []
+    for arg in args:
+        if arg.startswith("preset="):
+            preset = arg.split("=", 1)[1]
+        else:
+            overrides.append(arg)
+    return load(preset, overrides)
+
+
 def from_mapping(raw: Mapping[str, Any]) -> TrainConfig:
     """A checked :class:`TrainConfig` from a composed mapping (every key known, every value valid)."""
     config = _build(TrainConfig, raw, "")

@@ -40,7 +40,7 @@ from ragen_bench.train.batch import RolloutBatch, build_batch, select_rows, trim
 from ragen_bench.train.policy_agent import PolicyAgent
 from ragen_bench.train import checkpoint as ckpt
 from ragen_bench.train.config import TrainConfig
-from ragen_bench.train.plan import default_out, derived_seed, step_seeds, train_seeds
+from ragen_bench.train.schedule import derived_seed, out_dir, step_seeds, train_seeds
 from ragen_bench.train.logbook import Logbook, plot_curves
 from ragen_bench.starpo.forward import token_log_probs
 from ragen_bench.train.models import make_critic, reference_of, trainable
@@ -361,7 +361,7 @@ _SHOWN = {"rollout/success", "rollout/reward_mean", "actor/pg_loss", "sft/loss"}
 def evaluate(config: TrainConfig, model: str, split: str, *, limit: int | None, temperature: float, samples: int,
              out: Path) -> Any:
     """``ragen-bench eval env=... split=... agent=hf agent.model=MODEL`` with the trainer's chat settings."""
-    from ragen_bench.eval.config import compose_config
+    from ragen_bench.eval.compose import compose_config
     from ragen_bench.eval.run import run_eval
 
     eval_config = compose_config("eval", [f"env={config.env}", f"split={split}", "agent=hf"])
@@ -439,7 +439,7 @@ class _Averages:
 
 def train(config: TrainConfig, *, progress: Callable[[str], None] | None = None) -> TrainResult:
     """Train (or resume) the run ``config`` describes in its ``out`` folder."""
-    out = default_out(config)
+    out = out_dir(config)
     # Whatever the settings can make fail (the folder, the model, an adapter, the envs) fails
     # before the folder or its config.json is written, so the corrected command runs.
     ckpt.check_out(out, config)

@@ -35,6 +35,8 @@ from ray.exceptions import RayActorError, RayTaskError
 
 from ragen_bench import panels as panels_module
 from ragen_bench.eval import config as config_module
+from ragen_bench.eval.schema import LAUNCH_DEFAULTS, ConfigError
+from ragen_bench.eval.targets import eval_targets
 from ragen_bench.eval import merge_runs, provenance, rundir, run_eval
 from ragen_bench.eval.plan import default_out, plan
 from ragen_bench.eval.run import EvalResult
@@ -63,7 +65,7 @@ def shards_dir(out: Path) -> Path:
 def shard_config(config: Mapping[str, Any], directory: Path, index: int, count: int) -> dict[str, Any]:
     """The single-process config of shard ``index/count``, played into ``directory``."""
     return {
-        **config, **config_module.LAUNCH_DEFAULTS,
+        **config, **LAUNCH_DEFAULTS,
         "shard": f"{index}/{count}", "out": str(directory), "progress": False,
     }
 
@@ -91,7 +93,7 @@ def shard_count(shards: Path, workers: int) -> int:
     """``workers``, unless ``shards`` holds an unfinished run split another way (refused)."""
     counts = {path.name.split("-of-")[-1] for path in shards.glob("*-of-*")} if shards.is_dir() else set()
     if counts - {str(workers)}:
-        raise config_module.ConfigError(
+        raise ConfigError(
             f"workers: {shards} holds the unfinished shards of workers={', '.join(sorted(counts))}; "
             "re-run with that value to finish them, or remove the folder"
         )
@@ -110,7 +112,7 @@ def cluster(address: str | None, workers: int) -> Iterator[None]:
         try:
             ray.init(address=address)
         except ConnectionError as error:  # no cluster there
-            raise config_module.ConfigError(f"ray.address={address}: {error}") from None
+            raise ConfigError(f"ray.address={address}: {error}") from None
     try:
         yield
     finally:
@@ -171,7 +173,7 @@ def _finished_run(config: Mapping[str, Any], out: Path, manifest: Mapping[str, A
             f"{out} holds an unfinished run played without launcher=ray; resume it with launcher=local, "
             "or give another out="
         )
-    return run_eval({**config, **config_module.LAUNCH_DEFAULTS})
+    return run_eval({**config, **LAUNCH_DEFAULTS})
 
 
 def _episodes_in(directories: list[Path], config: Mapping[str, Any], targets: list[tuple[str, str]]) -> int:
@@ -188,8 +190,9 @@ def _episodes_in(directories: list[Path], config: Mapping[str, Any], targets: li
 
 def run_eval_on_ray(config: Mapping[str, Any]) -> EvalResult:
     """Run (or resume) the evaluation ``config`` describes on Ray; see the module docstring."""
-    config = {**config_module.LAUNCH_DEFAULTS, **config}
-    targets = config_module.validate(config)
+    config = {**LAUNCH_DEFAULTS, **config}
+    config_module.validate(config)
+    targets = eval_targets(config)
     out = Path(config["out"] or default_out(config))
     manifest = provenance.read_manifest(out)
     if manifest is not None:

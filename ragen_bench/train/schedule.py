@@ -39,7 +39,7 @@ def derived_seed(seed: int, *labels: object) -> int:
     return int.from_bytes(digest[:4], "big")
 
 
-def default_out(config: TrainConfig) -> Path:
+def out_dir(config: TrainConfig) -> Path:
     return Path(config.out or Path("runs") / "train" / f"{config.preset}-{config.env.split('/')[-1]}")
 
 
@@ -61,7 +61,7 @@ def describe(config: TrainConfig) -> Iterator[str]:
                f"loss {c.actor.loss_agg}, actor lr {c.actor.lr}" + (f", critic lr {c.critic.lr}" if c.uses_critic else ""))
         yield f"{c.steps} steps; old log-prob pass {'on' if updates > 1 else 'skipped (one optimiser step per batch)'}"
     yield (f"validation on {c.env} {c.val.split} every {c.val.every} steps (T = {c.val.temperature}); "
-           f"final test on {c.test.split}; out {default_out(c)}")
+           f"final test on {c.test.split}; out {out_dir(c)}")
     first = step_seeds(c, 0)[: min(4, c.rollout.groups)] if c.algo == "starpo" else []
     if first:
         yield f"first train seeds: {first} ..."

@@ -1,0 +1,113 @@
+"""What ``ragen-bench envs list/show/verify`` says: the registered envs and games, one env's page,
+and whether every panel still regenerates to its recorded checksum.
+
+Above the registries, the games and the panels (it reads all three), below the chat layer:
+it plays nothing.  Each function returns what the command prints; the CLI only prints it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterator, Sequence
+
+
+def env_rows() -> list[dict[str, str]]:
+    """``envs list``: one row per registered env and game (id, RAGEN name, panels, description)."""
+    from ragen_bench import panels
+    from ragen_bench.games.registry import GAME_ENTRIES
+    from ragen_bench.registry import ENTRIES
+
+    return [
+        {
+            "id": row.id,
+            "ragen": getattr(row, "ragen_name", None) or "-",
+            "panels": ",".join(panels.available(row.id)) or "-",
+            "description": row.description if row in ENTRIES else f"multi-agent (PettingZoo): {row.description}",
+        }
+        for row in (*ENTRIES, *GAME_ENTRIES)
+    ]
+
+
+def env_page(env_id: str, seed: int) -> str:
+    """``envs show``: an env's (or a game's) rules, symbols, actions, panels and the state ``seed`` makes.
+
+    Everything is computed before the page is returned: a bad seed is one error, with no page.
+    """
+    import gymnasium
+
+    import ragen_bench  # noqa: F401  (registers the ids)
+    from ragen_bench.games.registry import GAME_IDS
+    from ragen_bench.registry import entry
+
+    if env_id in GAME_IDS:
+        return _game_page(env_id, seed)
+    row = entry(env_id)
+    env = gymnasium.make(row.id)
+    try:
+        observation, _ = env.reset(seed=seed)
+        base = env.unwrapped
+        lines = [f"{row.id}  ({row.entry_point}, {row.kwargs})"]
+        if row.ragen_name:
+            lines.append(f"reproduces RAGEN config: {row.ragen_name}")
+        lines.append(f"\n{base.instruction}\n")
+        lines += [f"  {symbol}  {meaning}" for symbol, meaning in base.symbol_meanings.items()]
+        names = base.action_names
+        lines.append(f"\nactions: {', '.join(names) if names else 'free text'}")
+        lines += _panel_lines(row.id)
+        lines.append(f"\nseed {seed}:\n{observation}")
+    finally:
+        env.close()
+    return "\n".join(lines) + "\n"
+
+
+def _game_page(env_id: str, seed: int) -> str:
+    """``envs show`` for a multi-agent game: rules, moves, opponents, panels, what ``seed`` decides."""
+    from ragen_bench.games.opponents import OPPONENTS
+    from ragen_bench.games.registry import game_entry, make_multiagent
+    from ragen_bench.games.seeds import seed_view
+
+    row = game_entry(env_id)
+    view = seed_view(env_id, seed)[0]  # first: a bad seed is one error line, before any output
+    game = make_multiagent(env_id, parallel=row.parallel).unwrapped
+    lines = [
+        f"{env_id}  (ragen_bench.games.{row.family}, {'parallel' if row.parallel else 'turn-based'}, {row.kwargs})",
+        f"\n{game.instruction}\n\nactions: {', '.join(game.action_names)}",
+        f"opponents: {', '.join(OPPONENTS[row.family])} (default {row.default_opponent})",
+        *_panel_lines(env_id),
+    ]
+    return "\n".join(lines) + f"\n\nseed {seed}:\n{view}"
+
+
+def _panel_lines(env_id: str) -> list[str]:
+    from ragen_bench import panels
+
+    lines = []
+    for split in panels.available(env_id):
+        panel = panels.load(env_id, split)
+        lines.append(f"panel {split}: {len(panel.seeds)} seeds, checksum {panel.checksum}")
+    return lines
+
+
+def verify_lines(env_ids: Sequence[str]) -> Iterator[tuple[str, bool]]:
+    """``envs verify``: ``(line, failed)`` per panel of ``env_ids`` (all ids when empty), as each is checked.
+
+    Every split, not only the files present: a deleted panel is drift too.  A game without
+    the ``games`` extra is skipped, and fails only when it was asked for by name.
+    """
+    from ragen_bench import panels
+    from ragen_bench.games.registry import GAME_IDS, INSTALL_HINT
+    from ragen_bench.registry import ENV_IDS
+
+    games_installed = importlib.util.find_spec("pettingzoo") is not None
+    for env_id in env_ids or (*ENV_IDS, *GAME_IDS):
+        if env_id in GAME_IDS and not games_installed:
+            # Regenerating a game's seeds needs the game itself; without the extra, say so.
+            yield f"{'FAIL' if env_ids else 'skip'} {env_id}: {INSTALL_HINT}", bool(env_ids)
+            continue
+        for split in panels.SPLITS:
+            try:
+                panels.load(env_id, split).verify()
+            except panels.PanelError as error:
+                yield f"FAIL {env_id} {split}: {error}", True
+            else:
+                yield f"ok   {env_id} {split}", False
