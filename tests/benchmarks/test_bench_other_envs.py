@@ -97,15 +97,14 @@ def test_ragen_peer_reset(benchmark, env_id):
         assert ours.reset(seed=seed)[0] == observation, f"{env_id} seed {seed}"
 
 
-@pytest.mark.parametrize("env_id", IDS)
-def test_step(benchmark, env_id):
-    benchmark.group = "other envs: step (incl. text observation)"
-    env = gymnasium.make(env_id).unwrapped
-    actions = _actions(env_id, env)
+def _time_first_steps(benchmark, env, actions) -> list:
+    """Time ``env.step(next(actions))`` as the first step of a fresh panel-seed episode; the results.
+
+    A finished episode cannot be stepped, and these episodes end after one step or a few:
+    every measured step is the first of a fresh episode (the reset is not timed).
+    """
     results = []
 
-    # A finished episode cannot be stepped, and these episodes end after one step or a
-    # few: every measured step is the first of a fresh episode (the reset is not timed).
     def fresh_episode() -> None:  # pedantic() would pass a returned value on as arguments
         env.reset(seed=PANEL_SEED)
 
@@ -113,8 +112,16 @@ def test_step(benchmark, env_id):
         recorded(lambda: env.step(next(actions)), results),
         setup=fresh_episode, rounds=2000, iterations=1, warmup_rounds=10,
     )
-    expected = FIRST_STEPS[env_id]
     assert results  # 2,010 calls when timed (one with --benchmark-disable)
+    return results
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_step(benchmark, env_id):
+    benchmark.group = "other envs: step (incl. text observation)"
+    env = gymnasium.make(env_id).unwrapped
+    results = _time_first_steps(benchmark, env, _actions(env_id, env))
+    expected = FIRST_STEPS[env_id]
     for index, (observation, reward, terminated, truncated, info) in enumerate(results):
         assert (reward, terminated, truncated, short_sha(observation)) == expected[index % len(expected)], index
         assert info["level_seed"] == PANEL_SEED
@@ -124,19 +131,9 @@ def test_step(benchmark, env_id):
 def test_ragen_peer_step(benchmark, env_id):
     benchmark.group = "other envs: step (incl. text observation)"
     peer = frozen_lake_env(**RAGEN_PEERS[env_id])
-    actions = itertools.cycle(range(1, 5))  # RAGEN numbers the actions from 1
-    results = []
-
-    def fresh_episode() -> None:
-        peer.reset(seed=PANEL_SEED)
-
-    benchmark.pedantic(
-        recorded(lambda: peer.step(next(actions)), results),
-        setup=fresh_episode, rounds=2000, iterations=1, warmup_rounds=10,
-    )
+    results = _time_first_steps(benchmark, peer, itertools.cycle(range(1, 5)))  # RAGEN numbers actions from 1
     # RAGEN's first steps are ours, slips included.
     expected = FIRST_STEPS[env_id]
-    assert results  # 2,010 calls when timed (one with --benchmark-disable)
     for index, (observation, reward, done, _) in enumerate(results):
         ours = expected[index % len(expected)]
         assert (reward, done, short_sha(observation)) == (ours[0], ours[1], ours[3]), index
