@@ -1,6 +1,6 @@
 """Frozen seed panels: which seeds make up each split, and proof of what they produce.
 
-A panel file (``envs/<family>/panels/<name>/<split>.json``) lists the seeds of one
+A panel file (``data/<family>/panels/<name>/<split>.json``) lists the seeds of one
 split of one env id together with the SHA-256 of the initial observation each seed
 produces, and a checksum over all of that.  Results name the checksum, so two
 numbers are comparable exactly when their panel checksums match.  ``Panel.verify``
@@ -59,19 +59,19 @@ class PanelError(RuntimeError):
     """A panel file is missing, malformed, or no longer matches its env."""
 
 
-def envs_dir() -> Traversable:
-    """The frozen-data folder: ``envs/`` of the checkout, or its copy inside the wheel."""
-    return data.envs_root()
+def data_dir() -> Traversable:
+    """The frozen-data folder: ``data/`` of the checkout, or its copy inside the wheel."""
+    return data.data_root()
 
 
 def family(env_id: str) -> str:
-    """Folder name of an id's family under ``envs/`` (``sokoban``), from the id table (or the games' table)."""
+    """Folder name of an id's family under ``data/`` (``sokoban``), from the id table (or the games' table)."""
     return game_entry(env_id).family if env_id in GAME_IDS else entry(env_id).family
 
 
 def panel_path(env_id: str, split: str) -> Traversable:
     name = env_id.split("/", 1)[-1]
-    return envs_dir() / family(env_id) / "panels" / name / f"{split}.json"
+    return data_dir() / family(env_id) / "panels" / name / f"{split}.json"
 
 
 def observation_sha256(observation: str) -> str:
@@ -184,7 +184,7 @@ def build(env_id: str, split: str) -> Panel:
 
 
 def write(panel: Panel) -> Path:
-    """Write a panel file into the checkout's ``envs/`` (maintainers only, never at run time)."""
+    """Write a panel file into the checkout's ``data/`` (maintainers only, never at run time)."""
     path = Path(str(panel_path(panel.env_id, panel.split)))
     path.parent.mkdir(parents=True, exist_ok=True)
     runfiles.write_text_atomic(path, json.dumps(panel.to_json(), indent=1) + "\n")
@@ -268,7 +268,7 @@ def decontaminated_train_seeds(env_id: str, exclude: tuple[str, ...] = ("val", "
     """Train seeds from ``seed_start`` upward, skipping seeds whose level is in ``exclude``.
 
     Small rooms repeat levels across seeds (on 6x6, 204 of the 256 test levels recur
-    among the first 100k train seeds: see ``envs/sokoban/collisions.json``), so a
+    among the first 100k train seeds: see ``data/sokoban/collisions.json``), so a
     trainer that must never see an evaluation level draws its seeds from here.  Held-out
     seeds themselves are always skipped; for :data:`SEED_IDENTIFIED_FAMILIES` that is all.
     """

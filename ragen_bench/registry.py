@@ -17,7 +17,7 @@ import gymnasium
 class EnvEntry:
     """One registered id.
 
-    ``family`` is the id's folder under ``envs/`` (panels, env card) and its package
+    ``family`` is the id's folder under ``data/`` (panels, env card) and its package
     under ``ragen_bench/envs/``.  ``ragen_name`` is the config name in RAGEN's
     ``config/envs.yaml`` whose episodes this id reproduces exactly (``None`` for ids
     beyond RAGEN's set).

@@ -2,7 +2,7 @@
 
 A suite is one or more tracks; a track names the (env id, split) to train on and the
 (env id, split) pairs to evaluate, each tagged with the axis along which it departs
-from training (see ``AXES``).  Suites are frozen as JSON in ``envs/suites/``, each
+from training (see ``AXES``).  Suites are frozen as JSON in ``data/suites/``, each
 panel with its checksum and the whole suite with a checksum over all of them, so a
 result that names a suite checksum names every panel it was measured on.
 
@@ -10,7 +10,7 @@ result that names a suite checksum names every panel it was measured on.
 suites.  The definitions below are the source; the JSON files are written from them
 (only ever for a new suite or a new version)::
 
-    python -m ragen_bench.suites build     # write envs/suites/*.json from the panels
+    python -m ragen_bench.suites build     # write data/suites/*.json from the panels
     python -m ragen_bench.suites verify    # check every suite file against the panels
 """
 
@@ -118,7 +118,7 @@ DEFINITIONS: dict[str, tuple[str, tuple[Any, ...]]] = {
 
 
 def suites_dir() -> Traversable:
-    return panels.envs_dir() / "suites"
+    return panels.data_dir() / "suites"
 
 
 def suite_path(name: str) -> Traversable:
@@ -126,7 +126,7 @@ def suite_path(name: str) -> Traversable:
 
 
 def names() -> list[str]:
-    """Suites with a frozen file in ``envs/suites/``, sorted."""
+    """Suites with a frozen file in ``data/suites/``, sorted."""
     return sorted(
         path.name.removesuffix(".json")
         for path in suites_dir().iterdir()
@@ -171,7 +171,7 @@ def build(name: str) -> Suite:
 
 
 def write(suite: Suite) -> Path:
-    """Write a suite file into the checkout's ``envs/suites/`` (maintainers only)."""
+    """Write a suite file into the checkout's ``data/suites/`` (maintainers only)."""
     path = Path(str(suite_path(suite.name)))
     path.parent.mkdir(parents=True, exist_ok=True)
     data = {

@@ -1,7 +1,7 @@
 """Measure how many test-panel levels also occur among the first N train seeds.
 
 Levels are compared by the SHA-256 of their initial observation (the panel hash).
-Writes ``envs/<family>/collisions.json``; the env card quotes it.
+Writes ``data/<family>/collisions.json``; the env card quotes it.
 
     python scripts/collision_report.py [--train-seeds 100000] [ids...]
 """
@@ -50,7 +50,7 @@ def main() -> None:
     args = parser.parse_args()
     for env_id in args.ids:
         report = measure(env_id, args.train_seeds)
-        path = panels.envs_dir() / panels.family(env_id) / "collisions.json"
+        path = panels.data_dir() / panels.family(env_id) / "collisions.json"
         existing = json.loads(path.read_text()) if path.exists() else {}
         existing[env_id] = report
         path.write_text(json.dumps(existing, indent=1, sort_keys=True) + "\n")

@@ -1,4 +1,4 @@
-"""Measure the Connect Four opponents against each other (the numbers in envs/connect_four/README.md).
+"""Measure the Connect Four opponents against each other (the numbers in data/connect_four/README.md).
 
     python scripts/connect_four_strength.py [games per pairing]
 

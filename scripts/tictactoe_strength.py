@@ -1,4 +1,4 @@
-"""Measure the Tic-Tac-Toe opponents (the numbers in envs/tictactoe/README.md).
+"""Measure the Tic-Tac-Toe opponents (the numbers in data/tictactoe/README.md).
 
     python scripts/tictactoe_strength.py [games per pairing]
 

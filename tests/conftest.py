@@ -35,7 +35,7 @@ def reference_records(ragen_env_name: str) -> list[dict]:
     The file is recorded from RAGEN's own envs and lives outside the repo
     (``../shared/fixtures``); CI always has it (a missing file fails there), a user's
     clone may not (the test skips).  The
-    checksummed panels in ``envs/`` keep guarding determinism either way.
+    checksummed panels in ``data/`` keep guarding determinism either way.
     """
     if not REFERENCE_FIXTURES.exists():
         message = f"RAGEN reference fixtures not found at {REFERENCE_FIXTURES} (only in the project workspace/CI)"

@@ -422,6 +422,6 @@ def test_cli_envs_verify_reports_a_drifted_panel(tmp_path, monkeypatch, capsys):
     target = tmp_path / panels.family(ENV) / "panels" / ENV.split("/")[1] / "test.json"
     target.parent.mkdir(parents=True)
     target.write_text(json.dumps(data), encoding="utf-8")
-    monkeypatch.setenv("RAGEN_BENCH_ENVS_DIR", str(tmp_path))
+    monkeypatch.setenv("RAGEN_BENCH_DATA_DIR", str(tmp_path))
     assert main(["envs", "verify", ENV]) == 1
     assert "FAIL RAGEN/Sokoban-6x6-v0 test" in capsys.readouterr().out

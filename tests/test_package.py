@@ -55,7 +55,7 @@ def test_every_registered_id_makes_resets_and_has_frozen_panels():
 
 def test_data_is_read_as_package_resources():
     # Editable install: the resources are the checkout's own folders, not copies.
-    assert Path(str(data.envs_root())).resolve() == (REPO_ROOT / "envs").resolve()
+    assert Path(str(data.data_root())).resolve() == (REPO_ROOT / "data").resolve()
     assert Path(str(data.configs_root())).resolve() == (REPO_ROOT / "configs").resolve()
 
 
@@ -88,11 +88,11 @@ def test_wheel_carries_exactly_the_frozen_data_and_configs(tmp_path):
         return {name[len(prefix) :]: digest for name, digest in shipped.items() if name.startswith(prefix)}
 
     # Byte for byte what the checkout's folders hold: no file missing, none extra.
-    expected_envs = _tree_digest(REPO_ROOT / "envs", (".json", ".md", ".py"))
+    expected_data = _tree_digest(REPO_ROOT / "data", (".json", ".md", ".py"))
     expected_configs = _tree_digest(REPO_ROOT / "configs", (".yaml", ".py"))
-    assert under("ragen_bench/data/envs/") == expected_envs
+    assert under("ragen_bench/data/frozen/") == expected_data
     assert under("ragen_bench/data/configs/") == expected_configs
-    assert any(name.endswith("panels/Sokoban-6x6-v0/test.json") for name in expected_envs)
+    assert any(name.endswith("panels/Sokoban-6x6-v0/test.json") for name in expected_data)
     assert "eval.yaml" in expected_configs and "agent/hf.yaml" in expected_configs
     # Nothing from outside the package: no top-level tests/ or scripts/ packages.
     top_level = {name.split("/")[0] for name in shipped}

@@ -14,15 +14,15 @@ ENV = "RAGEN/Sokoban-6x6-v0"
 
 
 @pytest.fixture
-def envs_copy(tmp_path, monkeypatch):
-    copy = tmp_path / "envs"
-    shutil.copytree(str(panels.envs_dir()), copy)
-    monkeypatch.setenv(data.ENVS_DIR_OVERRIDE, str(copy))
+def data_copy(tmp_path, monkeypatch):
+    copy = tmp_path / "data"
+    shutil.copytree(str(panels.data_dir()), copy)
+    monkeypatch.setenv(data.DATA_DIR_OVERRIDE, str(copy))
     return copy
 
 
-def _panel_file(envs_copy, split="test"):
-    return envs_copy / "sokoban" / "panels" / "Sokoban-6x6-v0" / f"{split}.json"
+def _panel_file(data_copy, split="test"):
+    return data_copy / "sokoban" / "panels" / "Sokoban-6x6-v0" / f"{split}.json"
 
 
 def _edit(path, change):
@@ -64,15 +64,15 @@ EDITS = {
 
 
 @pytest.mark.parametrize("name", list(EDITS))
-def test_any_edit_of_a_test_panel_is_rejected_naming_the_file(envs_copy, name):
-    path = _panel_file(envs_copy)
+def test_any_edit_of_a_test_panel_is_rejected_naming_the_file(data_copy, name):
+    path = _panel_file(data_copy)
     _edit(path, EDITS[name])
     with pytest.raises(panels.PanelError, match="test.json"):
         panels.load(ENV, "test")
 
 
-def test_train_panel_seed_start_edit_is_rejected(envs_copy):
-    path = _panel_file(envs_copy, "train")
+def test_train_panel_seed_start_edit_is_rejected(data_copy):
+    path = _panel_file(data_copy, "train")
     raw = json.loads(path.read_text(encoding="utf-8"))
     assert raw["seed_start"] == raw["seeds"][0] == panels.TRAIN_SEED_START
     _edit(path, _set("seed_start", panels.TRAIN_SEED_START + 1))
@@ -85,14 +85,14 @@ def test_train_panel_seed_start_edit_is_rejected(envs_copy):
     [b"", b"not json", b"[1, 2, 3]", b"null", "{\"seeds\": \"\xe9\"}".encode("latin-1"), b"\xff\xfe{}"],
     ids=["empty", "text", "list", "null", "latin-1", "bom"],
 )
-def test_unreadable_panel_files_are_panel_errors(envs_copy, content):
-    _panel_file(envs_copy).write_bytes(content)
+def test_unreadable_panel_files_are_panel_errors(data_copy, content):
+    _panel_file(data_copy).write_bytes(content)
     with pytest.raises(panels.PanelError, match="test.json"):
         panels.load(ENV, "test")
 
 
-def test_a_directory_where_the_file_should_be_is_a_missing_panel(envs_copy):
-    path = _panel_file(envs_copy)
+def test_a_directory_where_the_file_should_be_is_a_missing_panel(data_copy):
+    path = _panel_file(data_copy)
     path.unlink()
     path.mkdir()
     with pytest.raises(panels.PanelError, match="no 'test' panel"):
@@ -100,11 +100,11 @@ def test_a_directory_where_the_file_should_be_is_a_missing_panel(envs_copy):
     assert panels.available(ENV) == ["train", "val"]
 
 
-def test_round_trip_of_every_field(envs_copy):
+def test_round_trip_of_every_field(data_copy):
     panel = panels.load(ENV, "train")
-    assert panels.write(panel) == _panel_file(envs_copy, "train")
+    assert panels.write(panel) == _panel_file(data_copy, "train")
     assert panels.load(ENV, "train") == panel
-    assert json.loads(_panel_file(envs_copy, "train").read_text(encoding="utf-8")) == panel.to_json()
+    assert json.loads(_panel_file(data_copy, "train").read_text(encoding="utf-8")) == panel.to_json()
 
 
 def test_verify_catches_a_drifted_optimal_length(monkeypatch):

@@ -367,29 +367,29 @@ def test_a_data_file_nested_too_deep_names_file_and_line(tmp_path):
 
 
 @pytest.fixture
-def envs_copy(tmp_path, monkeypatch) -> Path:
-    copy = tmp_path / "envs"
-    shutil.copytree(str(panels.envs_dir()), copy)
-    monkeypatch.setenv(data.ENVS_DIR_OVERRIDE, str(copy))
+def data_copy(tmp_path, monkeypatch) -> Path:
+    copy = tmp_path / "data"
+    shutil.copytree(str(panels.data_dir()), copy)
+    monkeypatch.setenv(data.DATA_DIR_OVERRIDE, str(copy))
     return copy
 
 
-def test_a_panel_nested_too_deep_is_a_panel_error(envs_copy):
-    path = envs_copy / "bandit" / "panels" / "Bandit-v0" / "test.json"
+def test_a_panel_nested_too_deep_is_a_panel_error(data_copy):
+    path = data_copy / "bandit" / "panels" / "Bandit-v0" / "test.json"
     path.write_text(DEEP_JSON)
     with pytest.raises(panels.PanelError, match="test.json: not a UTF-8 JSON file"):
         panels.load("RAGEN/Bandit-v0", "test")
 
 
-def test_a_suite_nested_too_deep_is_a_suite_error(envs_copy):
-    (envs_copy / "suites" / "ragen-bandit-generalization-v0.json").write_text(DEEP_JSON)
+def test_a_suite_nested_too_deep_is_a_suite_error(data_copy):
+    (data_copy / "suites" / "ragen-bandit-generalization-v0.json").write_text(DEEP_JSON)
     with pytest.raises(suites.SuiteError, match="malformed suite file"):
         suites.get("ragen-bandit-generalization-v0")
 
 
-def test_a_directory_named_like_a_suite_is_not_listed_as_one(envs_copy):
+def test_a_directory_named_like_a_suite_is_not_listed_as_one(data_copy):
     # The refusal used to list the very name it called unknown.
-    path = envs_copy / "suites" / "ragen-bandit-generalization-v0.json"
+    path = data_copy / "suites" / "ragen-bandit-generalization-v0.json"
     path.unlink()
     path.mkdir()
     assert "ragen-bandit-generalization-v0" not in suites.names()
@@ -398,12 +398,12 @@ def test_a_directory_named_like_a_suite_is_not_listed_as_one(envs_copy):
 
 
 @pytest.mark.parametrize("damage", ["delete", "directory", "all"])
-def test_envs_verify_fails_on_a_missing_panel(envs_copy, capsys, damage):
+def test_envs_verify_fails_on_a_missing_panel(data_copy, capsys, damage):
     # verify used to check only the files present: with test.json (or every panel) gone
     # it printed "ok" for the rest, or nothing at all, and exited 0.
-    folder = envs_copy / "bandit" / "panels" / "Bandit-v0"
+    folder = data_copy / "bandit" / "panels" / "Bandit-v0"
     if damage == "all":
-        shutil.rmtree(envs_copy / "bandit")
+        shutil.rmtree(data_copy / "bandit")
     else:
         (folder / "test.json").unlink()
         if damage == "directory":

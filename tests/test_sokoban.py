@@ -299,7 +299,7 @@ def test_tampered_panel_file_is_rejected(tmp_path, monkeypatch):
     target = tmp_path / "sokoban" / "panels" / "Sokoban-6x6-v0" / "test.json"
     target.parent.mkdir(parents=True)
     target.write_text(json.dumps(data))
-    monkeypatch.setenv("RAGEN_BENCH_ENVS_DIR", str(tmp_path))
+    monkeypatch.setenv("RAGEN_BENCH_DATA_DIR", str(tmp_path))
     with pytest.raises(panels.PanelError, match="checksum"):
         panels.load("RAGEN/Sokoban-6x6-v0", "test")
 

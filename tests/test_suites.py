@@ -83,15 +83,15 @@ def test_suite_checksum_ignores_the_prose_description():
 
 
 @pytest.fixture
-def envs_copy(tmp_path, monkeypatch):
-    copy = tmp_path / "envs"
-    shutil.copytree(panels.envs_dir(), copy)
-    monkeypatch.setenv("RAGEN_BENCH_ENVS_DIR", str(copy))
+def data_copy(tmp_path, monkeypatch):
+    copy = tmp_path / "data"
+    shutil.copytree(panels.data_dir(), copy)
+    monkeypatch.setenv("RAGEN_BENCH_DATA_DIR", str(copy))
     return copy
 
 
-def test_edited_suite_file_is_rejected(envs_copy):
-    path = envs_copy / "suites" / "ragen-bandit-generalization-v0.json"
+def test_edited_suite_file_is_rejected(data_copy):
+    path = data_copy / "suites" / "ragen-bandit-generalization-v0.json"
     data = json.loads(path.read_text())
     data["tracks"][0]["evaluate"].pop()
     path.write_text(json.dumps(data))
@@ -99,7 +99,7 @@ def test_edited_suite_file_is_rejected(envs_copy):
         suites.get("ragen-bandit-generalization-v0")
 
 
-def test_rebuilt_panel_invalidates_the_suite(envs_copy):
+def test_rebuilt_panel_invalidates_the_suite(data_copy):
     old = panels.load("RAGEN/Bandit-Rev-v0", "test")
     new = dataclasses.replace(
         old, seeds=old.seeds[:-1], obs_sha256=old.obs_sha256[:-1], optimal_length=old.optimal_length[:-1]
@@ -116,7 +116,7 @@ def test_unknown_suite_names_the_available_ones():
 
 
 def test_axes_are_documented_in_the_suites_readme():
-    readme = (panels.envs_dir() / "suites" / "README.md").read_text(encoding="utf-8")
+    readme = (panels.data_dir() / "suites" / "README.md").read_text(encoding="utf-8")
     for axis in suites.AXES:
         assert f"`{axis}`" in readme, axis
 
@@ -129,7 +129,7 @@ def test_our_panels_exist_and_regenerate_exactly(env_id):
 
 @pytest.mark.parametrize("env_id", OUR_IDS)
 def test_env_cards_quote_the_current_panel_checksums(env_id):
-    card = (panels.envs_dir() / panels.family(env_id) / "README.md").read_text(encoding="utf-8")
+    card = (panels.data_dir() / panels.family(env_id) / "README.md").read_text(encoding="utf-8")
     assert f"`{env_id}`" in card
     for split in panels.available(env_id):
         assert panels.load(env_id, split).checksum in card, (env_id, split)

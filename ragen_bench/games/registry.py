@@ -19,7 +19,7 @@ INSTALL_HINT = "the multi-agent games need PettingZoo: pip install 'ragen-bench[
 class GameEntry:
     """One multi-agent id.
 
-    ``family`` is the game's folder under ``envs/`` (card, panels) and its package
+    ``family`` is the game's folder under ``data/`` (card, panels) and its package
     under ``ragen_bench/games/``.  ``parallel``: the game is simultaneous-move and has
     a ``parallel_env()``.  ``default_opponent`` is the scripted player an eval uses
     when none is named.
