@@ -18,11 +18,11 @@ from __future__ import annotations
 import difflib
 import importlib
 import inspect
-import types
 import typing
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from ragen_bench import values
 from ragen_bench.chat.protocol import Agent, AgentError
 
 # name -> "module:factory"; each factory takes keyword settings and returns an Agent.
@@ -87,10 +87,9 @@ def check_settings(name: str, factory: Callable[..., Any], settings: Mapping[str
     """Raise :class:`AgentError` unless ``factory(**settings)`` fits its signature and annotations.
 
     Keys must be keyword parameters (any key, when the factory takes ``**kwargs``); every
-    parameter without a default must be given; values must match annotations made of
-    ``bool``, ``int``, ``float`` (an ``int`` is accepted), ``str``, ``None``, classes and
-    unions of them (``bool`` is not an ``int`` here).  Annotations that cannot be resolved
-    are not checked.
+    parameter without a default must be given; values must fit their annotations by the
+    rules eval and train configs follow (:func:`ragen_bench.values.conform`: ``bool`` is
+    not an ``int``, a float is finite).  Annotations that cannot be resolved are not checked.
     """
     parameters = inspect.signature(factory).parameters
     keywords = {key: p for key, p in parameters.items() if p.kind in _KEYWORD_KINDS}
@@ -107,11 +106,14 @@ def check_settings(name: str, factory: Callable[..., Any], settings: Mapping[str
             raise AgentError(f"agent {name!r}: setting {key!r} is required")
     hints = _type_hints(factory)
     for key, value in settings.items():
-        if key in hints and not _matches(value, hints[key]):
-            expected = _describe(hints[key])
-            raise AgentError(
-                f"agent {name!r}: setting {key!r} must be {expected}, got {value!r} ({type(value).__name__})"
-            )
+        if key in hints:
+            try:
+                values.conform(value, hints[key])
+            except values.Mismatch as mismatch:
+                raise AgentError(
+                    f"agent {name!r}: setting {key!r}{mismatch.where} must be {mismatch.expected}, "
+                    f"got {mismatch.value!r} ({type(mismatch.value).__name__})"
+                ) from None
 
 
 def _type_hints(factory: Callable[..., Any]) -> dict[str, Any]:
@@ -119,28 +121,6 @@ def _type_hints(factory: Callable[..., Any]) -> dict[str, Any]:
         return typing.get_type_hints(factory.__init__ if isinstance(factory, type) else factory)
     except (NameError, TypeError):  # annotations naming what the module does not define
         return {}
-
-
-def _matches(value: Any, hint: Any) -> bool:
-    if hint is Any:
-        return True
-    origin = typing.get_origin(hint)
-    if origin is typing.Union or origin is types.UnionType:
-        return any(_matches(value, option) for option in typing.get_args(hint))
-    if hint is type(None):
-        return value is None
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    kind = origin or hint
-    return not isinstance(kind, type) or isinstance(value, kind)
-
-
-def _describe(hint: Any) -> str:
-    if typing.get_origin(hint) is None and isinstance(hint, type):
-        return hint.__name__
-    return str(hint).replace("typing.", "")
 
 
 __all__ = ["AGENT_FACTORIES", "check_settings", "make_agent"]
