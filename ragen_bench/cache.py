@@ -14,6 +14,8 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from ragen_bench import runfiles
+
 MARKER_FILE = "ragen_bench_build.json"
 
 
@@ -57,6 +59,7 @@ def build_once(target: Path, build: Callable[[Path], object], stamp: dict | None
         os.chmod(staging, 0o755)  # mkdtemp makes it owner-only; a checkpoint is not secret
         build(staging)
         (staging / MARKER_FILE).write_text(json.dumps(stamp))
+        runfiles.fsync_tree(staging)  # a crash after the rename must not leave a stamped, empty model
         if target.exists() and not _is_current(target, stamp):
             shutil.rmtree(target, ignore_errors=True)
         try:

@@ -56,6 +56,22 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def fsync_tree(path: Path) -> None:
+    """Make every file and folder under ``path`` durable, deepest first.
+
+    For a folder written by other code (``save_pretrained``, ``torch.save``) that is then
+    renamed into place: the rename is atomic only once what it names is on disk.
+    """
+    for folder, _, names in os.walk(path, topdown=False):
+        for name in names:
+            fd = os.open(os.path.join(folder, name), os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
+        fsync_dir(Path(folder))
+
+
 def replace_atomically(path: Path, write: Callable[[BinaryIO], None]) -> None:
     """Write ``path`` through ``write`` into a temp file, fsync, then rename over it.
 

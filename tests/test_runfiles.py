@@ -19,6 +19,23 @@ def test_replace_atomically_fsyncs_the_file_and_the_directory(tmp_path, monkeypa
     assert synced == [False, True]  # the file, then its directory (after the rename)
 
 
+def test_fsync_tree_syncs_every_file_and_folder_deepest_first(tmp_path, monkeypatch):
+    (tmp_path / "model" / "sub").mkdir(parents=True)
+    for name in ("model/sub/weights.bin", "model/config.json", "rng.pt"):
+        (tmp_path / name).write_bytes(b"x")
+    synced = []
+    real_fsync = os.fsync
+    monkeypatch.setattr(runfiles.os, "fsync", lambda fd: (synced.append(os.path.realpath(f"/proc/self/fd/{fd}")),
+                                                           real_fsync(fd)))
+    runfiles.fsync_tree(tmp_path)
+    relative = [os.path.relpath(path, tmp_path) for path in synced]
+    assert sorted(relative) == sorted(["model/sub/weights.bin", "model/sub", "model/config.json", "model", "rng.pt", "."])
+    # A folder only after everything in it, the root last.
+    assert relative.index("model/sub") > relative.index("model/sub/weights.bin")
+    assert relative.index("model") > relative.index("model/sub")
+    assert relative[-1] == "."
+
+
 def test_a_failed_write_leaves_the_old_file_and_no_temp_file(tmp_path):
     target = tmp_path / "x.bin"
     runfiles.write_bytes_atomic(target, b"old")

@@ -159,6 +159,23 @@ def test_a_mistyped_model_writes_nothing_and_the_corrected_command_runs(tmp_path
     assert (out / "checkpoints" / "latest").read_text() == "step-000001"
 
 
+def test_a_checkpoint_is_on_disk_before_its_folder_is_renamed_into_place(tmp_path, monkeypatch):
+    from ragen_bench import runfiles
+    from ragen_bench.cli import main
+    from ragen_bench.train import checkpoint
+
+    events = []
+    real_fsync_tree, real_replace = runfiles.fsync_tree, checkpoint.os.replace
+    monkeypatch.setattr(runfiles, "fsync_tree", lambda path: (events.append(("fsync", Path(path).name)),
+                                                              real_fsync_tree(path)))
+    monkeypatch.setattr(checkpoint.os, "replace", lambda a, b: (events.append(("rename", Path(a).name)),
+                                                                real_replace(a, b)))
+    assert main(cli_args(tmp_path / "run")) == 0
+    # (os.replace is also how every run file is written: only the checkpoint folder's events count.)
+    assert [event for event in events if event[1].startswith(".step-")] == [
+        ("fsync", ".step-000001.tmp"), ("rename", ".step-000001.tmp")]
+
+
 @pytest.mark.parametrize("content", ['{\n  "algo": "starpo",\n  "env": \n', "", "[1, 2]"])
 def test_a_corrupt_config_json_is_one_line_naming_the_file(tmp_path, capsys, content):
     from ragen_bench.cli import main

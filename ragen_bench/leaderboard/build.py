@@ -317,13 +317,14 @@ def generalization_plot(general: Sequence[Mapping[str, Any]]) -> bytes:
 
 def viewer_data(entries: Sequence[Entry]) -> dict[str, Any]:
     """``{entry: {episode label: episode}}`` for the first :data:`VIEWER_SEEDS` seeds of each panel."""
-    from ragen_bench.chat import ChatConfig, parse_response
+    from ragen_bench.chat import parse_response
+    from ragen_bench.chat.config import check_chat
     from ragen_bench.chat.trajectory import unpack_text
     from ragen_bench.leaderboard import files
 
     data: dict[str, Any] = {}
     for entry in entries:
-        config = ChatConfig(**entry.run.manifest["config"]["chat"])
+        config = check_chat(entry.run.manifest["config"]["chat"])
         shown = {(env["env_id"], env["split"]): [] for env in entry.run.manifest["envs"]}
         episodes = {}
         for _, record in files.episode_lines(entry.run.episodes_path):

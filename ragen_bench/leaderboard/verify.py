@@ -115,8 +115,8 @@ def verify(path: str | Path) -> VerifiedRun:
 def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     """The run a manifest describes, checked against today's registry, panels and templates."""
     from ragen_bench import panels as panels_module
-    from ragen_bench.chat import ChatConfig
     from ragen_bench.eval import config as config_module
+    from ragen_bench.eval.derive import chat_config as derive_chat_config
     from ragen_bench.eval.derive import game_config
     from ragen_bench.eval.schema import ConfigError
     from ragen_bench.eval.targets import eval_targets
@@ -146,7 +146,7 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
         checked = {**config, "out": None, "progress": False}
         config_module.validate(checked)
         targets = eval_targets(checked)
-        chat_config = ChatConfig(**config["chat"])
+        chat_config = derive_chat_config(config)
     except (ConfigError, TypeError, ValueError) as error:
         raise LeaderboardError(f"not a valid eval config: {error}", file=name, field="config") from None
     for env_id, split in targets:

@@ -101,9 +101,11 @@ def save(out: Path, trainer: Any) -> Path:
     torch.save({"torch": torch.get_rng_state(), "numpy": np.random.get_state(), "python": random.getstate()},
                temporary / "rng.pt")
     runfiles.write_json_atomic(temporary / "state.json", {"step": trainer.step, "model": trainer.config.model})
+    runfiles.fsync_tree(temporary)
     if final.exists():
         shutil.rmtree(final)
     os.replace(temporary, final)
+    runfiles.fsync_dir(root)
     runfiles.write_text_atomic(root / LATEST, name)
     for old in sorted(p for p in root.glob("step-*") if p.is_dir())[: -trainer.config.checkpoint.keep]:
         shutil.rmtree(old)

@@ -31,7 +31,7 @@ from typing import Any
 import gymnasium
 import torch
 
-from ragen_bench.chat import ChatConfig, ChatEpisode, run_lockstep
+from ragen_bench.chat import ChatEpisode, run_lockstep
 from ragen_bench.starpo import advantages as adv
 from ragen_bench.starpo.filter import filter_groups, filter_metrics
 from ragen_bench.starpo.losses import aggregate, kl_estimate, kl_penalized_rewards, policy_loss, value_loss
@@ -69,7 +69,7 @@ class Trainer:
         self.config = config
         self.out = out
         self.say = progress or (lambda message: None)
-        self.chat = ChatConfig(**config.chat)
+        self.chat = config.chat_config
         start = ckpt.latest(out)
         torch.manual_seed(derived_seed(config.seed, "init"))
         # A checkpoint to resume, else the starting model: an alias, a checkpoint or a LoRA adapter folder.

@@ -33,7 +33,8 @@ import gymnasium
 
 import ragen_bench  # noqa: F401  (registers the env ids in this worker process)
 from ragen_bench.agents.hf import DEFAULT_STOP_STRINGS
-from ragen_bench.chat import AgentReply, ChatConfig, ChatEpisode
+from ragen_bench.chat import AgentReply, ChatEpisode
+from ragen_bench.chat.config import check_chat
 from ragen_bench.chat.tokens import TokenLayout
 from ragen_bench.integrations.verl.data import AGENT_NAME
 from ragen_bench.train.stops import ReplyStops
@@ -57,7 +58,7 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
-        self.chat = ChatConfig(**dict(chat or {}))
+        self.chat = check_chat(dict(chat or {}))
         if self.chat.history_window is not None:
             raise ValueError(
                 f"agent loop {AGENT_NAME!r}: chat.history_window must be null (each turn extends the previous "

@@ -18,7 +18,8 @@ from typing import Any
 import gymnasium
 
 from ragen_bench import panels
-from ragen_bench.chat import ChatConfig, ChatEpisode
+from ragen_bench.chat import ChatEpisode
+from ragen_bench.chat.config import check_chat
 
 AGENT_NAME = "ragen_chat_episode"  # the name the agent loop registers under
 AGENT_LOOP_TARGET = "ragen_bench.integrations.verl.agent_loop.ChatEpisodeAgentLoop"
@@ -37,7 +38,7 @@ def split_seeds(env_id: str, split: str, count: int | None) -> list[int]:
 def seed_rows(env_id: str, split: str, count: int | None, chat: Mapping[str, Any]) -> list[dict[str, Any]]:
     """The dataset rows of ``split``'s seeds (module docstring)."""
     env = gymnasium.make(env_id)
-    config = ChatConfig(**dict(chat))
+    config = check_chat(dict(chat))
     rows = []
     for index, seed in enumerate(split_seeds(env_id, split, count)):
         episode = ChatEpisode(env, config, env_id=env_id, seed=seed, split=split)
