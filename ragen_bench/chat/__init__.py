@@ -5,7 +5,7 @@
 * :mod:`.config` -- :class:`ChatConfig` (limits, penalties, template) and the templates;
 * :mod:`.parser` -- ``<think>..</think><answer>A || B</answer>`` parsing, bounded and linear;
 * :mod:`.episode` -- :class:`ChatEpisode`, the state machine of one env episode as turns;
-* :mod:`.multiagent` -- :class:`GameMatch`, the state machine of one multi-agent game as
+* :mod:`.game` -- :class:`GameMatch`, the state machine of one multi-agent game as
   one chat per seat (:class:`GameChatConfig`, :class:`MatchResult`);
 * :mod:`.lockstep` -- the batch drivers: :func:`run_lockstep` (episodes) and
   :func:`play_matches` (games), one batched ``act`` call per step;
@@ -19,7 +19,7 @@ byte-for-byte the prompt seen in evaluation.
 from ragen_bench.chat.config import DEFAULT_TEMPLATE, TEMPLATES, ChatConfig, ChatTemplate
 from ragen_bench.chat.episode import ChatEpisode, format_reward
 from ragen_bench.chat.lockstep import play_matches, run_lockstep
-from ragen_bench.chat.multiagent import GameChatConfig, GameMatch, MatchResult
+from ragen_bench.chat.game import GameChatConfig, GameMatch, MatchResult
 from ragen_bench.chat.parser import ParsedResponse, parse_response
 from ragen_bench.chat.protocol import Agent, AgentError, AgentReply, AgentRequest, LiveEnvView
 from ragen_bench.chat.tokens import TokenLayout, TokenLayoutError

@@ -2,10 +2,10 @@
 
 * :func:`run_lockstep` -- single-agent :class:`~ragen_bench.chat.episode.ChatEpisode` episodes,
   one ``agent.act`` per turn;
-* :func:`play_matches` -- multi-agent :class:`~ragen_bench.chat.multiagent.GameMatch` games,
+* :func:`play_matches` -- multi-agent :class:`~ragen_bench.chat.game.GameMatch` games,
   one ``act`` per distinct chat agent per step.
 
-The state machines (what a turn does) live in :mod:`.episode` and :mod:`.multiagent`;
+The state machines (what a turn does) live in :mod:`.episode` and :mod:`.game`;
 this module only decides who is asked when, checks each batch of replies against the
 agent protocol before any of it is used, and hands finished records to the callbacks.
 """
@@ -20,7 +20,7 @@ from ragen_bench.chat.protocol import Agent, AgentError, AgentRequest, agent_nam
 from ragen_bench.chat.trajectory import Trajectory
 
 if TYPE_CHECKING:
-    from ragen_bench.chat.multiagent import GameMatch, MatchResult
+    from ragen_bench.chat.game import GameMatch, MatchResult
 
 
 def run_lockstep(

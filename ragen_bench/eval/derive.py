@@ -36,8 +36,8 @@ def identity(config: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def game_chat_config(config: Mapping[str, Any]) -> Any:
-    """The :class:`~ragen_bench.chat.multiagent.GameChatConfig` of a (validated) eval config."""
-    from ragen_bench.chat.multiagent import GameChatConfig
+    """The :class:`~ragen_bench.chat.game.GameChatConfig` of a (validated) eval config."""
+    from ragen_bench.chat.game import GameChatConfig
 
     return GameChatConfig(chat=chat_config(config), **config["game"])
 

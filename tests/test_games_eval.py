@@ -20,7 +20,7 @@ from ragen_bench.eval.games import summarize_games, table_rows  # noqa: E402
 from ragen_bench.eval.report import format_table  # noqa: E402
 
 TTT = "RAGEN/TicTacToe-v0"
-HERE = "tests.test_multiagent_eval"
+HERE = "tests.test_games_eval"
 _LEGAL = re.compile(r"Legal moves: ([^\n]*)\.")
 
 
