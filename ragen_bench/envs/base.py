@@ -9,6 +9,8 @@ family states only what is its own:
     Apply one action that is already known to lie in ``action_space``.
 ``render_text() -> str``
     The current observation text (what ``render()`` returns in ``"ansi"`` mode).
+``render_rgb() -> np.ndarray`` (grid families, whose ``metadata`` is ``PICTURE_METADATA``)
+    The current state as a picture (what ``render()`` returns in ``"rgb_array"`` mode).
 
 Everything else is shared:
 
@@ -59,7 +61,8 @@ The chat layer (``ragen_bench.chat``) knows environments only through Gymnasium'
     The next ``max_actions`` actions of an optimal plan, so the ``optimal`` agent
     can fill a multi-action turn without copying the env.
 
-Observations are ``str``; ``render_mode="ansi"`` returns the same text.
+Observations are ``str``; ``render_mode="ansi"`` returns the same text, and
+``render_mode="rgb_array"`` (grid families) a picture of the same state.
 """
 
 from __future__ import annotations
@@ -177,6 +180,9 @@ class _Phase(enum.Enum):
 # Module constants so the hot path compares identities without attribute lookups.
 _NOT_RESET, _LIVE, _FINISHED = _Phase.NOT_RESET, _Phase.LIVE, _Phase.FINISHED
 
+
+# The ``metadata`` of a family that draws pictures (``render_rgb``).
+PICTURE_METADATA: dict[str, Any] = {"render_modes": ["ansi", "rgb_array"], "render_fps": 4}
 
 SEED_LIMIT = 2**64
 # Unseeded resets of single-agent envs draw their level seed below this.
@@ -304,12 +310,17 @@ class TextEnv(SeedContract, gymnasium.Env):
             self._phase = _FINISHED
         return result
 
-    def render(self) -> str | None:
-        """The observation text in ``"ansi"`` mode (after a reset), ``None`` without a render mode."""
+    def render(self) -> str | np.ndarray | None:
+        """After a reset: the observation text in ``"ansi"`` mode, the picture in ``"rgb_array"`` mode.
+
+        ``None`` without a render mode.  The picture never changes the observation.
+        """
         if self.render_mode is None:
             return None
         if self._phase is _NOT_RESET:
             raise ResetNeededError(f"{type(self).__name__}: call reset() before render()")
+        if self.render_mode == "rgb_array":
+            return self.render_rgb()
         return self.render_text()
 
     def optimal_action(self, steps_left: int | None = None) -> Any:
@@ -326,6 +337,11 @@ class TextEnv(SeedContract, gymnasium.Env):
 
     def render_text(self) -> str:
         """The current observation text."""
+        raise NotImplementedError
+
+    def render_rgb(self) -> np.ndarray:
+        """The current state as a ``uint8`` picture ``(height, width, 3)``; families whose
+        ``metadata`` lists ``"rgb_array"`` draw it (with :mod:`ragen_bench.envs.drawing`)."""
         raise NotImplementedError
 
     # -- checks ---------------------------------------------------------------------

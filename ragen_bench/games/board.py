@@ -24,7 +24,7 @@ action range) raises the raw env's :class:`IllegalMoveError` through ``env()`` t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -90,11 +90,14 @@ class BoardGameEnv(GameSeeds, AECEnv):
     rules: ClassVar[type[BoardRules]]
     instruction: ClassVar[str]
     metadata: ClassVar[dict[str, Any]]
+    # The game's picture of ``board.cells`` (its ``picture.draw``), for ``render_mode="rgb_array"``.
+    draw_board: ClassVar[Callable[[np.ndarray], np.ndarray]]
 
     def __init__(self, render_mode: str | None = None) -> None:
         super().__init__()
-        if render_mode not in (None, "ansi"):
-            raise ValueError(f"{self.metadata['name']}: render_mode must be None or 'ansi', got {render_mode!r}")
+        modes = self.metadata["render_modes"]
+        if render_mode is not None and render_mode not in modes:
+            raise ValueError(f"{self.metadata['name']}: render_mode must be None or one of {modes}, got {render_mode!r}")
         self.render_mode = render_mode
         self.possible_agents = list(AGENTS)
         self.agents = list(AGENTS)
@@ -205,9 +208,12 @@ class BoardGameEnv(GameSeeds, AECEnv):
         self.agent_selection = AGENTS[1 - AGENTS.index(agent)]
         self._accumulate_rewards()
 
-    def render(self) -> str | None:
+    def render(self) -> str | np.ndarray | None:
+        """The board as text (``"ansi"``) or as a ``uint8`` picture (``"rgb_array"``); ``None`` without a mode."""
         if self.render_mode is None:
             return None
+        if self.render_mode == "rgb_array":
+            return self.draw_board(self.board.cells)
         return self.board.board_text()
 
     def close(self) -> None:

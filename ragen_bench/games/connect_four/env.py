@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ragen_bench.games.board import BoardGameEnv, wrap
+from ragen_bench.games.connect_four import picture
 from ragen_bench.games.connect_four.rules import ConnectFourRules
 
 
@@ -39,7 +40,8 @@ class ConnectFourEnv(BoardGameEnv):
     ``infos`` are empty dicts; the winner is ``env.unwrapped.winner`` (``None`` for a draw).
 
     ## Arguments
-    ``render_mode``: ``None`` or ``"ansi"``.  The seed of ``reset`` changes no
+    ``render_mode``: ``None``, ``"ansi"`` or ``"rgb_array"`` (a picture of the grid,
+    drawn by ``picture.draw``).  The seed of ``reset`` changes no
     position; it seeds ``np_random``, the built-in opponents' tie-breaking generator.
 
     ## Version History
@@ -47,7 +49,10 @@ class ConnectFourEnv(BoardGameEnv):
     """
 
     rules = ConnectFourRules
-    metadata = {"render_modes": ["ansi"], "name": "ragen_connect_four_v0", "is_parallelizable": False}
+    metadata = {
+        "render_modes": ["ansi", "rgb_array"], "render_fps": 2, "name": "ragen_connect_four_v0", "is_parallelizable": False,
+    }
+    draw_board = staticmethod(picture.draw)
     instruction = (
         "You are playing Connect Four against an opponent on a grid of 6 rows and 7 columns. "
         "Players take turns; X moves first. A move drops your stone into a column, where it "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from ragen_bench.games.board import BoardGameEnv, wrap
+from ragen_bench.games.tictactoe import picture
 from ragen_bench.games.tictactoe.rules import TicTacToeRules
 
 
@@ -38,7 +39,8 @@ class TicTacToeEnv(BoardGameEnv):
     ``infos`` are empty dicts; the winner is ``env.unwrapped.winner`` (``None`` for a draw).
 
     ## Arguments
-    ``render_mode``: ``None`` or ``"ansi"`` (``render()`` returns the grid text).
+    ``render_mode``: ``None``, ``"ansi"`` (``render()`` returns the grid text) or
+    ``"rgb_array"`` (a picture of the grid, drawn by ``picture.draw``).
     The seed of ``reset`` changes no position; it seeds ``np_random``, the built-in
     opponents' tie-breaking generator.
 
@@ -47,7 +49,10 @@ class TicTacToeEnv(BoardGameEnv):
     """
 
     rules = TicTacToeRules
-    metadata = {"render_modes": ["ansi"], "name": "ragen_tictactoe_v0", "is_parallelizable": False}
+    metadata = {
+        "render_modes": ["ansi", "rgb_array"], "render_fps": 2, "name": "ragen_tictactoe_v0", "is_parallelizable": False,
+    }
+    draw_board = staticmethod(picture.draw)
     instruction = (
         "You are playing Tic-Tac-Toe on a 3x3 grid against an opponent. Players take turns; "
         "X moves first. Put your mark in an empty cell; three of your marks in a row, column "
