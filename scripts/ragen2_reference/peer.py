@@ -1,0 +1,62 @@
+"""Import RAGEN-2's env modules from a checkout, for the recording scripts beside this file.
+
+Run the recording scripts with a Python that has RAGEN-2's own dependencies (gymnasium, gym,
+gym_sokoban, numpy, omegaconf), never with the project's venv: what they record is RAGEN-2's
+behaviour, and nothing of RAGEN-2 is part of this repository.
+
+``ragen/__init__.py`` and ``ragen/env/__init__.py`` import veRL patches and every env
+(datasets, Lean, ...), so ``ragen`` and ``ragen.env`` are registered as empty packages whose
+search path is the checkout's folder; Python then imports the requested modules (and what
+they import, e.g. ``ragen.utils``) from the checkout itself.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib
+import json
+import sys
+import types
+from collections.abc import Iterable
+from pathlib import Path
+
+COMMIT = "20daedc47558e000f7de912b060646bf2e8026bd"  # mll-lab-nu/RAGEN, the RAGEN-2 we reproduce
+TEST_SEEDS = range(123, 379)  # ragen_bench.panels' test split
+FIXTURE_DIR = Path(__file__).resolve().parents[2] / "tests" / "fixtures" / "ragen2"
+
+
+def import_module(checkout: str | Path, module: str) -> types.ModuleType:
+    """``module`` (``"ragen.env.sokoban.env"``) from the RAGEN-2 checkout at ``checkout``."""
+    root = Path(checkout).resolve()
+    if not (root / "ragen" / "env").is_dir():
+        raise SystemExit(f"{root} is not a checkout of mll-lab-nu/RAGEN (no ragen/env/)")
+    for name, relative in (("ragen", "ragen"), ("ragen.env", "ragen/env")):
+        if name not in sys.modules:
+            package = types.ModuleType(name)
+            package.__path__ = [str(root / relative)]
+            sys.modules[name] = package
+    sys.modules["ragen"].env = sys.modules["ragen.env"]
+    return importlib.import_module(module)
+
+
+def recorded_seeds() -> list[int]:
+    """Seeds 0-99 and the test panel's seeds."""
+    return sorted(set(range(100)) | set(TEST_SEEDS))
+
+
+def write_jsonl(name: str, records: Iterable[dict], compress: bool = False) -> Path:
+    """Write ``tests/fixtures/ragen2/<name>.jsonl`` (one record a line, keys sorted).
+
+    ``compress=True`` writes ``<name>.jsonl.gz`` instead, byte-reproducible (no timestamp
+    or file name in the gzip header).
+    """
+    FIXTURE_DIR.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(record, sort_keys=True, ensure_ascii=False) + "\n" for record in records)
+    data = text.encode("utf-8")
+    if compress:
+        path = FIXTURE_DIR / f"{name}.jsonl.gz"
+        data = gzip.compress(data, compresslevel=9, mtime=0)
+    else:
+        path = FIXTURE_DIR / f"{name}.jsonl"
+    path.write_bytes(data)
+    return path
