@@ -156,10 +156,10 @@ def _leaderboard_compare(args: argparse.Namespace) -> int:
 
 
 def _train(args: argparse.Namespace) -> int:
-    from ragen_bench.train.config import load_args
+    from ragen_bench.train.config import from_args
     from ragen_bench.train.schedule import describe
 
-    config = load_args(args.overrides)
+    config = from_args(args.overrides)
     if config.backend == "verl":
         from ragen_bench.integrations.verl import main as verl_main
 

@@ -164,7 +164,7 @@ def _reset(env_id: str, seed: int) -> tuple[str, dict[str, Any]]:
     return env.reset(seed=seed)
 
 
-def build(env_id: str, split: str) -> Panel:
+def generate(env_id: str, split: str) -> Panel:
     """Generate the panel of ``split`` for ``env_id`` from the live env."""
     seeds = tuple(DEFAULT_SPLIT_SEEDS[split])
     hashes, lengths = [], []
@@ -299,7 +299,7 @@ def _main(argv: list[str]) -> int:
     for env_id in ids:
         for split in SPLITS:
             if argv[0] == "build":
-                panel = build(env_id, split)
+                panel = generate(env_id, split)
                 print(f"{write(panel)}  {panel.checksum}")
             elif split in available(env_id):
                 load(env_id, split).verify()

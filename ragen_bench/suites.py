@@ -154,7 +154,7 @@ def suite_checksum(name: str, tracks: tuple[Track, ...]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
-def build(name: str) -> Suite:
+def generate(name: str) -> Suite:
     """A suite from its definition and the current panel files."""
     if name not in DEFINITIONS:
         raise SuiteError(f"no definition for suite {name!r}; defined: {', '.join(DEFINITIONS)}")
@@ -231,7 +231,7 @@ def _main(argv: list[str]) -> int:
         return 2
     for name in argv[1:] or (list(DEFINITIONS) if argv[0] == "build" else names()):
         if argv[0] == "build":
-            suite = build(name)
+            suite = generate(name)
             print(f"{write(suite)}  {suite.checksum}")
         else:
             print(f"ok  {name}  {get(name).checksum}")

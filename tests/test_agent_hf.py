@@ -14,7 +14,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from ragen_bench.agents import make_agent  # noqa: E402
-from ragen_bench.agents.hf import HFAgent, keep_top_p, load_model  # noqa: E402
+from ragen_bench.agents.hf import HFAgent  # noqa: E402
+from ragen_bench.agents.local_models import keep_top_p, load_model  # noqa: E402
 from ragen_bench.agents.sampling import SamplingSettings, resolve_model_path  # noqa: E402
 from ragen_bench.chat import AgentError, AgentRequest  # noqa: E402
 

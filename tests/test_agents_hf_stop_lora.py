@@ -18,7 +18,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from ragen_bench.agents import make_agent  # noqa: E402
-from ragen_bench.agents.hf import HFAgent, load_model  # noqa: E402
+from ragen_bench.agents.hf import HFAgent  # noqa: E402
+from ragen_bench.agents.local_models import load_model  # noqa: E402
 from ragen_bench.agents.sampling import SamplingSettings  # noqa: E402
 from ragen_bench.chat import AgentError, AgentRequest  # noqa: E402
 from ragen_bench.cli import main  # noqa: E402

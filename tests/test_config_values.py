@@ -69,7 +69,7 @@ def test_train_refuses_the_chat_settings_eval_refuses(override):
     with pytest.raises(ConfigError) as eval_error:
         validate_chat(compose_config("eval", [override])["chat"])
     with pytest.raises(TrainConfigError) as train_error:
-        train_config.load("starpo-s", [override])
+        train_config.from_preset("starpo-s", [override])
     assert str(train_error.value) == str(eval_error.value)
     assert str(train_error.value).startswith("chat"), str(train_error.value)
     assert "\n" not in str(train_error.value)
@@ -77,7 +77,7 @@ def test_train_refuses_the_chat_settings_eval_refuses(override):
 
 def test_a_positive_format_penalty_is_refused_naming_the_key():
     with pytest.raises(TrainConfigError, match=r"^chat\.format_penalty must be <= 0 \(it is a penalty\), got 0\.5$"):
-        train_config.load("starpo-s", ["chat.format_penalty=0.5"])
+        train_config.from_preset("starpo-s", ["chat.format_penalty=0.5"])
 
 
 def test_train_cli_refuses_a_positive_format_penalty_in_one_line(tmp_path, capsys):
@@ -90,7 +90,7 @@ def test_train_cli_refuses_a_positive_format_penalty_in_one_line(tmp_path, capsy
 
 
 def test_train_chat_is_typed_and_config_json_keeps_the_keys_given():
-    c = train_config.load("starpo-s", ["chat.max_turns=3", "chat.format_penalty=-1"])
+    c = train_config.from_preset("starpo-s", ["chat.max_turns=3", "chat.format_penalty=-1"])
     assert c.chat_config == ChatConfig(**c.chat) and c.chat_config.max_turns == 3
     assert type(c.chat_config.format_penalty) is int
     assert c.to_dict()["chat"] == c.chat == {**train_config.compose("starpo-s")["chat"], "max_turns": 3, "format_penalty": -1}
@@ -98,9 +98,9 @@ def test_train_chat_is_typed_and_config_json_keeps_the_keys_given():
 
 def test_train_values_keep_their_messages():
     with pytest.raises(TrainConfigError, match=r"^rollout\.groups: expected int, got 'x'$"):
-        train_config.load("starpo-s", ["rollout.groups=x"])
+        train_config.from_preset("starpo-s", ["rollout.groups=x"])
     with pytest.raises(TrainConfigError, match=r"^actor\.betas\[1\]: expected float, got 'x'$"):
-        train_config.load("starpo-s", ["actor.betas=[0.9,x]"])
+        train_config.from_preset("starpo-s", ["actor.betas=[0.9,x]"])
     with pytest.raises(TrainConfigError, match=r"^actor\.lr: expected a finite number, got nan$"):
-        train_config.load("starpo-s", ["actor.lr=nan"])
-    assert train_config.load("starpo-s", ["actor.lr=1"]).actor.lr == 1.0
+        train_config.from_preset("starpo-s", ["actor.lr=nan"])
+    assert train_config.from_preset("starpo-s", ["actor.lr=1"]).actor.lr == 1.0

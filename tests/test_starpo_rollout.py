@@ -16,7 +16,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 import ragen_bench  # noqa: E402,F401  (registers the env ids)
-from ragen_bench.agents.hf import load_model  # noqa: E402
+from ragen_bench.agents.local_models import load_model  # noqa: E402
 from ragen_bench.agents.sampling import SamplingSettings, resolve_model_path  # noqa: E402
 from ragen_bench.chat import AgentError, AgentRequest, ChatConfig, ChatEpisode, run_lockstep  # noqa: E402
 from ragen_bench.train.batch import build_batch  # noqa: E402

@@ -26,7 +26,7 @@ torch.set_num_threads(1)  # the tiny model gains nothing from threads, and they 
 
 import ragen_bench  # noqa: E402,F401  (registers the env ids)
 from ragen_bench import panels  # noqa: E402
-from ragen_bench.agents.hf import load_model  # noqa: E402
+from ragen_bench.agents.local_models import load_model  # noqa: E402
 from ragen_bench.agents.sampling import SamplingSettings, resolve_model_path  # noqa: E402
 from ragen_bench.chat import AgentReply, AgentRequest, ChatConfig, ChatEpisode, Trajectory, run_lockstep  # noqa: E402
 from ragen_bench.chat.parser import parse_response  # noqa: E402

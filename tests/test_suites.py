@@ -51,7 +51,7 @@ def test_combined_suite_holds_both_tracks():
 @pytest.mark.parametrize("name", SUITE_NAMES)
 def test_suite_files_match_definitions_and_current_panels(name):
     suite = suites.get(name)
-    assert suite == suites.build(name)
+    assert suite == suites.generate(name)
     for panel in suite.panels():
         assert panel.panel_checksum == panels.load(panel.env_id, panel.split).checksum
         assert panel.axis in suites.AXES

@@ -31,7 +31,7 @@ SMALL = [
 
 
 def small(preset: str = "starpo-s", *extra: str, out: Path) -> train_config.TrainConfig:
-    return train_config.load(preset, [*SMALL, f"out={out}", *extra])
+    return train_config.from_preset(preset, [*SMALL, f"out={out}", *extra])
 
 
 def metrics(out: Path) -> list[dict]:
@@ -47,14 +47,14 @@ def without_timing(row: dict) -> dict:
 
 @pytest.mark.parametrize("preset", train_config.PRESETS)
 def test_every_preset_composes_validates_and_dry_runs(preset):
-    config = train_config.load(preset)
+    config = train_config.from_preset(preset)
     lines = list(describe(config))
     assert lines[0].startswith(f"preset {preset}:")
     assert any("validation on" in line for line in lines)
 
 
 def test_ragen_sokoban_preset_has_ragens_numbers():
-    c = train_config.load("ragen-sokoban")
+    c = train_config.from_preset("ragen-sokoban")
     assert (c.model, c.env, c.rollout.groups, c.rollout.group_size) == (
         "Qwen/Qwen2.5-0.5B-Instruct", "RAGEN/Sokoban-6x6-v0", 8, 16)
     assert (c.chat["max_turns"], c.chat["max_actions_per_turn"], c.chat["max_actions_per_episode"]) == (5, 5, 10)
@@ -70,7 +70,7 @@ def test_ragen_sokoban_preset_has_ragens_numbers():
 
 
 def test_presets_differ_where_they_should():
-    s, plain, ppo, grpo = (train_config.load(p) for p in ("starpo-s", "starpo", "ppo", "grpo"))
+    s, plain, ppo, grpo = (train_config.from_preset(p) for p in ("starpo-s", "starpo", "ppo", "grpo"))
     assert s.filter.ratio == 0.25 and plain.filter.ratio == ppo.filter.ratio == grpo.filter.ratio == 1.0
     assert s.actor.clip_high == 0.28 and plain.actor.clip_high == 0.2
     assert plain.kl.coef > 0 and s.kl.coef == 0
@@ -104,7 +104,7 @@ def test_presets_differ_where_they_should():
 )
 def test_bad_values_are_one_error_naming_the_key(override, names):
     with pytest.raises(TrainConfigError) as error:
-        train_config.load("starpo-s", [override])
+        train_config.from_preset("starpo-s", [override])
     assert str(error.value).startswith(names), str(error.value)
 
 
@@ -116,7 +116,7 @@ def test_unknown_keys_and_presets_are_refused():
         raw["rollout"]["bar"] = 1
         train_config.from_mapping(raw)
     with pytest.raises(TrainConfigError, match="unknown preset"):
-        train_config.load("nope")
+        train_config.from_preset("nope")
 
 
 def test_cli_errors_are_one_line_exit_2(tmp_path):
@@ -189,7 +189,7 @@ def test_a_corrupt_config_json_is_one_line_naming_the_file(tmp_path, capsys, con
 
 
 def test_step_seeds_are_train_seeds_in_order_and_never_held_out():
-    config = train_config.load("starpo-s", ["env=RAGEN/Sokoban-6x6-v0"])
+    config = train_config.from_preset("starpo-s", ["env=RAGEN/Sokoban-6x6-v0"])
     first_three = [step_seeds(config, step) for step in range(3)]
     assert list(itertools.chain(*first_three)) == list(train_seeds(config.env, 24))
     held_out = set(panels.load(config.env, "test").obs_sha256) | set(panels.load(config.env, "val").obs_sha256)
@@ -237,7 +237,7 @@ def test_micro_batch_gradients_add_up_to_the_mini_batch_gradient(agg):
 
 
 def test_shared_prefix_forward_equals_the_plain_forward_with_gradients():
-    from ragen_bench.agents.hf import load_model
+    from ragen_bench.agents.local_models import load_model
     from ragen_bench.agents.sampling import resolve_model_path
     from ragen_bench.starpo import forward as models
 

@@ -128,7 +128,7 @@ def load_policy(source: str | Path, config: TrainConfig) -> tuple[Any, Any]:
     the RL run after it share one adapter).  Anything else is loaded as full weights and,
     with ``lora.rank > 0``, given a fresh adapter.
     """
-    from ragen_bench.agents.hf import load_model
+    from ragen_bench.agents.local_models import load_model
 
     if config.lora.rank == 0 or not is_adapter(Path(source)):
         model, tokenizer = load_model(source, dtype=config.dtype)

@@ -220,11 +220,12 @@ def compose(preset: str = DEFAULT_PRESET, overrides: Sequence[str] = ()) -> dict
     return OmegaConf.to_container(composed, resolve=True)  # type: ignore[return-value]
 
 
-def load(preset: str = DEFAULT_PRESET, overrides: Sequence[str] = ()) -> TrainConfig:
+def from_preset(preset: str = DEFAULT_PRESET, overrides: Sequence[str] = ()) -> TrainConfig:
+    """The checked :class:`TrainConfig` of ``configs/train/<preset>.yaml`` with ``overrides``."""
     return from_mapping(compose(preset, overrides))
 
 
-def load_args(args: Sequence[str]) -> TrainConfig:
+def from_args(args: Sequence[str]) -> TrainConfig:
     """The config of ``ragen-bench train ARGS``: ``preset=NAME`` (the last one wins; default
     :data:`DEFAULT_PRESET`) picks the preset, every other argument is a Hydra override of it."""
     preset = DEFAULT_PRESET
@@ -234,7 +235,7 @@ def load_args(args: Sequence[str]) -> TrainConfig:
             preset = arg.split("=", 1)[1]
         else:
             overrides.append(arg)
-    return load(preset, overrides)
+    return from_preset(preset, overrides)
 
 
 def from_mapping(raw: Mapping[str, Any]) -> TrainConfig:

@@ -80,7 +80,7 @@ class ValueModel(nn.Module):
 
 def make_critic(model: str | Path, dtype: str, lora: LoraConfig, *, base_name: str) -> ValueModel:
     """A critic initialised from the policy's starting weights (its own copy; LoRA on its body if asked)."""
-    from ragen_bench.agents.hf import load_model
+    from ragen_bench.agents.local_models import load_model
 
     body, _ = load_model(model, dtype=dtype)
     return ValueModel(with_lora(body, lora, base_name=base_name))

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragen_bench.agents.hf import DEFAULT_STOP_STRINGS, load_for_sampling, stop_token_ids
+from ragen_bench.agents.local_models import DEFAULT_STOP_STRINGS, load_for_sampling, stop_token_ids
 from ragen_bench.agents.sampling import SamplingSettings, request_seed
 from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest
 from ragen_bench.chat.tokens import TokenLayout, TokenLayoutError

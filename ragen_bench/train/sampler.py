@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragen_bench.agents.hf import keep_top_p
+from ragen_bench.agents.local_models import keep_top_p
 from ragen_bench.agents.sampling import SamplingSettings
 from ragen_bench.train import cache_patches
 from ragen_bench.train.stops import ReplyStops

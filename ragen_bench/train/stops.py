@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from ragen_bench.agents.hf import StopStrings
+from ragen_bench.agents.local_models import StopStrings
 
 
 class ReplyStops:

@@ -61,7 +61,7 @@ class Trainer:
     """Holds the models and optimisers of one run; :meth:`run` trains, validates and tests."""
 
     def __init__(self, config: TrainConfig, out: Path, *, progress: Callable[[str], None] | None = None) -> None:
-        from ragen_bench.agents.hf import load_model
+        from ragen_bench.agents.local_models import load_model
         from ragen_bench.agents.sampling import SamplingSettings
 
         if config.threads is not None:

@@ -15,7 +15,8 @@ import gymnasium
 import pytest
 
 import ragen_bench  # noqa: F401  (registers the env ids)
-from ragen_bench.agents.hf import HFAgent, load_model
+from ragen_bench.agents.hf import HFAgent
+from ragen_bench.agents.local_models import load_model
 from ragen_bench.agents.sampling import SamplingSettings, resolve_model_path
 from ragen_bench.chat import ChatConfig, ChatEpisode
 from ragen_bench.chat.protocol import AgentError

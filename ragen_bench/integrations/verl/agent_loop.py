@@ -32,7 +32,7 @@ from typing import Any
 import gymnasium
 
 import ragen_bench  # noqa: F401  (registers the env ids in this worker process)
-from ragen_bench.agents.hf import DEFAULT_STOP_STRINGS
+from ragen_bench.agents.local_models import DEFAULT_STOP_STRINGS
 from ragen_bench.chat import AgentReply, ChatEpisode
 from ragen_bench.chat.config import check_chat
 from ragen_bench.chat.tokens import TokenLayout

@@ -1,0 +1,133 @@
+"""Local transformers models: loading them offline, and the decoding rules every sampler shares.
+
+Used by the ``hf`` agent (:mod:`ragen_bench.agents.hf`), the trainer (its policy agent,
+sampler, stop rule and checkpoints) and the veRL agent loop, so a model is loaded, cut off
+and sampled the same way wherever it runs:
+
+* :func:`load_model` -- (model, tokenizer) from an alias (``smollm2-135m``, ``tiny``), a
+  checkpoint directory, or a peft LoRA adapter directory (one with ``adapter_config.json``,
+  as ``ragen-bench train`` saves with ``lora.rank > 0``): its ``base_model_name_or_path`` is
+  resolved like ``model`` itself, the adapter is applied and merged into the base weights,
+  so generation costs what the base model costs;
+* :func:`load_for_sampling` -- the same plus checked :class:`SamplingSettings`;
+* :func:`stop_token_ids`, :class:`StopStrings`, :data:`DEFAULT_STOP_STRINGS` -- where a reply ends;
+* :func:`keep_top_p` -- nucleus truncation of a probability row.
+
+torch, transformers and peft are imported inside the functions that need them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ragen_bench.agents.sampling import SamplingSettings, resolve_model_path
+from ragen_bench.chat.protocol import AgentError
+
+DEFAULT_STOP_STRINGS = ("</answer>",)
+ADAPTER_CONFIG = "adapter_config.json"
+
+
+def keep_top_p(probs: Any, top_p: float) -> Any:
+    """Zero all but the smallest set of most likely tokens whose mass reaches ``top_p``."""
+    import torch
+
+    sorted_probs, order = torch.sort(probs, dim=-1, descending=True)
+    mass_before = torch.cumsum(sorted_probs, dim=-1) - sorted_probs
+    sorted_probs = torch.where(mass_before < top_p, sorted_probs, torch.zeros_like(sorted_probs))
+    return torch.zeros_like(probs).scatter(-1, order, sorted_probs)
+
+
+class StopStrings:
+    """Tells whether the last token of a growing reply completes one of ``stop_strings``.
+
+    Only a tail of the reply is decoded: every token holds at least one byte, so the last
+    ``window`` tokens (the longest stop string's length in bytes, plus one token for
+    tokenizers that drop a leading space when decoding) cover any stop string the last
+    token completed.  A stop string completed earlier would have ended the reply there.
+    """
+
+    def __init__(self, tokenizer: Any, stop_strings: Sequence[str], *, context: str = "") -> None:
+        if isinstance(stop_strings, str) or any(not isinstance(stop, str) or not stop for stop in stop_strings):
+            raise ValueError(f"{context}stop_strings must be non-empty strings in a list, got {stop_strings!r}")
+        self.tokenizer = tokenizer
+        self.strings = tuple(stop_strings)
+        self.window = max((len(stop.encode()) for stop in self.strings), default=0) + 1
+
+    def completed_by_last(self, reply_ids: Sequence[int]) -> bool:
+        if not self.strings or not reply_ids:
+            return False
+        tail = self.tokenizer.decode(list(reply_ids[-self.window :]), skip_special_tokens=False)
+        return any(stop in tail for stop in self.strings)
+
+
+def stop_token_ids(model: Any, tokenizer: Any) -> frozenset[int]:
+    """Token ids that end a reply: the model's configured eos id(s) and the tokenizer's."""
+    configured = getattr(model.generation_config, "eos_token_id", None)
+    ids = set(configured if isinstance(configured, list) else [configured])
+    ids.add(tokenizer.eos_token_id)
+    ids.discard(None)
+    if not ids:
+        raise ValueError("neither the model nor the tokenizer defines an end-of-sequence token")
+    return frozenset(ids)
+
+
+def load_model(model: str | Path, *, dtype: str = "float32") -> tuple[Any, Any]:
+    """Load (model, tokenizer) offline from an alias, a checkpoint directory or a LoRA adapter directory."""
+    import torch
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    adapter = Path(model).expanduser()
+    if (adapter / ADAPTER_CONFIG).is_file():
+        return _load_adapter(adapter, dtype=dtype)
+    path = resolve_model_path(model)
+    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    loaded = AutoModelForCausalLM.from_pretrained(str(path), dtype=getattr(torch, dtype), local_files_only=True)
+    return loaded, tokenizer
+
+
+def _load_adapter(adapter: Path, *, dtype: str) -> tuple[Any, Any]:
+    """The adapter's base model with the adapter merged in, and the adapter's tokenizer (else the base's)."""
+    import json
+
+    from transformers import AutoTokenizer
+
+    config_file = adapter / ADAPTER_CONFIG
+    try:
+        base_name = json.loads(config_file.read_text())["base_model_name_or_path"]
+    except (ValueError, KeyError, TypeError) as broken:
+        raise AgentError(f"{config_file}: not a peft adapter config with a base_model_name_or_path") from broken
+    if not isinstance(base_name, str) or not base_name:
+        raise AgentError(f"{config_file}: base_model_name_or_path must name the base model, got {base_name!r}")
+    try:
+        from peft import PeftModel
+    except ImportError as missing:
+        raise AgentError(f"{adapter} is a LoRA adapter, which needs peft: pip install 'ragen-bench[train]'") from missing
+    try:
+        base, tokenizer = load_model(base_name, dtype=dtype)
+    except FileNotFoundError as unknown:
+        raise AgentError(f"{config_file}: base model not found: {unknown}") from unknown
+    if (adapter / "tokenizer_config.json").is_file():
+        tokenizer = AutoTokenizer.from_pretrained(str(adapter), local_files_only=True)
+    return PeftModel.from_pretrained(base, str(adapter)).merge_and_unload(), tokenizer
+
+
+def load_for_sampling(
+    model: str | Path, *, temperature: float, top_p: float, max_new_tokens: int, sampling_seed: int,
+    num_threads: int | None, dtype: str,
+) -> tuple[Any, Any, SamplingSettings]:
+    """What a sampling agent's factory needs: (model, tokenizer, checked sampling settings).
+
+    The settings are checked before the model loads; ``num_threads`` sets torch's intra-op
+    thread count (process-wide) when given.
+    """
+    import torch
+
+    sampling = SamplingSettings(
+        temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, sampling_seed=sampling_seed
+    )
+    if num_threads is not None:
+        torch.set_num_threads(num_threads)
+    loaded_model, tokenizer = load_model(model, dtype=dtype)
+    return loaded_model, tokenizer, sampling
