@@ -37,6 +37,7 @@ _FROZEN_LAKE = ("frozen_lake", "ragen_bench.envs.frozen_lake:FrozenLakeEnv")
 _BANDIT = ("bandit", "ragen_bench.envs.bandit:BanditEnv")
 _COUNTDOWN = ("countdown", "ragen_bench.envs.countdown:CountdownEnv")
 _MATH_QA = ("math_qa", "ragen_bench.envs.math_qa:MathQAEnv")
+_SUDOKU = ("sudoku", "ragen_bench.envs.sudoku:SudokuEnv")
 
 ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry(
@@ -129,6 +130,27 @@ ENTRIES: tuple[EnvEntry, ...] = (
         dict(max_attempts=5),
         ragen_name=None,
         description="Generated arithmetic word problems with RAGEN's MetaMathQA rules (pass data_path= for a local file).",
+    ),
+    EnvEntry(
+        "RAGEN/Sudoku-9x9-Easy-v0",
+        *_SUDOKU,
+        dict(grid_size=9, difficulty="easy", max_steps=81),
+        ragen_name="SimpleSudoku",
+        description="RAGEN-2's SimpleSudoku: 9x9, 32 of 81 cells empty, feedback with conflicts and candidates.",
+    ),
+    EnvEntry(
+        "RAGEN/Sudoku-9x9-Medium-v0",
+        *_SUDOKU,
+        dict(grid_size=9, difficulty="medium", max_steps=81),
+        ragen_name="MediumSudoku",
+        description="RAGEN-2's MediumSudoku: 9x9, 40 of 81 cells empty.",
+    ),
+    EnvEntry(
+        "RAGEN/Sudoku-4x4-v0",
+        *_SUDOKU,
+        dict(grid_size=4, difficulty="easy", max_steps=16),
+        ragen_name=None,
+        description="RAGEN-2's Sudoku on a 4x4 board (2x2 boxes, 6 of 16 cells empty) for small models.",
     ),
 )
 
