@@ -6,8 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from ragen_bench.envs.base import AnyText, TextEnv, text_charset
-from ragen_bench.envs.sudoku import actions, solver
+from ragen_bench.envs.base import PICTURE_METADATA, AnyText, TextEnv, text_charset
+from ragen_bench.envs.sudoku import actions, picture, solver
 from ragen_bench.envs.sudoku.actions import Placement
 from ragen_bench.envs.sudoku.puzzles import BLANK_FRACTIONS, SIZES, blank_count, generate, layout
 
@@ -69,7 +69,8 @@ class SudokuEnv(TextEnv):
 
     ## Arguments
     ``grid_size=9`` (4 or 9), ``difficulty="easy"`` (``"easy"``, ``"medium"`` or
-    ``"hard"``), ``max_steps=81`` (1..10000), ``render_mode="ansi"`` or ``None``.
+    ``"hard"``), ``max_steps=81`` (1..10000), ``render_mode="ansi"``, ``"rgb_array"`` (a
+    picture of the board, ``picture.draw``) or ``None``.
 
     ## Info
     Every call: ``success`` (the board is filled), ``level_seed``.  Reset adds
@@ -101,6 +102,7 @@ class SudokuEnv(TextEnv):
     # The board's marks are several characters wide ("[5]", " . "); its legend is in every observation.
     symbol_meanings: dict[str, str] = {}
     seed_limit = 2**32  # RAGEN-2 also seeds numpy's global generator, which refuses larger seeds
+    metadata = PICTURE_METADATA
 
     def __init__(
         self,
@@ -199,6 +201,10 @@ class SudokuEnv(TextEnv):
             f"{filled - self._given_count} placed)\nSteps: {self._steps}/{self.max_steps}"
         )
         return "".join(lines)
+
+    def render_rgb(self) -> np.ndarray:
+        """The board as a picture (``render_mode="rgb_array"``): givens dark on grey, placed digits blue."""
+        return picture.draw(self.board, self.givens)
 
     # -- solver hooks ---------------------------------------------------------------
 
