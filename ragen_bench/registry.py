@@ -37,6 +37,7 @@ _FROZEN_LAKE = ("frozen_lake", "ragen_bench.envs.frozen_lake:FrozenLakeEnv")
 _BANDIT = ("bandit", "ragen_bench.envs.bandit:BanditEnv")
 _COUNTDOWN = ("countdown", "ragen_bench.envs.countdown:CountdownEnv")
 _MATH_QA = ("math_qa", "ragen_bench.envs.math_qa:MathQAEnv")
+_GAME_2048 = ("game_2048", "ragen_bench.envs.game_2048:Game2048Env")
 _SUDOKU = ("sudoku", "ragen_bench.envs.sudoku:SudokuEnv")
 
 ENTRIES: tuple[EnvEntry, ...] = (
@@ -130,6 +131,20 @@ ENTRIES: tuple[EnvEntry, ...] = (
         dict(max_attempts=5),
         ragen_name=None,
         description="Generated arithmetic word problems with RAGEN's MetaMathQA rules (pass data_path= for a local file).",
+    ),
+    EnvEntry(
+        "RAGEN/2048-v0",
+        *_GAME_2048,
+        dict(size=4, two_prob=0.9, log_reward=True, max_steps=700),
+        ragen_name="game_2048",
+        description="RAGEN-2's 2048: 4x4, spawns 2 (0.9) or 4, reward 0.1*log2(merge+1), 700 moves.",
+    ),
+    EnvEntry(
+        "RAGEN/2048-RawReward-v0",
+        *_GAME_2048,
+        dict(size=4, two_prob=0.9, log_reward=False, max_steps=700),
+        ragen_name=None,
+        description="RAGEN/2048-v0 paying the raw merge score (-0.1 for a move that moves nothing): RAGEN-2's use_log_reward=False.",
     ),
     EnvEntry(
         "RAGEN/Sudoku-9x9-Easy-v0",

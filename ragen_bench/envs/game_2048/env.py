@@ -1,0 +1,247 @@
+"""2048 as a text environment, reproducing RAGEN-2's ``game_2048`` exactly."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+from ragen_bench.envs.base import TextEnv, TextObservation, text_charset
+from ragen_bench.envs.game_2048 import board as rules
+from ragen_bench.envs.game_2048 import search
+
+ACTION_NAMES = ("Up", "Right", "Down", "Left")
+# RAGEN-2's success tile, its penalty for a move that moves nothing, and its step budget
+# (``max_actions_per_traj`` of the ``game_2048`` config).
+WIN_TILE = 2048
+INVALID_MOVE_REWARD = -0.1
+RAGEN2_MAX_ACTIONS = 700
+# A tile of 2**16 needs a tile sum of 65,536, more than 16,000 moves can bring (at most 4
+# per spawn): below this cap every tile fits the search's 4-bit exponents.
+MAX_STEPS_LIMIT = 16_000
+OBSERVATION_CHARS = 4096  # RAGEN-2's Text(max_length=4096)
+
+
+@lru_cache(maxsize=4096)
+def log_reward(raw_reward: float) -> float:
+    """RAGEN-2's shaped reward: ``0.1 * log2(raw + 1)`` for a positive merge score, else 0."""
+    return float(np.log2(raw_reward + 1.0)) * 0.1 if raw_reward > 0 else 0.0
+
+
+def _action_list(valid: tuple[int, ...]) -> str:
+    return ", ".join(f"{action}({ACTION_NAMES[action]})" for action in valid) or "None"
+
+
+def observation_text(board: rules.Board, valid: tuple[int, ...], score: int) -> str:
+    """The observation of a board, as RAGEN-2 prints it (rows, legal moves, score)."""
+    rows = [f"Row {index}: [{', '.join(map(str, line))}]" for index, line in enumerate(board, start=1)]
+    return "\n".join(
+        [
+            "Current 2048 Grid:",
+            *rows,
+            "",
+            f"Valid Actions: {_action_list(valid)}.",
+            "Goal: Merge same numbers to reach 2048.",
+            f"Current Score: {score}",
+            "What is your next move?",
+        ]
+    )
+
+
+_CHARSET = text_charset(
+    observation_text(((0,),), (0, 1, 2, 3), 0), observation_text(((0,),), (), 0), "0123456789"
+)
+
+
+class Game2048Env(TextEnv):
+    """Slide and merge numbered tiles on a square grid; RAGEN-2's 2048.
+
+    ## Description
+    RAGEN-2's ``game_2048`` (mll-lab-nu/RAGEN commit 20daedc): a 4x4 grid starts with two
+    tiles; each action slides every tile toward one side, equal tiles that meet merge
+    into their sum (a merged tile does not merge again in the same move), and after a
+    move that changes the grid one tile spawns on a uniformly chosen empty cell: a 2
+    with probability ``two_prob`` (0.9), otherwise a 4.  Spawns reproduce RAGEN-2 draw
+    for draw: ``reset(seed=s)`` gives RAGEN-2's episode of seed ``s``.
+
+    ## Action Space
+    ``Discrete(4)``: 0 = Up, 1 = Right, 2 = Down, 3 = Left (RAGEN-2's ids; names in
+    ``action_names``).  A move that changes nothing is *invalid* in RAGEN-2's sense: the
+    grid stays, no tile spawns, ``action_is_valid`` and ``action_is_effective`` are
+    False.  Anything but an int (or numpy integer) in 0..3 raises ``InvalidActionError``.
+
+    ## Observation Space
+    ``Text`` (up to 4096 characters): ``Current 2048 Grid:``, one ``Row i: [a, b, c, d]``
+    line per row (0 = empty), a blank line, the valid actions (``0(Up), 3(Left)`` or
+    ``None``), the goal line, ``Current Score: N`` and ``What is your next move?``.
+
+    ## Starting State
+    An empty grid with two spawned tiles.
+
+    ## Rewards
+    The merge score of the step (the sum of the tiles created by merging).  With
+    ``log_reward=True`` (RAGEN-2's default, ``use_log_reward``) a positive merge score
+    ``m`` is paid as ``0.1 * log2(m + 1)`` and everything else as 0.0; with
+    ``log_reward=False`` the raw merge score is paid and an invalid move costs -0.1.
+    ``info["raw_reward"]`` always holds the raw value.
+
+    ## Episode End
+    Terminated when no move changes the grid (game over).  Truncated after
+    ``max_steps`` steps (700: RAGEN-2's ``max_actions_per_traj`` for 2048; invalid moves
+    count).  Stepping a finished episode raises ``EpisodeFinishedError``.
+
+    ## Information
+    Every call: ``grid`` (a copy of the grid, an ``int64`` array), ``score`` (the running
+    merge score), ``action_mask`` (bool array: which actions change the grid),
+    ``raw_reward``, ``success``, ``max_tile`` (the graded score: the largest tile) and
+    ``level_seed``; reset adds ``optimal_length`` = None (no optimal length is known).
+    Step adds ``action_is_valid`` and ``action_is_effective`` (both: the grid changed).
+    ``success`` is RAGEN-2's: True only on the step that ends the game with a tile of at
+    least 2048 (reaching 2048 does not end the game, and a truncated episode never
+    succeeds).  RAGEN-2 reports ``max_tile`` on the final step only; here every info has it.
+
+    ## Arguments
+    ``size=4`` (2..8), ``two_prob=0.9`` (in [0, 1]), ``log_reward=True`` (a bool),
+    ``max_steps=700`` (1..16000), ``render_mode="ansi"`` or ``None``.  Wrong types or
+    ranges raise at construction.
+
+    ## Search
+    ``optimal_action()`` is an expectimax search (:mod:`.search`) on 4x4 grids, not a
+    provably optimal policy (none is known); it returns ``None`` on other sizes and once
+    no move is left.
+
+    ## Version History
+    * v0: RAGEN-2-exact rules, spawns, rewards and end (mll-lab-nu/RAGEN commit 20daedc).
+    """
+
+    action_names = ACTION_NAMES
+    symbol_meanings = {"0": "empty cell"}
+
+    def __init__(
+        self,
+        size: int = 4,
+        two_prob: float = 0.9,
+        log_reward: bool = True,
+        max_steps: int = RAGEN2_MAX_ACTIONS,
+        render_mode: str | None = "ansi",
+    ) -> None:
+        super().__init__(render_mode)
+        self.size = self._int_arg("size", size, 2, 8)
+        self.two_prob = self._real_arg("two_prob", two_prob, 0.0, 1.0)
+        self.log_reward = self._bool_arg("log_reward", log_reward)
+        self.max_steps = self._int_arg("max_steps", max_steps, 1, MAX_STEPS_LIMIT)
+        self.instruction = (
+            f"You play 2048 on a {self.size}x{self.size} grid of numbered tiles (0 is an empty cell). "
+            "Each move (Up, Right, Down or Left) slides every tile as far as it goes that way; two "
+            "equal tiles that collide become one tile of their sum, which scores its value. After "
+            "every move that changes the grid a new 2 (sometimes a 4) appears on an empty cell. A "
+            "move that changes nothing is wasted. The game ends when no move is left; aim for a 2048 tile."
+        )
+        self.observation_space = TextObservation(max_length=OBSERVATION_CHARS, charset=_CHARSET)
+        self._set_action_space(spaces.Discrete(4))
+
+        self._spawn_rng = np.random.default_rng(0)  # re-seeded on every reset
+        self._np_random_just_seeded = False
+        self.board: rules.Board = rules.empty_board(self.size)
+        self.grid = np.zeros((self.size, self.size), dtype=np.int64)  # the board as an array
+        self.score = 0
+        self._moves: tuple[tuple[rules.Board, int], ...] = ()
+        self._valid: tuple[int, ...] = ()
+        self._observation = ""
+        self._steps = 0
+
+    # -- Gymnasium API -------------------------------------------------------------
+
+    def reset(self, *, seed: Any = None, options: Any = None) -> tuple[str, dict[str, Any]]:
+        # A seeded reset has just seeded ``np_random`` with the very seed RAGEN-2 seeds its
+        # spawn generator with, so the spawns can start from a copy of its state.
+        self._np_random_just_seeded = seed is not None
+        return super().reset(seed=seed, options=options)
+
+    def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
+        # RAGEN-2 spawns from ``numpy.random.default_rng(seed)``: the same PCG64 stream as
+        # Gymnasium's ``seeding.np_random(seed)``.
+        rng = self._spawn_rng
+        if self._np_random_just_seeded:
+            rng.bit_generator.state = self.np_random.bit_generator.state
+        else:
+            rng.bit_generator.state = np.random.PCG64(seed).state
+        board = rules.empty_board(self.size)
+        board = self._spawn(self._spawn(board))
+        self.score = 0
+        self._steps = 0
+        self._set_board(board)
+        info = self._info(0.0, success=False)
+        info["optimal_length"] = None
+        return self._observation, info
+
+    def _step_action(self, action: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self._steps += 1
+        moved = action in self._valid
+        terminated = False
+        if moved:
+            after, gained = self._moves[action]
+            self.score += gained
+            raw_reward = float(gained)
+            self._set_board(self._spawn(after))
+            terminated = not self._valid
+        else:
+            raw_reward = INVALID_MOVE_REWARD
+        success = terminated and rules.max_tile(self.board) >= WIN_TILE
+        info = self._info(raw_reward, success)
+        info["action_is_effective"] = info["action_is_valid"] = moved
+        reward = log_reward(raw_reward) if self.log_reward else raw_reward
+        truncated = not terminated and self._steps >= self.max_steps
+        return self._observation, reward, terminated, truncated, info
+
+    def render_text(self) -> str:
+        """The current observation text."""
+        return self._observation
+
+    def optimal_action(self, steps_left: int | None = None) -> int | None:
+        """The expectimax search's move (``None`` when no move is left or the grid is not 4x4).
+
+        The search plays for the long game whatever ``steps_left`` says.
+        """
+        if not self._valid or self.size != search.SIZE:
+            return None
+        return search.best_action(self.board, self._valid)
+
+    @property
+    def valid_actions(self) -> tuple[int, ...]:
+        """The actions that change the grid, in id order."""
+        return self._valid
+
+    # -- internals ------------------------------------------------------------------
+
+    def _spawn(self, board: rules.Board) -> rules.Board:
+        """RAGEN-2's spawn: a uniform empty cell (row-major order), then 2 or 4."""
+        empty = rules.empty_cells(board)
+        if not empty:
+            return board
+        row, col = empty[self._spawn_rng.integers(0, len(empty))]
+        value = 2 if self._spawn_rng.random() < self.two_prob else 4
+        return rules.place(board, row, col, value)
+
+    def _set_board(self, board: rules.Board) -> None:
+        """Make ``board`` current: its four moves, the valid ones, its array and text."""
+        self.board = board
+        self._moves = rules.all_moves(board)
+        self._valid = tuple(action for action in rules.ACTIONS if self._moves[action][0] != board)
+        self.grid = np.array(board, dtype=np.int64)
+        self._observation = observation_text(board, self._valid, self.score)
+
+    def _info(self, raw_reward: float, success: bool) -> dict[str, Any]:
+        mask = np.zeros(4, dtype=bool)
+        mask[list(self._valid)] = True
+        return {
+            "grid": self.grid.copy(),
+            "score": self.score,
+            "action_mask": mask,
+            "raw_reward": raw_reward,
+            "success": success,
+            "max_tile": rules.max_tile(self.board),
+            "level_seed": self.level_seed,
+        }
