@@ -128,7 +128,7 @@ class SudokuEnv(TextEnv):
         self.observation_space = AnyText(
             max_length=MAX_OBSERVATION_CHARS, charset=text_charset(_HEADER, _LEGEND, _HINTS_HEADER, "0123456789|-. ")
         )
-        self._set_action_space(AnyText(max_length=MAX_ACTION_CHARS, charset=_SAMPLE_CHARSET))
+        self._set_action_space(AnyText(min_length=0, max_length=MAX_ACTION_CHARS, charset=_SAMPLE_CHARSET))
 
         self._layout = layout(n)
         self._divider = "-" * (3 * n + box - 1)
