@@ -13,6 +13,7 @@ Subcommands::
     ragen-bench leaderboard compare A B       paired test of two submissions on the same instances
     ragen-bench train [preset=NAME] key=value ... [--dry-run] [-- VERL_KEY=VALUE ...]  StarPO / StarPO-S / SFT
     ragen-bench data sft ENV --split train --out DIR            the optimal agent's chat records (SFT data)
+    ragen-bench render RUN_DIR --episode K [--out FILE.gif|.mp4]  replay an episode of a run as an animation
 
 This module only parses arguments, dispatches to the module that does the work
 (:mod:`ragen_bench.eval`, :mod:`ragen_bench.catalog` for ``envs``, :mod:`ragen_bench.train`,
@@ -196,6 +197,14 @@ def _data_sft(args: argparse.Namespace) -> int:
     return 0
 
 
+def _render(args: argparse.Namespace) -> int:
+    from ragen_bench.render import render_episode
+
+    path, frames = render_episode(Path(args.run_dir), args.episode, args.out)
+    print(f"wrote {path}: episode {args.episode} of {args.run_dir}, {frames} frames")
+    return 0
+
+
 def _usage_errors() -> tuple[type[BaseException], ...]:
     """Exception types that mean "bad request", not "bug" (Hydra's only once imported).
 
@@ -309,6 +318,13 @@ def build_parser() -> argparse.ArgumentParser:
     sft.add_argument("--limit", type=int, default=512, help="episodes (default 512)")
     sft.add_argument("--no-think", action="store_true", help="the no-think template (answers without <think>)")
     sft.set_defaults(handler=_data_sft)
+
+    render = commands.add_parser("render", help="replay an episode of an eval run as an animated GIF or MP4",
+                                 epilog="Needs the render extra: pip install 'ragen-bench[render]'")
+    render.add_argument("run_dir", help="an eval run directory (manifest.json, episodes.jsonl)")
+    render.add_argument("--episode", type=int, required=True, help="the episode's position in episodes.jsonl, from 0")
+    render.add_argument("--out", help="FILE.gif or FILE.mp4 (default: RUN-episode-K.gif here)")
+    render.set_defaults(handler=_render)
     return parser
 
 

@@ -31,6 +31,7 @@ LAYERS = (
     "agents",
     "starpo",
     "eval",
+    "render",
     "train",
     "leaderboard",
     "integrations",
