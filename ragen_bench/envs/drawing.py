@@ -83,8 +83,10 @@ _SEGMENTS = {
 
 def _glyph(char: str, height: int) -> np.ndarray:
     """The boolean mask of one seven-segment character, ``height`` tall and about half as wide."""
-    width = max(height // 2 + 1, 3)
     stroke = max(height // 8, 1)
+    if char == "1":  # one stroke wide, so "11" and "512" do not gape
+        return np.ones((height, stroke), dtype=bool)
+    width = max(height // 2 + 1, 3)
     middle = (height - stroke) // 2
     mask = np.zeros((height, width), dtype=bool)
     spans = {  # segment -> (rows, cols) slices

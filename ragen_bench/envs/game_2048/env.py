@@ -8,9 +8,9 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ragen_bench.envs.base import TextEnv, TextObservation, text_charset
+from ragen_bench.envs.base import PICTURE_METADATA, TextEnv, TextObservation, text_charset
 from ragen_bench.envs.game_2048 import board as rules
-from ragen_bench.envs.game_2048 import search
+from ragen_bench.envs.game_2048 import picture, search
 
 ACTION_NAMES = ("Up", "Right", "Down", "Left")
 # RAGEN-2's success tile, its penalty for a move that moves nothing, and its step budget
@@ -104,8 +104,8 @@ class Game2048Env(TextEnv):
 
     ## Arguments
     ``size=4`` (2..8), ``two_prob=0.9`` (in [0, 1]), ``log_reward=True`` (a bool),
-    ``max_steps=700`` (1..16000), ``render_mode="ansi"`` or ``None``.  Wrong types or
-    ranges raise at construction.
+    ``max_steps=700`` (1..16000), ``render_mode="ansi"``, ``"rgb_array"`` (a picture of
+    the grid, ``picture.draw``) or ``None``.  Wrong types or ranges raise at construction.
 
     ## Search
     ``optimal_action()`` is an expectimax search (:mod:`.search`) on 4x4 grids, not a
@@ -118,6 +118,7 @@ class Game2048Env(TextEnv):
 
     action_names = ACTION_NAMES
     symbol_meanings = {"0": "empty cell"}
+    metadata = PICTURE_METADATA
 
     def __init__(
         self,
@@ -199,6 +200,10 @@ class Game2048Env(TextEnv):
     def render_text(self) -> str:
         """The current observation text."""
         return self._observation
+
+    def render_rgb(self) -> np.ndarray:
+        """The grid as a picture (``render_mode="rgb_array"``): tiles coloured by value and numbered."""
+        return picture.draw(self.board)
 
     def optimal_action(self, steps_left: int | None = None) -> int | None:
         """The expectimax search's move (``None`` when no move is left or the grid is not 4x4).
