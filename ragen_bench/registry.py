@@ -70,6 +70,13 @@ ENTRIES: tuple[EnvEntry, ...] = (
         description="10x10 room, 3 boxes, reverse-play search depth 100 (beyond RAGEN's set).",
     ),
     EnvEntry(
+        "RAGEN/Sokoban-6x6-Coord-v0",
+        *_SOKOBAN,
+        dict(dim_room=(6, 6), num_boxes=1, search_depth=300, observation_format="grid_coord"),
+        ragen_name="CoordSokoban",
+        description="RAGEN-2: Sokoban-6x6's levels, grid plus zero-indexed coordinates of targets, boxes, player.",
+    ),
+    EnvEntry(
         "RAGEN/FrozenLake-4x4-v0",
         *_FROZEN_LAKE,
         dict(size=4, frozen_prob=0.8, is_slippery=True),
@@ -89,6 +96,20 @@ ENTRIES: tuple[EnvEntry, ...] = (
         dict(size=4, frozen_prob=0.8, is_slippery=False),
         ragen_name=None,
         description="RAGEN's 4x4 lakes without slipping: every move goes where chosen.",
+    ),
+    EnvEntry(
+        "RAGEN/FrozenLake-4x4-R2-v0",
+        *_FROZEN_LAKE,
+        dict(size=4, frozen_prob=0.9, is_slippery=True, success_rate=0.8),
+        ragen_name="FrozenLake",
+        description="RAGEN-2's FrozenLake: random 4x4 lake, 90% ice, a move goes as chosen w.p. 0.8.",
+    ),
+    EnvEntry(
+        "RAGEN/FrozenLake-4x4-Coord-v0",
+        *_FROZEN_LAKE,
+        dict(size=4, frozen_prob=0.9, is_slippery=True, success_rate=0.8, observation_format="grid_coord"),
+        ragen_name="CoordFrozenLake",
+        description="RAGEN-2: FrozenLake-4x4-R2's lakes, grid plus zero-indexed coordinates of start, goal, player, holes.",
     ),
     EnvEntry(
         "RAGEN/Bandit-v0",
@@ -117,6 +138,20 @@ ENTRIES: tuple[EnvEntry, ...] = (
         dict(low_risk_name="Dragon", high_risk_name="Phoenix"),
         ragen_name=None,
         description="Bandit with the payoffs behind RAGEN's names swapped (the paper's Bandit-Rev).",
+    ),
+    EnvEntry(
+        "RAGEN/Bandit-R2-v0",
+        *_BANDIT,
+        dict(name_pool="ragen2-train"),
+        ragen_name="Bandit",
+        description="RAGEN-2's Bandit: the seed draws one of 12 occupation pairs (Teacher/Trader, ...).",
+    ),
+    EnvEntry(
+        "RAGEN/BanditTest-R2-v0",
+        *_BANDIT,
+        dict(name_pool="ragen2-test"),
+        ragen_name="BanditTest",
+        description="RAGEN-2's BanditTest: the seed draws one of 8 held-out occupation pairs.",
     ),
     EnvEntry(
         "RAGEN/Countdown-v0",

@@ -16,7 +16,36 @@ from ragen_bench.envs.base import TextEnv, TextObservation, ascii_casefold, text
 NAME_POOLS: dict[str, tuple[tuple[str, str], ...]] = {
     "train": (("Phoenix", "Dragon"), ("Tortoise", "Hare"), ("Anchor", "Rocket")),
     "test": (("Trader", "Librarian"), ("Lighthouse", "Volcano"), ("Oak", "Lightning")),
+    # RAGEN-2's pools (mll-lab-nu/RAGEN 20daedc, the bandit config's arm names, as data):
+    # its tags Bandit and BanditTest draw the pair from the seeded generator (see DRAWN_POOLS).
+    "ragen2-train": (
+        ("Teacher", "Trader"),
+        ("Nurse", "StartupFounder"),
+        ("Librarian", "Investor"),
+        ("Accountant", "StockBroker"),
+        ("Engineer", "RealEstateAgent"),
+        ("Pharmacist", "Musician"),
+        ("Clerk", "Freelancer"),
+        ("Technician", "Youtuber"),
+        ("Planner", "Artist"),
+        ("Postman", "Pilot"),
+        ("Banker", "VentureCapitalist"),
+        ("Gardener", "Cryptominer"),
+    ),
+    "ragen2-test": (
+        ("Receptionist", "Explorer"),
+        ("Archivist", "Filmmaker"),
+        ("Bookkeeper", "Consultant"),
+        ("SocialWorker", "Photographer"),
+        ("Mechanic", "GameDesigner"),
+        ("Secretary", "Entrepreneur"),
+        ("Cashier", "DataScientist"),
+        ("CivilServant", "StartupAccelerator"),
+    ),
 }
+# Pools whose pair is the seeded generator's first draw, ``int(u * len(pool))`` (RAGEN-2);
+# the others take pair ``seed % len(pool)`` without a draw, leaving RAGEN v1's draws as they were.
+DRAWN_POOLS = frozenset({"ragen2-train", "ragen2-test"})
 
 LOW_RISK_REWARD = 0.1
 HIGH_RISK_JACKPOT = 1.0
@@ -50,7 +79,8 @@ class BanditEnv(TextEnv):
     the high-risk arm pays 1.0 with probability 0.25 and 0 otherwise (expected 0.25, so
     it is the better arm).  Each seed shuffles which arm comes first.  Arm order and
     payoffs reproduce RAGEN (commit 5eb79b8) draw for draw; the wording is this
-    project's own.
+    project's own.  The ``ragen2-*`` pools reproduce RAGEN-2's (commit 20daedc) arm
+    pairs, order and payoffs the same way.
 
     ## Action Space
     ``Discrete(2)``: the arm listed first or second in the observation.  ``action_names``
@@ -72,9 +102,11 @@ class BanditEnv(TextEnv):
 
     ## Arguments
     ``low_risk_name="Phoenix"``, ``high_risk_name="Dragon"`` (RAGEN's ``Bandit``);
-    ``name_pool=None`` or a key of ``NAME_POOLS`` (``"train"``, ``"test"``): seed ``s``
-    then uses pair ``s % len(pool)`` (no extra random draws, so arm order and payoffs
-    stay RAGEN's); ``render_mode="ansi"`` or ``None``.  Names must be 1..40 characters,
+    ``name_pool=None`` or a key of ``NAME_POOLS``: with ``"train"`` or ``"test"`` seed
+    ``s`` uses pair ``s % len(pool)`` (no extra random draws, so arm order and payoffs
+    stay RAGEN's); with ``"ragen2-train"`` or ``"ragen2-test"`` (RAGEN-2's ``Bandit`` and
+    ``BanditTest``) the seed's generator first draws the pair, as RAGEN-2 does;
+    ``render_mode="ansi"`` or ``None``.  Names must be 1..40 characters,
     words of ASCII letters and digits joined by single spaces or hyphens (so a reply can
     name them), and differ after ASCII case folding.
 
@@ -88,6 +120,7 @@ class BanditEnv(TextEnv):
     * v0: RAGEN-exact arm order and payoffs (RAGEN commit 5eb79b8).  Later hardening
       (a second pull raises instead of drawing a new outcome; ``1.5``/``"1"`` actions
       raise instead of being coerced) changed no seed's episode, so the ids stay v0.
+      So did adding the ``ragen2-*`` pools.
     """
 
     symbol_meanings: dict[str, str] = {}
@@ -136,11 +169,14 @@ class BanditEnv(TextEnv):
         return name
 
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
-        """Order the arms for ``seed`` (RAGEN's)."""
-        self.low_risk_name, self.high_risk_name = self.pairs[seed % len(self.pairs)]
-        # RAGEN: a fresh generator per reset; its first draw orders the arms and its next
-        # draw (only if the high-risk arm is pulled) decides the jackpot.
+        """Pick and order the arms for ``seed`` (RAGEN's)."""
+        # RAGEN: a fresh generator per reset; its first draw orders the arms (RAGEN-2: picks
+        # the pair, then orders) and its next draw (only if the high-risk arm is pulled)
+        # decides the jackpot.
         self._rng = seeding.np_random(seed)[0]
+        drawn = self.name_pool in DRAWN_POOLS
+        index = int(self._rng.random() * len(self.pairs)) if drawn else seed % len(self.pairs)
+        self.low_risk_name, self.high_risk_name = self.pairs[index]
         low_first = self._rng.random() < 0.5
         low, high = self.low_risk_name, self.high_risk_name
         self.action_names = (low, high) if low_first else (high, low)

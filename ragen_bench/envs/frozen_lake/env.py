@@ -8,6 +8,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 
+from ragen_bench.envs import coords
 from ragen_bench.envs.base import ResetNeededError, TextEnv, TextObservation, text_charset
 from ragen_bench.envs.frozen_lake import solver
 from ragen_bench.envs.frozen_lake.levels import TERMINAL_LETTERS, cell, generate_level
@@ -24,6 +25,10 @@ SYMBOL_MEANINGS = {
     "X": "player fallen into a hole",
     "√": "player on the goal",
 }
+# RAGEN-2's coordinate labels in its order; the player's label depends on the cell under it.
+COORD_LABELS = ("Start", "Goal", "Player", "Player on goal", "Player in hole", "Holes")
+_PLAYER_LABELS = {"S": "Player", "F": "Player", "G": "Player on goal", "H": "Player in hole"}
+_FIXED_LABELS = {"S": "Start", "G": "Goal", "H": "Holes"}
 
 
 class FrozenLakeEnv(TextEnv):
@@ -33,9 +38,11 @@ class FrozenLakeEnv(TextEnv):
     RAGEN's FrozenLake: every seed gives a new random lake (each cell frozen with
     probability ``frozen_prob``, otherwise a hole) with the start and the goal at random
     cells and a hole-free path between them.  On slippery ice the player moves in the
-    intended direction or in one of the two perpendicular directions, each with
-    probability 1/3.  Lakes and slips reproduce RAGEN (commit 5eb79b8, Gymnasium's
-    dynamics) draw for draw: ``reset(seed=s)`` gives RAGEN's episode for seed ``s``.
+    intended direction with probability ``success_rate`` (1/3 in RAGEN v1, 0.8 in
+    RAGEN-2), otherwise in one of the two perpendicular directions, each with half the
+    rest.  Lakes and slips reproduce RAGEN (v1 commit 5eb79b8 and RAGEN-2 commit 20daedc,
+    Gymnasium's dynamics) draw for draw: ``reset(seed=s)`` gives RAGEN's episode for
+    seed ``s``.
 
     ## Action Space
     ``Discrete(4)``: 0 = Left, 1 = Down, 2 = Right, 3 = Up (names in ``action_names``).
@@ -45,7 +52,10 @@ class FrozenLakeEnv(TextEnv):
     ## Observation Space
     ``Text``: the grid, one line per row joined by ``"\\n"``.  ``P`` player, ``_`` frozen
     ice, ``O`` hole, ``G`` goal, ``X`` player in a hole, ``√`` player on the goal.  The
-    start cell shows as ice once the player leaves it.
+    start cell shows as ice once the player leaves it.  With
+    ``observation_format="grid_coord"`` (RAGEN-2's ``CoordFrozenLake``) the grid is
+    preceded by the zero-indexed ``(row, col)`` of the start, the goal, the player and
+    every hole, in RAGEN-2's layout (see :mod:`ragen_bench.envs.coords`).
 
     ## Rewards
     1.0 for the step that reaches the goal, 0.0 otherwise.
@@ -57,6 +67,8 @@ class FrozenLakeEnv(TextEnv):
 
     ## Arguments
     ``size=4`` (2..32), ``frozen_prob=0.8`` (in (0, 1]), ``is_slippery=True`` (a bool),
+    ``success_rate=1/3`` (in [0, 1]: the chance a slippery move goes as chosen),
+    ``observation_format="grid"`` or ``"grid_coord"``,
     ``max_steps=100`` (1..10000: value iteration runs over the whole horizon),
     ``solve_on_reset=False`` (a bool: run value iteration on every reset and put
     ``optimal_success_prob`` in its info), ``render_mode="ansi"`` or ``None``.  Wrong
@@ -83,7 +95,8 @@ class FrozenLakeEnv(TextEnv):
       ``1.5``/``"1"`` actions and ``size=2.5``-style arguments raise instead of being
       coerced) changed no seed's episode, so the id stays v0.  So did moving value
       iteration off the reset (``optimal_success_prob`` left the reset info unless
-      ``solve_on_reset=True``; lakes and slips are drawn as before).
+      ``solve_on_reset=True``; lakes and slips are drawn as before), and adding
+      ``success_rate`` and ``observation_format`` (their defaults are the old behaviour).
     """
 
     action_names = ("Left", "Down", "Right", "Up")
@@ -94,6 +107,8 @@ class FrozenLakeEnv(TextEnv):
         size: int = 4,
         frozen_prob: float = 0.8,
         is_slippery: bool = True,
+        success_rate: float = solver.SLIP_SUCCESS_RATE,
+        observation_format: str = "grid",
         max_steps: int = 100,
         solve_on_reset: bool = False,
         render_mode: str | None = "ansi",
@@ -102,24 +117,34 @@ class FrozenLakeEnv(TextEnv):
         self.size = self._int_arg("size", size, 2, 32)
         self.frozen_prob = self._real_arg("frozen_prob", frozen_prob, 0.0, 1.0, low_open=True)
         self.is_slippery = self._bool_arg("is_slippery", is_slippery)
+        self.success_rate = self._real_arg("success_rate", success_rate, 0.0, 1.0)
+        self.observation_format = self._choice_arg("observation_format", observation_format, coords.OBSERVATION_FORMATS)
         self.max_steps = self._int_arg("max_steps", max_steps, 1, 10_000)
         self.solve_on_reset = self._bool_arg("solve_on_reset", solve_on_reset)
         self.instruction = "You are on a frozen lake. Reach the goal G without falling into a hole O. " + (
-            "The ice is slippery: each move goes in the chosen direction only one time in "
-            "three, otherwise to one side of it (90 degrees left or right)."
+            f"The ice is slippery: each move goes in the chosen direction {_chance_words(self.success_rate)}, "
+            "otherwise to one side of it (90 degrees left or right)."
             if self.is_slippery
             else "The ice is not slippery: every move goes where you choose."
         )
 
         grid_chars = self.size * (self.size + 1) - 1
-        self.observation_space = TextObservation(
-            min_length=grid_chars, max_length=grid_chars, charset=text_charset("".join(SYMBOL_MEANINGS), "\n")
-        )
+        charset = text_charset("".join(SYMBOL_MEANINGS), "\n")
+        longest = grid_chars
+        if self.observation_format == "grid_coord":
+            self.instruction += " " + coords.INSTRUCTION
+            size = (self.size, self.size)
+            self._size_line = coords.board_size_line(*size)
+            # Each cell at most once as start, goal or hole, plus the player's.
+            longest = coords.max_text_length(*size, COORD_LABELS, self.size**2 + 1, grid_chars)
+            charset |= text_charset(*coords.charset_texts(*size, COORD_LABELS))
+        self.observation_space = TextObservation(min_length=grid_chars, max_length=longest, charset=charset)
         self._set_action_space(spaces.Discrete(4))
 
         self._dynamics_rng = np.random.default_rng(0)  # re-seeded on every reset
         self.lake: tuple[str, ...] = ()
         self._empty_grid: tuple[str, ...] = ()  # the lake's rows as text, without the player
+        self._fixed_points: dict[str, list[tuple[int, int]]] = {}  # start, goal and holes (grid_coord)
         self._solved: solver.LakeSolution | None = None  # this lake's, once asked for
         self._start = 0
         self._state = 0
@@ -150,6 +175,8 @@ class FrozenLakeEnv(TextEnv):
         rng.random()
         self.lake = level.desc
         self._empty_grid = tuple(line.translate(_CELL_TRANSLATION) for line in self.lake)
+        if self.observation_format == "grid_coord":
+            self._fixed_points = _fixed_points(self.lake)
         self._solved = None
         self._state = self._start = level.start
         self._steps = 0
@@ -162,7 +189,7 @@ class FrozenLakeEnv(TextEnv):
 
     def _step_action(self, action: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
         previous = self._state
-        possible = solver.outcomes(self.lake, previous, action, self.is_slippery)
+        possible = solver.outcomes(self.lake, previous, action, self.is_slippery, self.success_rate)
         self._state = solver.sample_outcome(possible, self._dynamics_rng.random())
         self._steps += 1
         letter = cell(self.lake, self._state)
@@ -173,11 +200,16 @@ class FrozenLakeEnv(TextEnv):
         return self.render_text(), reward, letter in TERMINAL_LETTERS, self._steps >= self.max_steps, info
 
     def render_text(self) -> str:
-        """The grid as text (what observations carry)."""
+        """What observations carry: the grid as text, after its coordinates in ``grid_coord``."""
         row, col = divmod(self._state, self.size)
         lines = list(self._empty_grid)
-        lines[row] = lines[row][:col] + PLAYER_SYMBOLS[self.lake[row][col]] + lines[row][col + 1 :]
-        return "\n".join(lines)
+        letter = self.lake[row][col]
+        lines[row] = lines[row][:col] + PLAYER_SYMBOLS[letter] + lines[row][col + 1 :]
+        grid = "\n".join(lines)
+        if self.observation_format == "grid":
+            return grid
+        points = dict(self._fixed_points, **{_PLAYER_LABELS[letter]: [(row, col)]})
+        return coords.grid_coord_text(self._size_line, [(label, points.get(label, ())) for label in COORD_LABELS], grid)
 
     # -- solver hooks ---------------------------------------------------------------
 
@@ -211,7 +243,7 @@ class FrozenLakeEnv(TextEnv):
         if self._solved is None:
             if not self.lake:
                 raise ResetNeededError(f"{type(self).__name__}: call reset() before asking for the optimal policy")
-            self._solved = solver.solve(self.lake, self.is_slippery, self.max_steps)
+            self._solved = solver.solve(self.lake, self.is_slippery, self.max_steps, self.success_rate)
         return self._solved
 
     @property
@@ -223,3 +255,21 @@ class FrozenLakeEnv(TextEnv):
 
     def _info(self) -> dict[str, Any]:
         return {"success": cell(self.lake, self._state) == "G", "level_seed": self.level_seed}
+
+
+def _chance_words(success_rate: float) -> str:
+    """How often a slippery move goes as chosen, in words."""
+    if success_rate == solver.SLIP_SUCCESS_RATE:
+        return "only one time in three"
+    return f"with probability {success_rate:g}"
+
+
+def _fixed_points(lake: tuple[str, ...]) -> dict[str, list[tuple[int, int]]]:
+    """Where the start, the goal and the holes are (the labels RAGEN-2 gives them), row-major."""
+    found: dict[str, list[tuple[int, int]]] = {label: [] for label in _FIXED_LABELS.values()}
+    for row, line in enumerate(lake):
+        for col, letter in enumerate(line):
+            label = _FIXED_LABELS.get(letter)
+            if label:
+                found[label].append((row, col))
+    return found

@@ -19,37 +19,44 @@ import numpy as np
 
 from ragen_bench.envs.frozen_lake.levels import TERMINAL_LETTERS, cell, neighbours
 
-# Probability of moving as intended on slippery ice; the rest splits evenly between the
-# two perpendicular directions.  Computed as Gymnasium computes it, so the cumulative
-# sums the sampler compares against are bit-identical.
+# Probability of moving as intended on slippery ice (Gymnasium's default, RAGEN v1's; RAGEN-2
+# passes 0.8); the rest splits evenly between the two perpendicular directions.
 SLIP_SUCCESS_RATE = 1.0 / 3.0
-SLIP_FAIL_RATE = (1.0 - SLIP_SUCCESS_RATE) / 2.0
 
 Outcome = tuple[float, int]  # (probability, next state)
 
 
-def outcomes(desc: tuple[str, ...], state: int, action: int, slippery: bool) -> tuple[Outcome, ...]:
+def outcomes(
+    desc: tuple[str, ...], state: int, action: int, slippery: bool, success_rate: float = SLIP_SUCCESS_RATE
+) -> tuple[Outcome, ...]:
     """Where ``action`` from ``state`` may lead, in the order the sampler walks them.
 
-    Slippery moves list (action - 1, action, action + 1) mod 4, Gymnasium's order; a
-    hole or the goal is absorbing (one outcome: stay).
+    Slippery moves list (action - 1, action, action + 1) mod 4, Gymnasium's order, with
+    probabilities ``success_rate`` for the intended one and half the rest for each other,
+    computed as Gymnasium computes them, so the cumulative sums the sampler compares
+    against are bit-identical.  A hole or the goal is absorbing (one outcome: stay).
     """
     if cell(desc, state) in TERMINAL_LETTERS:
         return ((1.0, state),)
     moved_to = neighbours(len(desc), len(desc[0]))[state]
     if slippery:
+        fail_rate = (1.0 - success_rate) / 2.0
         return (
-            (SLIP_FAIL_RATE, moved_to[(action - 1) % 4]),
-            (SLIP_SUCCESS_RATE, moved_to[action]),
-            (SLIP_FAIL_RATE, moved_to[(action + 1) % 4]),
+            (fail_rate, moved_to[(action - 1) % 4]),
+            (success_rate, moved_to[action]),
+            (fail_rate, moved_to[(action + 1) % 4]),
         )
     return ((1.0, moved_to[action]),)
 
 
-def transition_table(desc: tuple[str, ...], slippery: bool) -> tuple[tuple[tuple[Outcome, ...], ...], ...]:
+def transition_table(
+    desc: tuple[str, ...], slippery: bool, success_rate: float = SLIP_SUCCESS_RATE
+) -> tuple[tuple[tuple[Outcome, ...], ...], ...]:
     """``table[state][action]`` = :func:`outcomes` of every state and action."""
     n_states = len(desc) * len(desc[0])
-    return tuple(tuple(outcomes(desc, state, action, slippery) for action in range(4)) for state in range(n_states))
+    return tuple(
+        tuple(outcomes(desc, state, action, slippery, success_rate) for action in range(4)) for state in range(n_states)
+    )
 
 
 def sample_outcome(outcomes: tuple[Outcome, ...], uniform: float) -> int:
@@ -119,19 +126,21 @@ class LakeSolution:
 # at 10,000 steps 160 MB (never kept).  Envs also hold their current lake's solution,
 # so a lock-step batch wider than the cache never solves a lake twice in an episode.
 CACHE_BYTES = 64 * 2**20
-_cache: OrderedDict[tuple[tuple[str, ...], bool, int], LakeSolution] = OrderedDict()
+_cache: OrderedDict[tuple[tuple[str, ...], bool, int, float], LakeSolution] = OrderedDict()
 _cache_bytes = 0
 _cache_lock = threading.Lock()
 
 
-def solve(desc: tuple[str, ...], slippery: bool, horizon: int) -> LakeSolution:
+def solve(
+    desc: tuple[str, ...], slippery: bool, horizon: int, success_rate: float = SLIP_SUCCESS_RATE
+) -> LakeSolution:
     """Finite-horizon value iteration: exact optimal success probability within ``horizon`` steps.
 
-    Cached per (lake, slippery, horizon) (see ``CACHE_BYTES``): pass@k samples and GRPO
-    groups replaying a lake solve it once.
+    Cached per (lake, slippery, horizon, success rate) (see ``CACHE_BYTES``): pass@k
+    samples and GRPO groups replaying a lake solve it once.
     """
     global _cache_bytes
-    key = (tuple(desc), bool(slippery), int(horizon))
+    key = (tuple(desc), bool(slippery), int(horizon), float(success_rate))
     with _cache_lock:
         solution = _cache.get(key)
         if solution is not None:
@@ -149,10 +158,10 @@ def solve(desc: tuple[str, ...], slippery: bool, horizon: int) -> LakeSolution:
     return solution
 
 
-def _value_iteration(desc: tuple[str, ...], slippery: bool, horizon: int) -> LakeSolution:
+def _value_iteration(desc: tuple[str, ...], slippery: bool, horizon: int, success_rate: float) -> LakeSolution:
     if horizon < 1:
         raise ValueError(f"horizon must be >= 1, got {horizon}")
-    table = transition_table(desc, slippery)
+    table = transition_table(desc, slippery, success_rate)
     n_states = len(table)
     # Dense (state, action, next state) probabilities make each backup one matrix product.
     probs = np.zeros((n_states, 4, n_states))

@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from ragen_bench.envs import coords
 from ragen_bench.envs.base import TextEnv, TextObservation, text_charset
 from ragen_bench.envs.sokoban import levels
 from ragen_bench.envs.sokoban.solver import solve
@@ -20,6 +21,9 @@ from ragen_bench.envs.sokoban.solver import solve
 _NEWLINE = 7
 _MOVABLE_ONTO = (levels.FLOOR, levels.TARGET)
 _BOXES = (levels.BOX, levels.BOX_ON_TARGET)
+_ON_TARGET = (levels.TARGET, levels.BOX_ON_TARGET, levels.PLAYER_ON_TARGET)
+# RAGEN-2's coordinate labels, in the order it lists them.
+COORD_LABELS = ("Targets", "Boxes", "Boxes on target", "Player", "Player on target")
 
 VOCABULARIES: dict[str, dict[str, str]] = {
     # symbol -> meaning, in cell-code order: wall, floor, target, box on target, box,
@@ -103,6 +107,9 @@ class SokobanEnv(TextEnv):
     ``Text``: the board, one line per row joined by ``"\\n"``.  Default symbols:
     ``#`` wall, ``_`` floor, ``O`` target, ``√`` box on target, ``X`` box, ``P`` player,
     ``S`` player on target (``vocabulary="alt"``: ``W . G C B A @``).
+    With ``observation_format="grid_coord"`` (RAGEN-2's ``CoordSokoban``) the board is
+    preceded by the zero-indexed ``(row, col)`` of every target, box, box on target and
+    the player, in RAGEN-2's layout (see :mod:`ragen_bench.envs.coords`).
 
     ## Rewards
     -0.1 per step; +1 when a push puts a box on a target; -1 when it takes one off;
@@ -117,7 +124,8 @@ class SokobanEnv(TextEnv):
     ## Arguments
     ``dim_room=(6, 6)`` (each side 5..32), ``num_boxes=1`` (1..10),
     ``search_depth=300`` (reverse-play depth, 1..500), ``max_steps=100``,
-    ``vocabulary="default"`` or ``"alt"``, ``render_mode="ansi"`` or ``None``,
+    ``vocabulary="default"`` or ``"alt"``, ``observation_format="grid"`` or
+    ``"grid_coord"``, ``render_mode="ansi"`` or ``None``,
     ``solve_on_reset=True`` (put the optimal solution length in the reset ``info``;
     turn off for raw generation speed), ``solver_max_states=2_000_000`` (0 skips the
     solver).  Wrong types or ranges raise at construction.  Seeds are 32-bit (0..2**32-1).
@@ -133,6 +141,8 @@ class SokobanEnv(TextEnv):
       deterministic fallback seeds where RAGEN's are salted.  Later hardening (stepping
       a finished episode raises instead of paying +9.9 per step; out-of-range actions
       such as -1 raise instead of wrapping) changed no seed's episode, so the id stays v0.
+      ``observation_format`` (default ``"grid"``, the only format before) left every
+      existing id's episodes as they were.
     """
 
     action_names = ("Up", "Down", "Left", "Right")
@@ -151,6 +161,7 @@ class SokobanEnv(TextEnv):
         search_depth: int = 300,
         max_steps: int = 100,
         vocabulary: str = "default",
+        observation_format: str = "grid",
         render_mode: str | None = "ansi",
         solve_on_reset: bool = True,
         solver_max_states: int = 2_000_000,
@@ -161,6 +172,7 @@ class SokobanEnv(TextEnv):
         self.search_depth = self._int_arg("search_depth", search_depth, 1, 500)  # the reverse play recurses
         self.max_steps = self._int_arg("max_steps", max_steps, 1)
         self.vocabulary = self._choice_arg("vocabulary", vocabulary, VOCABULARIES)
+        self.observation_format = self._choice_arg("observation_format", observation_format, coords.OBSERVATION_FORMATS)
         self.solve_on_reset = self._bool_arg("solve_on_reset", solve_on_reset)
         self.solver_max_states = self._int_arg("solver_max_states", solver_max_states, 0)
 
@@ -169,9 +181,18 @@ class SokobanEnv(TextEnv):
         self._translation = {code: symbol for code, symbol in enumerate(symbols)}
         self._translation[_NEWLINE] = "\n"
         board_chars = self.height * (self.width + 1) - 1
-        self.observation_space = TextObservation(
-            max_length=board_chars, min_length=board_chars, charset=text_charset(symbols, "\n")
-        )
+        if observation_format == "grid":
+            self.observation_space = TextObservation(
+                max_length=board_chars, min_length=board_chars, charset=text_charset(symbols, "\n")
+            )
+        else:
+            size = (self.height, self.width)
+            # At most one cell per box and target, plus the player.
+            longest = coords.max_text_length(*size, COORD_LABELS, 2 * self.num_boxes + 1, board_chars)
+            charset = text_charset(symbols, "\n", *coords.charset_texts(*size, COORD_LABELS))
+            self.observation_space = TextObservation(max_length=longest, min_length=board_chars, charset=charset)
+            self._size_line = coords.board_size_line(*size)
+            self.instruction = type(self).instruction + " " + coords.INSTRUCTION
         self._set_action_space(spaces.Discrete(4))
 
         self._stride = self.width + 1
@@ -255,8 +276,27 @@ class SokobanEnv(TextEnv):
         return self.render_text(), reward, solved, self._steps >= self.max_steps, info
 
     def render_text(self) -> str:
-        """The board as text (what observations carry)."""
-        return self._board.decode("latin-1").translate(self._translation)[:-1]
+        """What observations carry: the board as text, after its coordinates in ``grid_coord``."""
+        grid = self._board.decode("latin-1").translate(self._translation)[:-1]
+        if self.observation_format == "grid":
+            return grid
+        return coords.grid_coord_text(self._size_line, self.entity_coordinates(), grid)
+
+    def entity_coordinates(self) -> tuple[tuple[str, list[tuple[int, int]]], ...]:
+        """``(label, [(row, col), ...])`` for each of ``COORD_LABELS``, row-major (RAGEN-2's order)."""
+        stride = self._stride
+        targets, boxes, boxes_on_target = [], [], []
+        for index, code in enumerate(self._board):
+            if code in _ON_TARGET:
+                targets.append(divmod(index, stride))
+            if code == levels.BOX:
+                boxes.append(divmod(index, stride))
+            elif code == levels.BOX_ON_TARGET:
+                boxes_on_target.append(divmod(index, stride))
+        player = [divmod(self._player, stride)]
+        on_target = self._board[self._player] == levels.PLAYER_ON_TARGET
+        found = (targets, boxes, boxes_on_target, [] if on_target else player, player if on_target else [])
+        return tuple(zip(COORD_LABELS, found))
 
     # -- solver hooks ---------------------------------------------------------------
 
