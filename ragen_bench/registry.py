@@ -37,6 +37,7 @@ _FROZEN_LAKE = ("frozen_lake", "ragen_bench.envs.frozen_lake:FrozenLakeEnv")
 _BANDIT = ("bandit", "ragen_bench.envs.bandit:BanditEnv")
 _COUNTDOWN = ("countdown", "ragen_bench.envs.countdown:CountdownEnv")
 _MATH_QA = ("math_qa", "ragen_bench.envs.math_qa:MathQAEnv")
+_RUBIKSCUBE = ("rubikscube", "ragen_bench.envs.rubikscube:RubiksCubeEnv")
 _GAME_2048 = ("game_2048", "ragen_bench.envs.game_2048:Game2048Env")
 _SUDOKU = ("sudoku", "ragen_bench.envs.sudoku:SudokuEnv")
 
@@ -166,6 +167,27 @@ ENTRIES: tuple[EnvEntry, ...] = (
         dict(max_attempts=5),
         ragen_name=None,
         description="Generated arithmetic word problems with RAGEN's MetaMathQA rules (pass data_path= for a local file).",
+    ),
+    EnvEntry(
+        "RAGEN/RubiksCube-2x2-Depth1-v0",
+        *_RUBIKSCUBE,
+        dict(scramble_depth=1, max_steps=20),
+        ragen_name="rubikscube",
+        description="RAGEN-2's 2x2 cube scrambled by 1 turn, 20 steps.",
+    ),
+    EnvEntry(
+        "RAGEN/RubiksCube-2x2-Depth3-v0",
+        *_RUBIKSCUBE,
+        dict(scramble_depth=3, max_steps=20),
+        ragen_name=None,
+        description="RAGEN-2's 2x2 cube scrambled by 3 turns, 20 steps.",
+    ),
+    EnvEntry(
+        "RAGEN/RubiksCube-2x2-Depth5-v0",
+        *_RUBIKSCUBE,
+        dict(scramble_depth=5, max_steps=20),
+        ragen_name=None,
+        description="RAGEN-2's 2x2 cube scrambled by 5 turns (its env's default depth), 20 steps.",
     ),
     EnvEntry(
         "RAGEN/2048-v0",

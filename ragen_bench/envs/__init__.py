@@ -9,6 +9,7 @@ SokobanEnv``) and holds only what that family has, with imports running one way:
 ``bandit``      ``env`` only (a seed just orders the two arms)
 ``countdown``   ``env`` (generator, scoring) -> ``solver`` (exhaustive search) -> ``arith`` (parser)
 ``math_qa``     ``env`` (answer checking) -> ``questions`` (data files, built-in problems)
+``rubikscube``  ``env`` -> ``solver`` (distance table, meet in the middle) -> ``cube`` (turns, scramble)
 =============  ==============================================================
 
 Shared by all: ``base`` (:class:`~ragen_bench.envs.base.TextEnv`, the reset/step

@@ -1,0 +1,5 @@
+"""RAGEN-2's 2x2 Rubik's cube: ``env`` (the Gymnasium env) -> ``solver`` (optimal plans) -> ``cube`` (stickers, turns, scramble)."""
+
+from ragen_bench.envs.rubikscube.env import RubiksCubeEnv
+
+__all__ = ["RubiksCubeEnv"]
