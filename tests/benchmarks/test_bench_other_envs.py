@@ -55,6 +55,20 @@ FIRST_STEPS = {
     "RAGEN/BanditTest-v0": [(1.0, True, False, "c962b3584b0adc9b"), (0.1, True, False, "85c796cf58cfd187")],
     "RAGEN/Bandit-HeldOut-v0": [(1.0, True, False, "c962b3584b0adc9b"), (0.1, True, False, "85c796cf58cfd187")],
     "RAGEN/Bandit-Rev-v0": [(1.0, True, False, "24a9fef267559998"), (0.1, True, False, "c530feda6405f46a")],
+    "RAGEN/FrozenLake-4x4-R2-v0": [
+        (0.0, False, False, "4ddf463a2a74df60"),
+        (0.0, True, False, "63bbb2c43f9b070a"),  # into a hole
+        (0.0, False, False, "b225164f6c31a38b"),
+        (0.0, False, False, "a2290a200e7d4059"),
+    ],
+    "RAGEN/FrozenLake-4x4-Coord-v0": [
+        (0.0, False, False, "6e7e1fdb5045ede0"),
+        (0.0, True, False, "a81b8150f9725c47"),
+        (0.0, False, False, "5c2af7847d743077"),
+        (0.0, False, False, "93a606244f2b8186"),
+    ],
+    "RAGEN/Bandit-R2-v0": [(0.1, True, False, "76d7fb0fa8b10144"), (1.0, True, False, "225939574d97c6e9")],
+    "RAGEN/BanditTest-R2-v0": [(0.1, True, False, "9b027d6e9ed80758"), (1.0, True, False, "a8392c01c9976ba7")],
     "RAGEN/Countdown-v0": [(0.0, True, False, "78a34d5bf898c9c7")],
     "RAGEN/MathQA-v0": [(0.0, False, False, "f20fc5de7b3b012a")],
 }

@@ -31,6 +31,7 @@ WALK_900 = {
     "RAGEN/Sokoban-8x8-v0": ("2a8fdb97e964cff5", 0),
     "RAGEN/Sokoban-6x6-AltVocab-v0": ("1d945becd61663be", 100),
     "RAGEN/Sokoban-10x10-v0": ("bf6f4d22df930ba4", 0),
+    "RAGEN/Sokoban-6x6-Coord-v0": ("ff649cd7c36b521c", 100),
 }
 
 
