@@ -9,8 +9,8 @@ from gymnasium import spaces
 from gymnasium.utils import seeding
 
 from ragen_bench.envs import coords
-from ragen_bench.envs.base import ResetNeededError, TextEnv, TextObservation, text_charset
-from ragen_bench.envs.frozen_lake import solver
+from ragen_bench.envs.base import PICTURE_METADATA, ResetNeededError, TextEnv, TextObservation, text_charset
+from ragen_bench.envs.frozen_lake import picture, solver
 from ragen_bench.envs.frozen_lake.levels import TERMINAL_LETTERS, cell, generate_level
 
 # What the text grid shows for each cell, and for the player depending on where they stand.
@@ -71,8 +71,9 @@ class FrozenLakeEnv(TextEnv):
     ``observation_format="grid"`` or ``"grid_coord"``,
     ``max_steps=100`` (1..10000: value iteration runs over the whole horizon),
     ``solve_on_reset=False`` (a bool: run value iteration on every reset and put
-    ``optimal_success_prob`` in its info), ``render_mode="ansi"`` or ``None``.  Wrong
-    types or ranges raise at construction.
+    ``optimal_success_prob`` in its info), ``render_mode="ansi"``, ``"rgb_array"`` (a
+    picture of the lake, ``picture.draw``) or ``None``.  Wrong types or ranges raise at
+    construction.
     A lake is redrawn until its goal is reachable, at most ``MAX_LAKE_DRAWS`` times
     (then ``LakeGenerationError``; no valid setting gets near it in practice).
 
@@ -101,6 +102,7 @@ class FrozenLakeEnv(TextEnv):
 
     action_names = ("Left", "Down", "Right", "Up")
     symbol_meanings = SYMBOL_MEANINGS
+    metadata = PICTURE_METADATA
 
     def __init__(
         self,
@@ -210,6 +212,10 @@ class FrozenLakeEnv(TextEnv):
             return grid
         points = dict(self._fixed_points, **{_PLAYER_LABELS[letter]: [(row, col)]})
         return coords.grid_coord_text(self._size_line, [(label, points.get(label, ())) for label in COORD_LABELS], grid)
+
+    def render_rgb(self) -> np.ndarray:
+        """The lake as a picture (``render_mode="rgb_array"``), whatever the observation format."""
+        return picture.draw(self.lake, self._state)
 
     # -- solver hooks ---------------------------------------------------------------
 

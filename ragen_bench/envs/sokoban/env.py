@@ -11,8 +11,8 @@ import numpy as np
 from gymnasium import spaces
 
 from ragen_bench.envs import coords
-from ragen_bench.envs.base import TextEnv, TextObservation, text_charset
-from ragen_bench.envs.sokoban import levels
+from ragen_bench.envs.base import PICTURE_METADATA, TextEnv, TextObservation, text_charset
+from ragen_bench.envs.sokoban import levels, picture
 from ragen_bench.envs.sokoban.solver import solve
 
 # Internal cell codes: the generator's, plus a row separator so that the whole
@@ -125,7 +125,8 @@ class SokobanEnv(TextEnv):
     ``dim_room=(6, 6)`` (each side 5..32), ``num_boxes=1`` (1..10),
     ``search_depth=300`` (reverse-play depth, 1..500), ``max_steps=100``,
     ``vocabulary="default"`` or ``"alt"``, ``observation_format="grid"`` or
-    ``"grid_coord"``, ``render_mode="ansi"`` or ``None``,
+    ``"grid_coord"``, ``render_mode="ansi"``, ``"rgb_array"`` (a picture of the room,
+    16 pixels a cell, ``picture.draw``) or ``None``,
     ``solve_on_reset=True`` (put the optimal solution length in the reset ``info``;
     turn off for raw generation speed), ``solver_max_states=2_000_000`` (0 skips the
     solver).  Wrong types or ranges raise at construction.  Seeds are 32-bit (0..2**32-1).
@@ -153,6 +154,7 @@ class SokobanEnv(TextEnv):
         "walls or other boxes."
     )
     seed_limit = 2**32  # the generator seeds numpy's legacy RandomState
+    metadata = PICTURE_METADATA
 
     def __init__(
         self,
@@ -281,6 +283,11 @@ class SokobanEnv(TextEnv):
         if self.observation_format == "grid":
             return grid
         return coords.grid_coord_text(self._size_line, self.entity_coordinates(), grid)
+
+    def render_rgb(self) -> np.ndarray:
+        """The room as a picture (``render_mode="rgb_array"``), whatever the observation format."""
+        cells = np.frombuffer(self._board, dtype=np.uint8).reshape(self.height, self._stride)
+        return picture.draw(cells[:, : self.width])
 
     def entity_coordinates(self) -> tuple[tuple[str, list[tuple[int, int]]], ...]:
         """``(label, [(row, col), ...])`` for each of ``COORD_LABELS``, row-major (RAGEN-2's order)."""
