@@ -8,8 +8,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 
-from ragen_bench.envs.base import TextEnv, TextObservation, text_charset
-from ragen_bench.envs.rubikscube import cube, solver
+from ragen_bench.envs.base import PICTURE_METADATA, TextEnv, TextObservation, text_charset
+from ragen_bench.envs.rubikscube import cube, picture, solver
 
 MAX_STEPS_LIMIT = 1000
 SYMBOL_MEANINGS = {chr(colour): name for colour, name in zip(cube.COLOURS, cube.COLOUR_NAMES)}
@@ -77,8 +77,9 @@ class RubiksCubeEnv(TextEnv):
 
     ## Arguments
     ``scramble_depth=5`` (1..``solver.MAX_DISTANCE``, 10: the depth the exact solver
-    covers), ``max_steps=20`` (1..1000), ``render_mode="ansi"`` or ``None``.  Wrong types
-    or ranges raise at construction.
+    covers), ``max_steps=20`` (1..1000), ``render_mode="ansi"``, ``"rgb_array"`` (the
+    net as a picture, ``picture.draw``) or ``None``.  Wrong types or ranges raise at
+    construction.
 
     ## Solver
     ``optimal_action()``/``optimal_plan()`` follow the lexicographically first optimal
@@ -91,6 +92,7 @@ class RubiksCubeEnv(TextEnv):
 
     action_names = cube.ACTION_NAMES
     symbol_meanings = SYMBOL_MEANINGS
+    metadata = PICTURE_METADATA
 
     def __init__(self, scramble_depth: int = 5, max_steps: int = 20, render_mode: str | None = "ansi") -> None:
         super().__init__(render_mode)
@@ -159,6 +161,10 @@ class RubiksCubeEnv(TextEnv):
     def render_text(self) -> str:
         """RAGEN-2's text net of the current state."""
         return self._heads[self._steps] + self._net.translate(self._table).decode("ascii")
+
+    def render_rgb(self) -> np.ndarray:
+        """The net as a picture (``render_mode="rgb_array"``): U above L F R B, D below."""
+        return picture.draw(self.sticker_colours)
 
     # -- state and solver -----------------------------------------------------------
 
