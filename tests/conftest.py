@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import subprocess
@@ -43,6 +44,19 @@ def reference_records(ragen_env_name: str) -> list[dict]:
             pytest.fail(message + "; CI=true, so this is a failure, not a skip")
         pytest.skip(message)
     return [r for r in _all_reference_records() if r["env"] == ragen_env_name]
+
+
+RAGEN2_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "ragen2"
+
+
+@lru_cache(maxsize=None)
+def ragen2_records(family: str) -> tuple[dict, ...]:
+    """RAGEN-2's recorded episodes of ``family``: ``tests/fixtures/ragen2/<family>.jsonl[.gz]``,
+    written by ``scripts/ragen2_reference/`` (part of the repository, so never skipped)."""
+    plain = RAGEN2_FIXTURES / f"{family}.jsonl"
+    path = plain if plain.exists() else plain.with_suffix(".jsonl.gz")
+    with (gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")) as lines:
+        return tuple(json.loads(line) for line in lines)
 
 
 def run_python(code: str, *, hash_seed: str = "0", timeout: float = 120) -> str:

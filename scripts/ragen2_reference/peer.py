@@ -13,6 +13,7 @@ they import, e.g. ``ragen.utils``) from the checkout itself.
 from __future__ import annotations
 
 import gzip
+import hashlib
 import importlib
 import json
 import sys
@@ -42,6 +43,25 @@ def import_module(checkout: str | Path, module: str) -> types.ModuleType:
 def recorded_seeds() -> list[int]:
     """Seeds 0-99 and the test panel's seeds."""
     return sorted(set(range(100)) | set(TEST_SEEDS))
+
+
+def plain(value):
+    """JSON-ready: numpy scalars and arrays (also inside dicts and lists) as Python values."""
+    if isinstance(value, dict):
+        return {key: plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [plain(item) for item in value]
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return value
+
+
+def observation_field(obs: str, step: int, full_steps: int) -> dict:
+    """A step's observation: whole for the first ``full_steps`` steps, then the first 16 hex digits
+    of its SHA-256 (``obs_sha256_16``)."""
+    if step < full_steps:
+        return {"obs": obs}
+    return {"obs_sha256_16": hashlib.sha256(obs.encode("utf-8")).hexdigest()[:16]}
 
 
 def write_jsonl(name: str, records: Iterable[dict], compress: bool = False) -> Path:

@@ -22,7 +22,6 @@ byte-reproducible).
 
 from __future__ import annotations
 
-import hashlib
 import random
 import sys
 from pathlib import Path
@@ -121,23 +120,6 @@ def choose(env, rng: random.Random) -> str:
     return rng.choice(NO_PLACEMENT + OUT_OF_RANGE)
 
 
-def observation_field(obs: str, step: int) -> dict:
-    if step < FULL_TEXT_STEPS:
-        return {"obs": obs}
-    return {"obs_sha256_16": hashlib.sha256(obs.encode("utf-8")).hexdigest()[:16]}
-
-
-def plain(value):
-    """JSON-ready: numpy scalars and arrays as Python values."""
-    if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [plain(item) for item in value]
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    return value
-
-
 def play(env, env_id: str, seed: int, steps: int) -> dict:
     obs = env.reset(seed=seed)
     record = {
@@ -153,7 +135,13 @@ def play(env, env_id: str, seed: int, steps: int) -> dict:
         action = choose(env, rng)
         obs, reward, done, info = env.step(action)
         record["steps"].append(
-            {"action": action, **observation_field(obs, step), "reward": reward, "done": bool(done), "info": plain(info)}
+            {
+                "action": action,
+                **peer.observation_field(obs, step, FULL_TEXT_STEPS),
+                "reward": reward,
+                "done": bool(done),
+                "info": peer.plain(info),
+            }
         )
         if done:
             break
