@@ -116,8 +116,8 @@ def test_scramble_skips_words_numpy_rejects():
         def __init__(self, words):
             self.words = iter(words)
 
-        def random_raw(self, count):
-            return np.array([next(self.words) for _ in range(count)], dtype=np.uint64)
+        def random_raw(self):
+            return next(self.words)
 
     class Stub:
         # Low half 0: rejected; high half 2**31 + 1: turn 6; then the next word's low half: turn 11.

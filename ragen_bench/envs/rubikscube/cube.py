@@ -108,15 +108,15 @@ def scramble(rng: np.random.Generator, depth: int) -> tuple[int, ...]:
     fraction of ``integers``' call overhead.  ``rng`` must be freshly seeded (no half word
     pending), as RAGEN-2's and our ``np_random`` after a seeded reset are.
     """
+    draw = rng.bit_generator.random_raw
     turns: list[int] = []
-    bits = rng.bit_generator
     while len(turns) < depth:
-        for word in bits.random_raw((depth - len(turns) + 1) // 2).tolist():
-            for half in (word & _LOW32, word >> 32):
-                product = half * len(ACTION_NAMES)
-                if product & _LOW32 >= _REJECT_BELOW and len(turns) < depth:
-                    turns.append(product >> 32)
-    return tuple(turns)
+        word = draw()
+        for half in (word & _LOW32, word >> 32):
+            product = half * len(ACTION_NAMES)
+            if product & _LOW32 >= _REJECT_BELOW:
+                turns.append(product >> 32)
+    return tuple(turns[:depth])
 
 
 _CANONICAL_LABELS = bytes(range(len(COLOURS)))
