@@ -25,15 +25,16 @@ from typing import NamedTuple
 
 _NUMBER = r"(\d+)"
 _COMMA = r",\s*"
+# Each form with a word it contains: a text without that word cannot match it, so the search is skipped.
 _FORMS = tuple(
-    re.compile(form)
-    for form in (
-        rf"place\s+{_NUMBER}\s+at\s+row\s+{_NUMBER}\s+col\s+{_NUMBER}",
-        rf"place\s+{_NUMBER}\s+at\s+\({_NUMBER}{_COMMA}{_NUMBER}\)",
-        rf"place\s+{_NUMBER}\s+at\s+{_NUMBER}{_COMMA}{_NUMBER}",
-        rf"{_NUMBER}\s+at\s+{_NUMBER}{_COMMA}{_NUMBER}",
-        rf"\({_NUMBER}{_COMMA}{_NUMBER}{_COMMA}{_NUMBER}\)",
-        rf"{_NUMBER}{_COMMA}{_NUMBER}{_COMMA}{_NUMBER}",
+    (word, re.compile(form))
+    for word, form in (
+        ("place", rf"place\s+{_NUMBER}\s+at\s+row\s+{_NUMBER}\s+col\s+{_NUMBER}"),
+        ("place", rf"place\s+{_NUMBER}\s+at\s+\({_NUMBER}{_COMMA}{_NUMBER}\)"),
+        ("place", rf"place\s+{_NUMBER}\s+at\s+{_NUMBER}{_COMMA}{_NUMBER}"),
+        ("at", rf"{_NUMBER}\s+at\s+{_NUMBER}{_COMMA}{_NUMBER}"),
+        ("", rf"\({_NUMBER}{_COMMA}{_NUMBER}{_COMMA}{_NUMBER}\)"),
+        ("", rf"{_NUMBER}{_COMMA}{_NUMBER}{_COMMA}{_NUMBER}"),
     )
 )
 
@@ -49,8 +50,8 @@ class Placement(NamedTuple):
 def parse(action: str, n: int) -> Placement | str:
     """The placement ``action`` names on a board of side ``n``, or the error message RAGEN-2 gives."""
     text = action.strip().lower()
-    for form in _FORMS:
-        found = form.search(text)
+    for word, form in _FORMS:
+        found = form.search(text) if word in text else None
         if found is None:
             continue
         first, second, third = map(int, found.groups())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -27,6 +28,21 @@ _LEGEND = "Legend: [N]=initial cell, N=user-placed, *N*=conflict, .=empty"
 _HINTS_HEADER = "💡 VALID NUMBERS FOR EMPTY CELLS:"
 _HINTS_UP_TO = 10  # the hints list every empty cell once at most this many are left
 _SAMPLE_CHARSET = text_charset("0123456789,")
+
+
+@lru_cache(maxsize=None)
+def _fits_texts(n: int) -> tuple[str, ...]:
+    """``[taken >> 1]``: the digits 1..n missing from the mask ``taken``, as the hints print them ("" if none)."""
+    texts = []
+    for taken in range(0, 1 << (n + 1), 2):
+        fits = [digit for digit in range(1, n + 1) if not taken >> digit & 1]
+        texts.append(str(fits) if fits else "")
+    return tuple(texts)
+
+
+@lru_cache(maxsize=None)
+def _hint_prefixes(n: int) -> tuple[str, ...]:
+    return tuple(f"\n  - ({cell // n + 1},{cell % n + 1}): " for cell in range(n * n))
 
 
 class SudokuEnv(TextEnv):
@@ -139,6 +155,7 @@ class SudokuEnv(TextEnv):
         self._cols = [0] * n
         self._boxes = [0] * n
         self._row_text: list[str] = []
+        self._board_text = ""
         self._blanks = 0
         self._given_count = 0
         self._steps = 0
@@ -156,6 +173,7 @@ class SudokuEnv(TextEnv):
             if digit:
                 self._mark(cell, 1 << digit)
         self._row_text = [self._render_row(row) for row in range(n)]
+        self._board_text = self._render_board()
         self._blanks = blank_count(n, self.difficulty)
         self._given_count = n * n - self._blanks
         self._steps = 0
@@ -181,20 +199,19 @@ class SudokuEnv(TextEnv):
 
     def render_text(self) -> str:
         """The observation text: board, legend, feedback, hints, progress."""
-        n, divider, box = self.grid_size, self._divider, self._layout.box
-        lines = [_HEADER]
-        for row, text in enumerate(self._row_text):
-            if row and row % box == 0:
-                lines.append(divider + "\n")
-            lines.append(text + "\n")
-        lines.append("\n" + _LEGEND)
+        n = self.grid_size
+        lines = [self._board_text]
         if self.last_feedback:
             lines.append("\n\n" + self.last_feedback)
         if 0 < self._blanks <= _HINTS_UP_TO:
             lines.append("\n\n" + _HINTS_HEADER)
-            for cell, digit in enumerate(self._cells):
-                if not digit and (fits := self._candidates(cell)):
-                    lines.append(f"\n  - ({cell // n + 1},{cell % n + 1}): {fits}")
+            geometry, cells, rows, cols, boxes = self._layout, self._cells, self._rows, self._cols, self._boxes
+            fits_text, prefixes = _fits_texts(n), _hint_prefixes(n)
+            for cell in range(n * n):
+                if not cells[cell]:
+                    taken = rows[geometry.rows[cell]] | cols[geometry.cols[cell]] | boxes[geometry.boxes[cell]]
+                    if fits := fits_text[taken >> 1]:
+                        lines.append(prefixes[cell] + fits)
         filled = n * n - self._blanks
         lines.append(
             f"\n\nProgress: {filled}/{n * n} cells filled ({self._given_count} initial, "
@@ -266,6 +283,17 @@ class SudokuEnv(TextEnv):
         taken = self._rows[r] | self._cols[c] | self._boxes[b]
         return [digit for digit in self._layout.digits if not taken >> digit & 1]
 
+    def _render_board(self) -> str:
+        """Header, rows with the box dividers, legend: the part of the text only placements change."""
+        box = self._layout.box
+        lines = [_HEADER]
+        for row, text in enumerate(self._row_text):
+            if row and row % box == 0:
+                lines.append(self._divider + "\n")
+            lines.append(text + "\n")
+        lines.append("\n" + _LEGEND)
+        return "".join(lines)
+
     def _render_row(self, row: int) -> str:
         n, box = self.grid_size, self._layout.box
         marks = []
@@ -316,6 +344,7 @@ class SudokuEnv(TextEnv):
         self._cells[cell] = digit
         self._mark(cell, bit)
         self._row_text[row] = self._render_row(row)
+        self._board_text = self._render_board()
         correct = digit == self._solution[cell]
         self.last_feedback = (
             f"✓ Correct! Placed {digit} at {at}" if correct else f"⚠ Placed {digit} at {at} - Valid but not optimal"

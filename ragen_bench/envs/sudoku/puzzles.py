@@ -14,6 +14,8 @@ from functools import lru_cache
 from typing import NamedTuple
 
 SIZES = (4, 9)
+# Words fetched at a time: a 4x4 puzzle takes about 90, a 9x9 one about 1,400 (up to 3x that).
+_WORDS_PER_FETCH = {4: 128, 9: 1024}
 # The share of cells RAGEN-2 empties for each difficulty (its ``cells_to_remove``).
 BLANK_FRACTIONS = {"easy": 0.4, "medium": 0.5, "hard": 0.6}
 
@@ -62,15 +64,15 @@ class _Draws:
     which also makes a permutation several times cheaper than a ``shuffle`` call.
     """
 
-    _BLOCK = 256  # words per fetch; a 9x9 puzzle takes about 1,400, a 4x4 one about 90
-
-    def __init__(self, seed: int) -> None:
+    def __init__(self, seed: int, block: int = 256) -> None:
         self._random = random.Random(seed)
+        self._block = block  # words per fetch
         self._words: list[int] = []
         self._next = 0
 
     def _fetch(self) -> None:
-        block = self._random.getrandbits(32 * self._BLOCK).to_bytes(4 * self._BLOCK, "little")
+        size = self._block
+        block = self._random.getrandbits(32 * size).to_bytes(4 * size, "little")
         words = array.array("I", block)  # "I" is 4 bytes on every platform CPython supports
         if sys.byteorder == "big":
             words.byteswap()
@@ -119,7 +121,7 @@ def generate(n: int, difficulty: str, seed: int) -> Puzzle:
     emptied puzzle may have several solutions (RAGEN-2 does not check).
     """
     geometry = layout(n)
-    draws = _Draws(seed)
+    draws = _Draws(seed, _WORDS_PER_FETCH[n])
     board = [0] * (n * n)
     rows, cols, boxes = [0] * n, [0] * n, [0] * n
     cell_rows, cell_cols, cell_boxes = geometry.rows, geometry.cols, geometry.boxes
