@@ -270,6 +270,7 @@ class TextEnv(SeedContract, gymnasium.Env):
 
     _phase = _NOT_RESET
     level_seed: int | None = None
+    _seeded_by_reset = False  # whether the current episode's reset was given its seed
     # Number of Discrete actions; 0 for free-text envs (every int then takes the slow path).
     _num_actions = 0
 
@@ -290,6 +291,7 @@ class TextEnv(SeedContract, gymnasium.Env):
         seed = self._check_seed(seed)
         self._check_options(options)
         self._seed_generator(seed)  # all that gymnasium.Env.reset does
+        self._seeded_by_reset = seed is not None
         if seed is None:
             seed = self._draw_seed()
         self.level_seed = seed
@@ -326,6 +328,16 @@ class TextEnv(SeedContract, gymnasium.Env):
     def optimal_action(self, steps_left: int | None = None) -> Any:
         """Next action of an optimal policy, or ``None`` if unknown."""
         return None
+
+    def _fresh_generator_state(self, seed: int) -> dict[str, Any]:
+        """The ``bit_generator.state`` of a generator freshly seeded with ``seed`` (Gymnasium's seeding).
+
+        For families whose peer draws an episode from such a generator.  After a seeded reset
+        ``np_random`` is exactly that generator, still untouched, so its state is copied
+        (several times cheaper than seeding another); after an unseeded one, one is seeded.
+        """
+        generator = self.np_random if self._seeded_by_reset else seeding.np_random(seed)[0]
+        return generator.bit_generator.state
 
     # -- what a family implements ---------------------------------------------------
 

@@ -41,11 +41,14 @@ def format_points(points: Iterable[tuple[int, int]]) -> str:
     return ", ".join(f"({row}, {col})" for row, col in points)
 
 
-def grid_coord_text(size_line: str, labelled: Sequence[tuple[str, Sequence[tuple[int, int]]]], grid: str) -> str:
-    """The whole observation: ``labelled`` is ``(label, points)`` in display order."""
-    lines = [size_line]
-    lines += [f"{label}: {format_points(points)}" for label, points in labelled if points]
-    return _COORDINATES_HEADER + "\n".join(lines) + _GRID_HEADER + grid
+def labelled_lines(labelled: Iterable[tuple[str, Sequence[tuple[int, int]]]]) -> list[str]:
+    """One ``Label: (r, c), ...`` line per ``(label, points)`` with points, in the given order."""
+    return [f"{label}: {format_points(points)}" for label, points in labelled if points]
+
+
+def grid_coord_text(size_line: str, lines: Sequence[str], grid: str) -> str:
+    """The whole observation, from the board-size line, the labelled lines and the grid."""
+    return _COORDINATES_HEADER + "\n".join((size_line, *lines)) + _GRID_HEADER + grid
 
 
 def max_text_length(rows: int, cols: int, labels: Sequence[str], max_points: int, grid_chars: int) -> int:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import seeding
 
 from ragen_bench.envs.base import TextEnv, TextObservation, ascii_casefold, text_charset
 
@@ -158,7 +158,7 @@ class BanditEnv(TextEnv):
 
         self.low_risk_name, self.high_risk_name = self.pairs[0]
         self.action_names = self.pairs[0]
-        self._rng = seeding.np_random(0)[0]  # replaced on every reset
+        self._rng = np.random.default_rng(0)  # re-seeded on every reset
         self._text = ""
         self._pulled: int | None = None
 
@@ -173,7 +173,7 @@ class BanditEnv(TextEnv):
         # RAGEN: a fresh generator per reset; its first draw orders the arms (RAGEN-2: picks
         # the pair, then orders) and its next draw (only if the high-risk arm is pulled)
         # decides the jackpot.
-        self._rng = seeding.np_random(seed)[0]
+        self._rng.bit_generator.state = self._fresh_generator_state(seed)
         drawn = self.name_pool in DRAWN_POOLS
         index = int(self._rng.random() * len(self.pairs)) if drawn else seed % len(self.pairs)
         self.low_risk_name, self.high_risk_name = self.pairs[index]

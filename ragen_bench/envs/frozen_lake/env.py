@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from gymnasium.utils import seeding
 
 from ragen_bench.envs import coords
 from ragen_bench.envs.base import PICTURE_METADATA, ResetNeededError, TextEnv, TextObservation, text_charset
@@ -137,6 +136,7 @@ class FrozenLakeEnv(TextEnv):
             self.instruction += " " + coords.INSTRUCTION
             size = (self.size, self.size)
             self._size_line = coords.board_size_line(*size)
+            self._cell_points = [coords.format_points([divmod(state, self.size)]) for state in range(self.size**2)]
             # Each cell at most once as start, goal or hole, plus the player's.
             longest = coords.max_text_length(*size, COORD_LABELS, self.size**2 + 1, grid_chars)
             charset |= text_charset(*coords.charset_texts(*size, COORD_LABELS))
@@ -146,39 +146,37 @@ class FrozenLakeEnv(TextEnv):
         self._dynamics_rng = np.random.default_rng(0)  # re-seeded on every reset
         self.lake: tuple[str, ...] = ()
         self._empty_grid: tuple[str, ...] = ()  # the lake's rows as text, without the player
-        self._fixed_points: dict[str, list[tuple[int, int]]] = {}  # start, goal and holes (grid_coord)
+        # grid_coord: the coordinate lines listed before the player's and after it.
+        self._lines_before: list[str] = []
+        self._lines_after: list[str] = []
         self._solved: solver.LakeSolution | None = None  # this lake's, once asked for
         self._start = 0
         self._state = 0
-        self._np_random_just_seeded = False
+        self._texts: dict[int, str] = {}  # this lake's observation per player cell, once rendered
         self._steps = 0
 
     # -- Gymnasium API -------------------------------------------------------------
-
-    def reset(self, *, seed: Any = None, options: Any = None) -> tuple[str, dict[str, Any]]:
-        # A seeded reset re-seeds ``np_random`` with that very seed before building the
-        # level (Gymnasium's ``Env.reset``), so the lake can start from a copy of its state.
-        self._np_random_just_seeded = seed is not None
-        return super().reset(seed=seed, options=options)
 
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         """Build RAGEN's lake for ``seed``."""
         # RAGEN draws the lake from one generator seeded with ``seed`` and then resets
         # Gymnasium's FrozenLake with the same seed, whose fresh generator spends one draw
         # picking the (only) start cell and one per step deciding the slip.  Both start
-        # from the state of a generator freshly seeded with ``seed``, as ``np_random`` is
-        # after a seeded reset: copying a state is several times cheaper than seeding.
-        seeded = self.np_random if self._np_random_just_seeded else seeding.np_random(seed)[0]
-        fresh = seeded.bit_generator.state
+        # from the state of a generator freshly seeded with ``seed``.
+        fresh = self._fresh_generator_state(seed)
         rng = self._dynamics_rng
         rng.bit_generator.state = fresh
         level = generate_level(self.size, self.frozen_prob, rng)
         rng.bit_generator.state = fresh
         rng.random()
-        self.lake = level.desc
-        self._empty_grid = tuple(line.translate(_CELL_TRANSLATION) for line in self.lake)
-        if self.observation_format == "grid_coord":
-            self._fixed_points = _fixed_points(self.lake)
+        if self.lake != level.desc:  # a new lake (not a repeated seed's): new texts
+            self.lake = level.desc
+            self._empty_grid = tuple(line.translate(_CELL_TRANSLATION) for line in self.lake)
+            self._texts = {}
+            if self.observation_format == "grid_coord":
+                points = _fixed_points(self.lake)
+                self._lines_before = coords.labelled_lines((label, points[label]) for label in ("Start", "Goal"))
+                self._lines_after = coords.labelled_lines([("Holes", points["Holes"])])
         self._solved = None
         self._state = self._start = level.start
         self._steps = 0
@@ -203,15 +201,22 @@ class FrozenLakeEnv(TextEnv):
 
     def render_text(self) -> str:
         """What observations carry: the grid as text, after its coordinates in ``grid_coord``."""
-        row, col = divmod(self._state, self.size)
+        # A lake's observation depends only on the player's cell: each is rendered once.
+        text = self._texts.get(self._state)
+        if text is None:
+            text = self._texts[self._state] = self._render_cell(self._state)
+        return text
+
+    def _render_cell(self, state: int) -> str:
+        row, col = divmod(state, self.size)
         lines = list(self._empty_grid)
         letter = self.lake[row][col]
         lines[row] = lines[row][:col] + PLAYER_SYMBOLS[letter] + lines[row][col + 1 :]
         grid = "\n".join(lines)
         if self.observation_format == "grid":
             return grid
-        points = dict(self._fixed_points, **{_PLAYER_LABELS[letter]: [(row, col)]})
-        return coords.grid_coord_text(self._size_line, [(label, points.get(label, ())) for label in COORD_LABELS], grid)
+        player = f"{_PLAYER_LABELS[letter]}: {self._cell_points[state]}"
+        return coords.grid_coord_text(self._size_line, [*self._lines_before, player, *self._lines_after], grid)
 
     def render_rgb(self) -> np.ndarray:
         """The lake as a picture (``render_mode="rgb_array"``), whatever the observation format."""

@@ -282,7 +282,7 @@ class SokobanEnv(TextEnv):
         grid = self._board.decode("latin-1").translate(self._translation)[:-1]
         if self.observation_format == "grid":
             return grid
-        return coords.grid_coord_text(self._size_line, self.entity_coordinates(), grid)
+        return coords.grid_coord_text(self._size_line, coords.labelled_lines(self.entity_coordinates()), grid)
 
     def render_rgb(self) -> np.ndarray:
         """The room as a picture (``render_mode="rgb_array"``), whatever the observation format."""
