@@ -107,7 +107,8 @@ def test_scramble_draws_numpys_integers_exactly():
     for seed in range(2000):
         reference = np.random.default_rng(seed)
         expected = tuple(int(reference.integers(1, 13)) - 1 for _ in range(10))
-        assert cube.scramble(np.random.default_rng(seed), 10) == expected
+        turns, colours = cube.scramble(np.random.default_rng(seed), 10)
+        assert turns == expected and colours == apply(cube.SOLVED, expected)
 
 
 def test_scramble_skips_words_numpy_rejects():
@@ -123,7 +124,7 @@ def test_scramble_skips_words_numpy_rejects():
         # Low half 0: rejected; high half 2**31 + 1: turn 6; then the next word's low half: turn 11.
         bit_generator = Words([(2**31 + 1) << 32, 2**32 - 1])
 
-    assert cube.scramble(Stub(), 2) == (6, 11)
+    assert cube.scramble(Stub(), 2) == ((6, 11), apply(cube.SOLVED, (6, 11)))
 
 
 # -- the turns ------------------------------------------------------------------------------

@@ -99,24 +99,28 @@ _LOW32 = 0xFFFFFFFF
 _REJECT_BELOW = (2**32 - len(ACTION_NAMES)) % len(ACTION_NAMES)
 
 
-def scramble(rng: np.random.Generator, depth: int) -> tuple[int, ...]:
-    """RAGEN-2's scramble: ``depth`` turns drawn uniformly by a fresh generator of the seed.
+def scramble(rng: np.random.Generator, depth: int) -> tuple[tuple[int, ...], bytes]:
+    """RAGEN-2's scramble of the solved cube: ``(turns, colours)`` after ``depth`` turns drawn by ``rng``.
 
-    RAGEN-2 draws ``rng.integers(1, 13)`` once per turn.  That is numpy's Lemire draw over
-    the generator's 32-bit words (a 64-bit output's low half, then its high half), done
-    here on ``random_raw`` outputs directly: the same turns (minus one: ids from 0), at a
-    fraction of ``integers``' call overhead.  ``rng`` must be freshly seeded (no half word
-    pending), as RAGEN-2's and our ``np_random`` after a seeded reset are.
+    RAGEN-2 draws ``rng.integers(1, 13)`` once per turn from a fresh generator of the seed.
+    That is numpy's Lemire draw over the generator's 32-bit words (a 64-bit output's low
+    half, then its high half), done here on ``random_raw`` outputs directly: the same turns
+    (minus one: ids from 0), at a fraction of ``integers``' call overhead.  ``rng`` must be
+    freshly seeded (no half word pending), as RAGEN-2's and our ``np_random`` after a seeded
+    reset are.
     """
     draw = rng.bit_generator.random_raw
     turns: list[int] = []
+    colours = SOLVED
     while len(turns) < depth:
         word = draw()
         for half in (word & _LOW32, word >> 32):
             product = half * len(ACTION_NAMES)
-            if product & _LOW32 >= _REJECT_BELOW:
-                turns.append(product >> 32)
-    return tuple(turns[:depth])
+            if product & _LOW32 >= _REJECT_BELOW and len(turns) < depth:
+                action = product >> 32
+                turns.append(action)
+                colours = TURNS[action].translate(_ASCII + colours + _ABOVE)
+    return tuple(turns), colours
 
 
 _CANONICAL_LABELS = bytes(range(len(COLOURS)))

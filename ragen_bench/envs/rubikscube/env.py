@@ -130,10 +130,7 @@ class RubiksCubeEnv(TextEnv):
 
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         rng = self.np_random if self._np_random_just_seeded else seeding.np_random(seed)[0]
-        scramble = cube.scramble(rng, self.scramble_depth)
-        colours = cube.SOLVED
-        for action in scramble:
-            colours = cube.turn(colours, action)
+        scramble, colours = cube.scramble(rng, self.scramble_depth)
         self._table = cube.table(colours)
         self._net = _LIVE_NET
         self._steps = 0
@@ -142,7 +139,7 @@ class RubiksCubeEnv(TextEnv):
             "success": False,
             "level_seed": seed,
             "optimal_length": solver.optimal_length(colours),
-            "scramble": " ".join(self.action_names[action] for action in scramble),
+            "scramble": " ".join(map(cube.ACTION_NAMES.__getitem__, scramble)),
         }
         return self.render_text(), info
 
