@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import json
 import math
-from functools import lru_cache
-from pathlib import Path
 
 import gymnasium
 import numpy as np
@@ -19,12 +15,13 @@ import ragen_bench
 from ragen_bench.chat import AgentReply, ChatConfig, ChatEpisode
 from ragen_bench.envs.base import EpisodeFinishedError, InvalidActionError
 from ragen_bench.envs.game_2048 import Game2048Env, board as rules, search
+from ragen_bench.envs.game_2048.draws import PCG64Draws
 from ragen_bench.envs.game_2048.env import log_reward
 from ragen_bench.registry import entry
 from tests import env_contract
+from tests.conftest import ragen2_records
 
 IDS = [i for i in ragen_bench.ENV_IDS if i.startswith("RAGEN/2048-")]
-FIXTURE = Path(__file__).parent / "fixtures" / "ragen2" / "game_2048.jsonl.gz"
 UP, RIGHT, DOWN, LEFT = range(4)
 # The info keys RAGEN-2's Game2048Env returns (max_tile: on the final step only).
 RAGEN2_STEP_KEYS = ("action_is_effective", "action_is_valid", "success", "grid", "action_mask", "score", "raw_reward")
@@ -35,11 +32,9 @@ def make(env_id: str = "RAGEN/2048-v0", **kwargs) -> Game2048Env:
     return gymnasium.make(env_id, **kwargs).unwrapped
 
 
-@lru_cache(maxsize=1)
 def reference_records() -> tuple[dict, ...]:
     """RAGEN-2's recorded episodes (scripts/ragen2_reference/game_2048.py)."""
-    with gzip.open(FIXTURE, "rt", encoding="utf-8") as lines:
-        return tuple(json.loads(line) for line in lines)
+    return ragen2_records("game_2048")
 
 
 def plain(value):
@@ -150,16 +145,17 @@ boards = st.lists(st.lists(tiles, min_size=4, max_size=4), min_size=4, max_size=
 @given(boards)
 @settings(max_examples=300, deadline=None)
 def test_moves_keep_the_tile_sum_and_agree_with_symmetry_and_the_search(board):
-    moved = rules.all_moves(board)
+    moved = [rules.move(board, action) for action in rules.ACTIONS]
     total = sum(map(sum, board))
     mirrored = tuple(line[::-1] for line in board)
     for action, (after, gained) in enumerate(moved):
         assert sum(map(sum, after)) == total
         assert gained % 4 == 0 and gained <= 2 * total
     # Right is Left of the mirrored board, Up is Left of the transposed board.
-    left_of_mirror = rules.all_moves(mirrored)[LEFT][0]
+    left_of_mirror = rules.move(mirrored, LEFT)[0]
     assert moved[RIGHT][0] == tuple(line[::-1] for line in left_of_mirror)
-    assert moved[UP][0] == rules.transpose(rules.all_moves(rules.transpose(board))[LEFT][0])
+    assert moved[UP][0] == rules.transpose(rules.move(rules.transpose(board), LEFT)[0])
+    assert rules.valid_actions(board) == tuple(a for a, (after, _) in enumerate(moved) if after != board)
     # The search's packed boards move as the env's boards.
     packed = search.moves(np.array([search.encode(board)], dtype=np.uint64))[:, 0]
     assert [search.encode(after) for after, _ in moved] == packed.tolist()
@@ -307,6 +303,26 @@ def test_search_plays_a_whole_capped_game_well():
 @given(boards)
 @settings(max_examples=100, deadline=None)
 def test_search_picks_a_valid_move_on_any_grid(board):
-    valid = tuple(a for a, (after, _) in enumerate(rules.all_moves(board)) if after != board)
+    valid = rules.valid_actions(board)
     if valid:
         assert search.best_action(board, valid) in valid
+
+
+# -- the spawn's draws ---------------------------------------------------------------
+
+
+@given(
+    st.integers(0, 2**64 - 1),
+    st.lists(st.one_of(st.none(), st.integers(1, 64), st.integers(1, 2**32 - 1)), max_size=60),
+)
+@settings(max_examples=300, deadline=None)
+def test_spawn_draws_are_numpys_generator_draws(seed, calls):
+    # None: random(); n: integers(0, n).  Large n makes Lemire's rejection loop run.
+    numpy_generator = np.random.default_rng(seed)
+    draws = PCG64Draws()
+    draws.restart(np.random.default_rng(seed).bit_generator.state)
+    for n in calls:
+        if n is None:
+            assert draws.random() == numpy_generator.random()
+        else:
+            assert draws.integers(n) == numpy_generator.integers(0, n)

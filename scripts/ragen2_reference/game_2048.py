@@ -16,7 +16,6 @@ byte-reproducible), as 25,000 steps of JSON are 9 MB plain.
 
 from __future__ import annotations
 
-import hashlib
 import random
 import sys
 from pathlib import Path
@@ -29,30 +28,21 @@ FULL_TEXT_STEPS = 10
 MAX_STEPS = 2000  # random play ends far sooner (a few hundred moves)
 
 
-def plain(value):
-    """JSON-ready: numpy arrays as lists, numpy scalars as Python values."""
-    if isinstance(value, dict):
-        return {key: plain(item) for key, item in value.items()}
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    return value
-
-
-def observation_field(obs: str, step: int) -> dict:
-    if step < FULL_TEXT_STEPS:
-        return {"obs": obs}
-    return {"obs_sha256_16": hashlib.sha256(obs.encode("utf-8")).hexdigest()[:16]}
-
-
 def play(env, seed: int, steps: int) -> dict:
     obs, info = env.reset(seed=seed)
-    record = {"env": "game_2048", "seed": seed, "obs": obs, "info": plain(info), "steps": []}
+    record = {"env": "game_2048", "seed": seed, "obs": obs, "info": peer.plain(info), "steps": []}
     draw = random.Random(seed)
     for step in range(steps):
         action = draw.randrange(4)
         obs, reward, done, info = env.step(action)
         record["steps"].append(
-            {"action": action, **observation_field(obs, step), "reward": reward, "done": bool(done), "info": plain(info)}
+            {
+                "action": action,
+                **peer.observation_field(obs, step, FULL_TEXT_STEPS),
+                "reward": reward,
+                "done": bool(done),
+                "info": peer.plain(info),
+            }
         )
         if done:
             break

@@ -46,33 +46,62 @@ def slide_back(line: Line) -> tuple[Line, int]:
     return moved[::-1], gained
 
 
+# The action sets by bit mask (bit ``a`` set: action ``a`` is valid).
+ACTION_SETS = tuple(tuple(action for action in ACTIONS if bits >> action & 1) for bits in range(16))
+
+
+@lru_cache(maxsize=1 << 18)
+def _row_actions(line: Line) -> int:
+    """The bits of Left and Right if sliding the row that way changes it."""
+    return (slide(line)[0] != line) << LEFT | (slide_back(line)[0] != line) << RIGHT
+
+
+@lru_cache(maxsize=1 << 18)
+def _column_actions(line: Line) -> int:
+    """The bits of Up and Down if sliding the column that way changes it."""
+    return (slide(line)[0] != line) << UP | (slide_back(line)[0] != line) << DOWN
+
+
 def transpose(board: Board) -> Board:
     return tuple(zip(*board))
 
 
-def _slide_lines(lines: Board, slider) -> tuple[Board, int]:
-    results = [slider(line) for line in lines]
-    return tuple(moved for moved, _ in results), sum(gained for _, gained in results)
+def valid_actions(board: Board) -> tuple[int, ...]:
+    """The actions that change ``board``, in id order (none: the game is over)."""
+    bits = 0
+    for line in board:
+        bits |= _row_actions(line)
+    for line in zip(*board):
+        bits |= _column_actions(line)
+    return ACTION_SETS[bits]
 
 
 def move(board: Board, action: int) -> tuple[Board, int]:
     """The board after ``action`` (before any spawn) and the score it gains."""
-    return all_moves(board)[action]
+    lines = transpose(board) if action in (UP, DOWN) else board
+    slider = slide if action in (UP, LEFT) else slide_back
+    results = [slider(line) for line in lines]
+    moved = tuple(line for line, _ in results)
+    return (transpose(moved) if action in (UP, DOWN) else moved), sum(gained for _, gained in results)
 
 
-def all_moves(board: Board) -> tuple[tuple[Board, int], ...]:
-    """``(board after action, score gained)`` for the four actions, in action order."""
-    columns = transpose(board)
-    up, up_gain = _slide_lines(columns, slide)
-    down, down_gain = _slide_lines(columns, slide_back)
-    right = _slide_lines(board, slide_back)
-    left = _slide_lines(board, slide)
-    return (transpose(up), up_gain), right, (transpose(down), down_gain), left
+@lru_cache(maxsize=1 << 18)
+def _empty_columns(line: Line) -> tuple[int, ...]:
+    return tuple(col for col, value in enumerate(line) if not value)
 
 
-def empty_cells(board: Board) -> list[tuple[int, int]]:
-    """The empty cells in row-major order (the order a spawn picks from)."""
-    return [(row, col) for row, line in enumerate(board) for col, value in enumerate(line) if not value]
+def empty_count(board: Board) -> int:
+    return sum([len(_empty_columns(line)) for line in board])
+
+
+def nth_empty(board: Board, index: int) -> tuple[int, int]:
+    """The ``index``-th empty cell in row-major order (the order a spawn picks from)."""
+    for row, line in enumerate(board):
+        columns = _empty_columns(line)
+        if index < len(columns):
+            return row, columns[index]
+        index -= len(columns)
+    raise IndexError("fewer empty cells than the index")
 
 
 def place(board: Board, row: int, col: int, value: int) -> Board:
@@ -86,4 +115,4 @@ def empty_board(size: int) -> Board:
 
 
 def max_tile(board: Board) -> int:
-    return max(max(line) for line in board)
+    return max(map(max, board))

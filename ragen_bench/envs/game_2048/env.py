@@ -11,6 +11,7 @@ from gymnasium import spaces
 from ragen_bench.envs.base import PICTURE_METADATA, TextEnv, TextObservation, text_charset
 from ragen_bench.envs.game_2048 import board as rules
 from ragen_bench.envs.game_2048 import picture, search
+from ragen_bench.envs.game_2048.draws import PCG64Draws
 
 ACTION_NAMES = ("Up", "Right", "Down", "Left")
 # RAGEN-2's success tile, its penalty for a move that moves nothing, and its step budget
@@ -30,26 +31,28 @@ def log_reward(raw_reward: float) -> float:
     return float(np.log2(raw_reward + 1.0)) * 0.1 if raw_reward > 0 else 0.0
 
 
-def _action_list(valid: tuple[int, ...]) -> str:
-    return ", ".join(f"{action}({ACTION_NAMES[action]})" for action in valid) or "None"
+@lru_cache(maxsize=1 << 16)
+def _row_text(index: int, line: rules.Line) -> str:
+    return f"Row {index}: [{', '.join(map(str, line))}]"
+
+
+def _after_rows(valid: tuple[int, ...]) -> str:
+    """What follows the rows, up to the score: the valid actions and the goal."""
+    actions = ", ".join(f"{action}({ACTION_NAMES[action]})" for action in valid) or "None"
+    return f"\n\nValid Actions: {actions}.\nGoal: Merge same numbers to reach 2048.\nCurrent Score: "
+
+
+_AFTER_ROWS = {valid: _after_rows(valid) for valid in rules.ACTION_SETS}
 
 
 def observation_text(board: rules.Board, valid: tuple[int, ...], score: int) -> str:
-    """The observation of a board, as RAGEN-2 prints it (rows, legal moves, score)."""
-    rows = [f"Row {index}: [{', '.join(map(str, line))}]" for index, line in enumerate(board, start=1)]
-    return "\n".join(
-        [
-            "Current 2048 Grid:",
-            *rows,
-            "",
-            f"Valid Actions: {_action_list(valid)}.",
-            "Goal: Merge same numbers to reach 2048.",
-            f"Current Score: {score}",
-            "What is your next move?",
-        ]
-    )
+    """The observation of a board, as RAGEN-2 prints it (rows, valid actions, score)."""
+    rows = "\n".join([_row_text(index, line) for index, line in enumerate(board, start=1)])
+    return f"Current 2048 Grid:\n{rows}{_AFTER_ROWS[valid]}{score}\nWhat is your next move?"
 
 
+# The action mask of every set of valid actions (copied into each info).
+_MASKS = {valid: np.isin(rules.ACTIONS, valid) for valid in rules.ACTION_SETS}
 _CHARSET = text_charset(
     observation_text(((0,),), (0, 1, 2, 3), 0), observation_text(((0,),), (), 0), "0123456789"
 )
@@ -143,12 +146,10 @@ class Game2048Env(TextEnv):
         self.observation_space = TextObservation(max_length=OBSERVATION_CHARS, charset=_CHARSET)
         self._set_action_space(spaces.Discrete(4))
 
-        self._spawn_rng = np.random.default_rng(0)  # re-seeded on every reset
+        self._spawn_draws = PCG64Draws()  # restarted on every reset
         self._np_random_just_seeded = False
-        self.board: rules.Board = rules.empty_board(self.size)
-        self.grid = np.zeros((self.size, self.size), dtype=np.int64)  # the board as an array
+        self.board: rules.Board = rules.empty_board(self.size)  # rows of tile values, 0 = empty
         self.score = 0
-        self._moves: tuple[tuple[rules.Board, int], ...] = ()
         self._valid: tuple[int, ...] = ()
         self._observation = ""
         self._steps = 0
@@ -164,13 +165,17 @@ class Game2048Env(TextEnv):
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         # RAGEN-2 spawns from ``numpy.random.default_rng(seed)``: the same PCG64 stream as
         # Gymnasium's ``seeding.np_random(seed)``.
-        rng = self._spawn_rng
-        if self._np_random_just_seeded:
-            rng.bit_generator.state = self.np_random.bit_generator.state
-        else:
-            rng.bit_generator.state = np.random.PCG64(seed).state
-        board = rules.empty_board(self.size)
-        board = self._spawn(self._spawn(board))
+        fresh = self.np_random if self._np_random_just_seeded else np.random.default_rng(seed)
+        draws = self._spawn_draws
+        draws.restart(fresh.bit_generator.state)
+        # RAGEN-2's two spawns on the empty grid: a cell of all, then one of the others
+        # (the second pick, in row-major order, skips the first cell).
+        cells = [0] * self.size**2
+        first = draws.integers(len(cells))
+        cells[first] = self._spawn_value()
+        second = draws.integers(len(cells) - 1)
+        cells[second + (second >= first)] = self._spawn_value()
+        board = tuple(tuple(cells[start : start + self.size]) for start in range(0, len(cells), self.size))
         self.score = 0
         self._steps = 0
         self._set_board(board)
@@ -183,7 +188,7 @@ class Game2048Env(TextEnv):
         moved = action in self._valid
         terminated = False
         if moved:
-            after, gained = self._moves[action]
+            after, gained = rules.move(self.board, action)
             self.score += gained
             raw_reward = float(gained)
             self._set_board(self._spawn(after))
@@ -215,6 +220,11 @@ class Game2048Env(TextEnv):
         return search.best_action(self.board, self._valid)
 
     @property
+    def grid(self) -> np.ndarray:
+        """The board as a new ``(size, size)`` ``int64`` array (what ``info["grid"]`` holds)."""
+        return np.array(sum(self.board, ()), dtype=np.int64).reshape(self.size, self.size)
+
+    @property
     def valid_actions(self) -> tuple[int, ...]:
         """The actions that change the grid, in id order."""
         return self._valid
@@ -223,28 +233,26 @@ class Game2048Env(TextEnv):
 
     def _spawn(self, board: rules.Board) -> rules.Board:
         """RAGEN-2's spawn: a uniform empty cell (row-major order), then 2 or 4."""
-        empty = rules.empty_cells(board)
+        empty = rules.empty_count(board)
         if not empty:
             return board
-        row, col = empty[self._spawn_rng.integers(0, len(empty))]
-        value = 2 if self._spawn_rng.random() < self.two_prob else 4
-        return rules.place(board, row, col, value)
+        row, col = rules.nth_empty(board, self._spawn_draws.integers(empty))
+        return rules.place(board, row, col, self._spawn_value())
+
+    def _spawn_value(self) -> int:
+        return 2 if self._spawn_draws.random() < self.two_prob else 4
 
     def _set_board(self, board: rules.Board) -> None:
-        """Make ``board`` current: its four moves, the valid ones, its array and text."""
+        """Make ``board`` current: its valid actions and its text."""
         self.board = board
-        self._moves = rules.all_moves(board)
-        self._valid = tuple(action for action in rules.ACTIONS if self._moves[action][0] != board)
-        self.grid = np.array(board, dtype=np.int64)
+        self._valid = rules.valid_actions(board)
         self._observation = observation_text(board, self._valid, self.score)
 
     def _info(self, raw_reward: float, success: bool) -> dict[str, Any]:
-        mask = np.zeros(4, dtype=bool)
-        mask[list(self._valid)] = True
         return {
-            "grid": self.grid.copy(),
+            "grid": self.grid,
             "score": self.score,
-            "action_mask": mask,
+            "action_mask": _MASKS[self._valid].copy(),
             "raw_reward": raw_reward,
             "success": success,
             "max_tile": rules.max_tile(self.board),
