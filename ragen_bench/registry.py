@@ -78,6 +78,14 @@ ENTRIES: tuple[EnvEntry, ...] = (
         description="RAGEN-2: Sokoban-6x6's levels, grid plus zero-indexed coordinates of targets, boxes, player.",
     ),
     EnvEntry(
+        "RAGEN/Sokoban-6x6-Visual-v0",
+        *_SOKOBAN,
+        # The observation stays Sokoban-6x6's text grid; render() is the frame (96x96x3, as RAGEN-2's).
+        dict(dim_room=(6, 6), num_boxes=1, search_depth=300, render_mode="rgb_array"),
+        ragen_name="VisualSimpleSokoban",
+        description="RAGEN-2: Sokoban-6x6's levels, with a picture of every state (render_mode='rgb_array').",
+    ),
+    EnvEntry(
         "RAGEN/FrozenLake-4x4-v0",
         *_FROZEN_LAKE,
         dict(size=4, frozen_prob=0.8, is_slippery=True),

@@ -26,7 +26,9 @@ IDS = ragen_bench.ENV_IDS
 
 
 def make(env_id: str, **kwargs) -> TextEnv:
-    return gymnasium.make(env_id, **kwargs).unwrapped
+    """The raw env, rendering its observation text unless told otherwise (``Sokoban-6x6-Visual``
+    draws pictures by default; those are checked in ``tests/test_pictures.py``)."""
+    return gymnasium.make(env_id, **{"render_mode": "ansi", **kwargs}).unwrapped
 
 
 def construct(env_id: str, **kwargs) -> TextEnv:
