@@ -27,6 +27,26 @@ def recorded(function: Callable[[], Any], results: list[Any]) -> Callable[[], No
     return lambda: append(function())
 
 
+def time_first_steps(benchmark: Any, env: Any, actions: Iterator[Any], rounds: int = 2000) -> list[Any]:
+    """Time ``env.step(next(actions))`` as the first step of a fresh ``reset(seed=PANEL_SEED)`` episode.
+
+    A finished episode cannot be stepped, and many episodes end after one step or a few:
+    every measured step is the first of a fresh episode (the reset is not timed).  Returns
+    every step's result, for the caller to check.
+    """
+    results: list[Any] = []
+
+    def fresh_episode() -> None:  # pedantic() would pass a returned value on as arguments
+        env.reset(seed=PANEL_SEED)
+
+    benchmark.pedantic(
+        recorded(lambda: env.step(next(actions)), results),
+        setup=fresh_episode, rounds=rounds, iterations=1, warmup_rounds=10,
+    )
+    assert results  # rounds + 10 calls when timed (one with --benchmark-disable)
+    return results
+
+
 def check_fresh_resets(env_id: str, results: list[tuple[str, dict[str, Any]]], *, lengths: bool = True) -> None:
     """Timed resets of seeds 10,000, 10,001, ... built those seeds' levels, as the train panel pins them.
 

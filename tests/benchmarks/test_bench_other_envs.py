@@ -22,10 +22,19 @@ import pytest
 import ragen_bench
 from ragen_bench.envs.countdown import arith
 from ragen_bench.envs.frozen_lake import solver
-from tests.benchmarks.checks import FIRST_FRESH_SEED, PANEL_SEED, check_fresh_resets, fresh_seeds, recorded, short_sha
+from tests.benchmarks.checks import (
+    FIRST_FRESH_SEED,
+    PANEL_SEED,
+    check_fresh_resets,
+    fresh_seeds,
+    recorded,
+    short_sha,
+    time_first_steps,
+)
 from tests.benchmarks.ragen_checkout import frozen_lake_env
 
-IDS = [i for i in ragen_bench.ENV_IDS if not i.startswith("RAGEN/Sokoban-")]
+# Sokoban and the RAGEN-2 families (2048, Sudoku, the cube) have benchmark files of their own.
+IDS = [i for i in ragen_bench.ENV_IDS if not i.startswith(("RAGEN/Sokoban-", "RAGEN/2048-", "RAGEN/Sudoku-", "RAGEN/RubiksCube-"))]
 # One representative action per free-text env (a well-formed answer exercises the whole parser).
 TEXT_ACTIONS = {"RAGEN/Countdown-v0": "(64 - 51) + (27 - 31) * 2", "RAGEN/MathQA-v0": "42"}
 
@@ -111,30 +120,11 @@ def test_ragen_peer_reset(benchmark, env_id):
         assert ours.reset(seed=seed)[0] == observation, f"{env_id} seed {seed}"
 
 
-def _time_first_steps(benchmark, env, actions) -> list:
-    """Time ``env.step(next(actions))`` as the first step of a fresh panel-seed episode; the results.
-
-    A finished episode cannot be stepped, and these episodes end after one step or a few:
-    every measured step is the first of a fresh episode (the reset is not timed).
-    """
-    results = []
-
-    def fresh_episode() -> None:  # pedantic() would pass a returned value on as arguments
-        env.reset(seed=PANEL_SEED)
-
-    benchmark.pedantic(
-        recorded(lambda: env.step(next(actions)), results),
-        setup=fresh_episode, rounds=2000, iterations=1, warmup_rounds=10,
-    )
-    assert results  # 2,010 calls when timed (one with --benchmark-disable)
-    return results
-
-
 @pytest.mark.parametrize("env_id", IDS)
 def test_step(benchmark, env_id):
     benchmark.group = "other envs: step (incl. text observation)"
     env = gymnasium.make(env_id).unwrapped
-    results = _time_first_steps(benchmark, env, _actions(env_id, env))
+    results = time_first_steps(benchmark, env, _actions(env_id, env))
     expected = FIRST_STEPS[env_id]
     for index, (observation, reward, terminated, truncated, info) in enumerate(results):
         assert (reward, terminated, truncated, short_sha(observation)) == expected[index % len(expected)], index
@@ -145,7 +135,7 @@ def test_step(benchmark, env_id):
 def test_ragen_peer_step(benchmark, env_id):
     benchmark.group = "other envs: step (incl. text observation)"
     peer = frozen_lake_env(**RAGEN_PEERS[env_id])
-    results = _time_first_steps(benchmark, peer, itertools.cycle(range(1, 5)))  # RAGEN numbers actions from 1
+    results = time_first_steps(benchmark, peer, itertools.cycle(range(1, 5)))  # RAGEN numbers actions from 1
     # RAGEN's first steps are ours, slips included.
     expected = FIRST_STEPS[env_id]
     for index, (observation, reward, done, _) in enumerate(results):

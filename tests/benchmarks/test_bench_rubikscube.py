@@ -25,7 +25,7 @@ import pytest
 import ragen_bench
 from ragen_bench import panels
 from ragen_bench.envs.rubikscube import cube, solver
-from tests.benchmarks.checks import FIRST_FRESH_SEED, PANEL_SEED, check_fresh_resets, fresh_seeds, recorded
+from tests.benchmarks.checks import FIRST_FRESH_SEED, PANEL_SEED, check_fresh_resets, fresh_seeds, recorded, time_first_steps
 from tests.benchmarks.ragen2_rubikscube import rubikscube_env
 
 IDS = [i for i in ragen_bench.ENV_IDS if i.startswith("RAGEN/RubiksCube-")]
@@ -58,21 +58,6 @@ def test_ragen2_peer_reset(benchmark, env_id):
         assert ours.reset(seed=seed)[0] == observation, f"{env_id} seed {seed}"
 
 
-def _time_first_steps(benchmark, env, actions) -> list:
-    """Time ``env.step(next(actions))`` as the first step after ``reset(seed=123)`` (the reset not timed)."""
-    results = []
-
-    def fresh_episode() -> None:  # pedantic() would pass a returned value on as arguments
-        env.reset(seed=PANEL_SEED)
-
-    benchmark.pedantic(
-        recorded(lambda: env.step(next(actions)), results),
-        setup=fresh_episode, rounds=2000, iterations=1, warmup_rounds=10,
-    )
-    assert results
-    return results
-
-
 def _first_steps(env_id: str) -> list[tuple[str, float, bool]]:
     """Our first step of seed 123 for each action: (observation, reward, ended)."""
     env, steps = _ours(env_id), []
@@ -87,7 +72,7 @@ def _first_steps(env_id: str) -> list[tuple[str, float, bool]]:
 def test_step(benchmark, env_id):
     benchmark.group = GROUP_STEP
     env = _ours(env_id)
-    results = _time_first_steps(benchmark, env, itertools.cycle(range(len(cube.ACTION_NAMES))))
+    results = time_first_steps(benchmark, env, itertools.cycle(range(len(cube.ACTION_NAMES))))
     expected = _first_steps(env_id)
     for index, (observation, reward, terminated, truncated, info) in enumerate(results):
         assert (observation, reward, terminated or truncated) == expected[index % len(expected)], index
@@ -98,7 +83,7 @@ def test_step(benchmark, env_id):
 def test_ragen2_peer_step(benchmark, env_id):
     benchmark.group = GROUP_STEP
     peer = rubikscube_env(env_id)
-    results = _time_first_steps(benchmark, peer, itertools.cycle(range(1, 13)))  # RAGEN-2 numbers turns from 1
+    results = time_first_steps(benchmark, peer, itertools.cycle(range(1, 13)))  # RAGEN-2 numbers turns from 1
     expected = _first_steps(env_id)
     for index, (observation, reward, done, _) in enumerate(results):
         assert (observation, reward, done) == expected[index % len(expected)], index
