@@ -121,6 +121,13 @@ ENTRIES: tuple[EnvEntry, ...] = (
         description="RAGEN-2: FrozenLake-4x4-R2's lakes, grid plus zero-indexed coordinates of start, goal, player, holes.",
     ),
     EnvEntry(
+        "RAGEN/FrozenLake-4x4-Coord-NoSlip-v0",
+        *_FROZEN_LAKE,
+        dict(size=4, frozen_prob=0.9, is_slippery=True, success_rate=1.0, observation_format="grid_coord"),
+        ragen_name="CoordFrozenLake",
+        description="RAGEN-2's FrozenLake experiment (_3_frozen_lake.yaml): CoordFrozenLake with success_rate 1, no slips.",
+    ),
+    EnvEntry(
         "RAGEN/Bandit-v0",
         *_BANDIT,
         dict(low_risk_name="Phoenix", high_risk_name="Dragon"),

@@ -35,7 +35,12 @@ SOKOBAN = {
     "SokobanDifferentGridVocab": "RAGEN/Sokoban-6x6-AltVocab-v0",
     "CoordSokoban": "RAGEN/Sokoban-6x6-Coord-v0",
 }
-FROZEN_LAKE = {"FrozenLake": "RAGEN/FrozenLake-4x4-R2-v0", "CoordFrozenLake": "RAGEN/FrozenLake-4x4-Coord-v0"}
+FROZEN_LAKE = {
+    "FrozenLake": "RAGEN/FrozenLake-4x4-R2-v0",
+    "CoordFrozenLake": "RAGEN/FrozenLake-4x4-Coord-v0",
+    # RAGEN-2's FrozenLake experiment overrides the tag's success_rate to 1 (config/_3_frozen_lake.yaml).
+    "CoordFrozenLake@_3_frozen_lake": "RAGEN/FrozenLake-4x4-Coord-NoSlip-v0",
+}
 BANDIT = {"Bandit": "RAGEN/Bandit-R2-v0", "BanditTest": "RAGEN/BanditTest-R2-v0"}
 NEW_IDS = ("RAGEN/Sokoban-6x6-Coord-v0", *FROZEN_LAKE.values(), *BANDIT.values())
 RECORDED_SEEDS = sorted(set(range(100)) | set(range(123, 379)))
@@ -83,7 +88,7 @@ def assert_replays(env, record: dict) -> None:
 def test_ids_name_their_ragen2_tags():
     for table in (SOKOBAN, FROZEN_LAKE, BANDIT):
         for tag, env_id in table.items():
-            assert entry(env_id).ragen_name == tag
+            assert entry(env_id).ragen_name == tag.split("@")[0]
     for env_id in NEW_IDS:
         assert entry(env_id).description.startswith("RAGEN-2")
 
@@ -242,6 +247,7 @@ def test_r2_slip_rate_and_instruction():
     env = make("RAGEN/FrozenLake-4x4-R2-v0")
     assert env.success_rate == 0.8 and "probability 0.8" in env.instruction
     assert "one time in three" in make("RAGEN/FrozenLake-4x4-v0").instruction
+    assert "not slippery" in make("RAGEN/FrozenLake-4x4-Coord-NoSlip-v0").instruction
     assert "coordinates" in make("RAGEN/FrozenLake-4x4-Coord-v0").instruction
     assert "coordinates" in make("RAGEN/Sokoban-6x6-Coord-v0").instruction
 

@@ -1,7 +1,7 @@
 """Record RAGEN-2's episodes of the families it shares with RAGEN v1: Sokoban, FrozenLake, Bandit.
 
 For every tag of RAGEN-2's ``config/envs.yaml`` of those families (its own ``env_config``,
-read from the checkout) and every seed of 0-99 and the test panel, one record: the reset
+read from the checkout; CoordFrozenLake also as ``config/_3_frozen_lake.yaml`` overrides it) and every seed of 0-99 and the test panel, one record: the reset
 observation and a fixed action sequence's observations, rewards, done flags and info.  Our
 tests replay the same actions on our ids and compare (``tests/test_ragen2_v1_families.py``).
 Writes ``tests/fixtures/ragen2/{sokoban,frozen_lake,bandit}.jsonl.gz`` (byte-reproducible).
@@ -27,14 +27,21 @@ import peer  # noqa: E402
 
 SOKOBAN_TAGS = ("SimpleSokoban", "LargerSokoban", "SokobanDifferentGridVocab", "CoordSokoban")
 FROZEN_LAKE_TAGS = ("FrozenLake", "CoordFrozenLake")
+# RAGEN-2's FrozenLake experiment (config/_3_frozen_lake.yaml) overrides CoordFrozenLake's
+# env_config (success_rate 1: no slipping); recorded as this tag.
+FROZEN_LAKE_EXPERIMENT = ("CoordFrozenLake@_3_frozen_lake", "_3_frozen_lake.yaml", "CoordFrozenLake")
 BANDIT_TAGS = ("Bandit", "BanditTest")
 RANDOM_MOVES = 20
 
 
-def env_configs(checkout: Path) -> dict:
+def env_configs(checkout: Path, experiment: str | None = None) -> dict:
+    """``custom_envs`` of ``config/envs.yaml``, with an experiment file's overrides merged in."""
     from omegaconf import OmegaConf
 
-    return OmegaConf.to_container(OmegaConf.load(checkout / "config" / "envs.yaml"))["custom_envs"]
+    config = OmegaConf.load(checkout / "config" / "envs.yaml")
+    if experiment:
+        config = OmegaConf.merge(config, {"custom_envs": OmegaConf.load(checkout / "config" / experiment)["custom_envs"]})
+    return OmegaConf.to_container(config)["custom_envs"]
 
 
 def plain(value):
@@ -92,10 +99,13 @@ def sokoban(checkout: Path) -> list[dict]:
 def frozen_lake(checkout: Path) -> list[dict]:
     env_module = peer.import_module(checkout, "ragen.env.frozen_lake.env")
     config_module = peer.import_module(checkout, "ragen.env.frozen_lake.config")
+    label, experiment, base_tag = FROZEN_LAKE_EXPERIMENT
     configs = env_configs(checkout)
+    runs = [(tag, configs[tag]["env_config"]) for tag in FROZEN_LAKE_TAGS]
+    runs.append((label, env_configs(checkout, experiment)[base_tag]["env_config"]))
     records = []
-    for tag in FROZEN_LAKE_TAGS:
-        env = env_module.FrozenLakeEnv(config_module.FrozenLakeEnvConfig(**configs[tag]["env_config"]))
+    for tag, env_config in runs:
+        env = env_module.FrozenLakeEnv(config_module.FrozenLakeEnvConfig(**env_config))
         for seed in peer.recorded_seeds():
             records.append(play(env, seed, random_moves(seed, env.get_all_actions()), tag))
     return records

@@ -49,6 +49,8 @@ SOKOBAN_BLOB_IDS = {
 FROZEN_LAKE_CONFIGS = {
     "RAGEN/FrozenLake-4x4-R2-v0": {"success_rate": 0.8},
     "RAGEN/FrozenLake-4x4-Coord-v0": {"success_rate": 0.8, "observation_format": "grid_coord"},
+    # config/_3_frozen_lake.yaml's override of the tag
+    "RAGEN/FrozenLake-4x4-Coord-NoSlip-v0": {"success_rate": 1.0, "observation_format": "grid_coord"},
 }
 BANDIT_CONFIGS = {"RAGEN/Bandit-R2-v0": {"split": "train"}, "RAGEN/BanditTest-R2-v0": {"split": "test"}}
 SOKOBAN_CONFIGS = {

@@ -76,6 +76,12 @@ FIRST_STEPS = {
         (0.0, False, False, "5c2af7847d743077"),
         (0.0, False, False, "93a606244f2b8186"),
     ],
+    "RAGEN/FrozenLake-4x4-Coord-NoSlip-v0": [
+        (0.0, True, False, "a81b8150f9725c47"),  # Left is the hole
+        (0.0, False, False, "5c2af7847d743077"),
+        (0.0, False, False, "93a606244f2b8186"),
+        (0.0, False, False, "6e7e1fdb5045ede0"),
+    ],
     "RAGEN/Bandit-R2-v0": [(0.1, True, False, "76d7fb0fa8b10144"), (1.0, True, False, "225939574d97c6e9")],
     "RAGEN/BanditTest-R2-v0": [(0.1, True, False, "9b027d6e9ed80758"), (1.0, True, False, "a8392c01c9976ba7")],
     "RAGEN/Countdown-v0": [(0.0, True, False, "78a34d5bf898c9c7")],

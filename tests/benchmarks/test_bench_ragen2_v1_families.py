@@ -23,8 +23,16 @@ import pytest
 
 import ragen_bench  # noqa: F401  (registers the ids)
 from tests.benchmarks import ragen2_v1_families as ragen2
-from tests.benchmarks.checks import FIRST_FRESH_SEED, PANEL_SEED, check_fresh_resets, fresh_seeds, recorded, short_sha
-from tests.benchmarks.test_bench_other_envs import FIRST_STEPS, _time_first_steps
+from tests.benchmarks.checks import (
+    FIRST_FRESH_SEED,
+    PANEL_SEED,
+    check_fresh_resets,
+    fresh_seeds,
+    recorded,
+    short_sha,
+    time_first_steps,
+)
+from tests.benchmarks.test_bench_other_envs import FIRST_STEPS
 
 SOKOBAN_ID = "RAGEN/Sokoban-6x6-Coord-v0"
 SOKOBAN_ROUNDS = 300
@@ -75,7 +83,7 @@ def test_reset_ragen2_bandit(benchmark, env_id):
 def test_step_ours(benchmark, env_id):
     benchmark.group = f"RAGEN-2 peers: step {env_id}"
     env = ours(env_id)
-    results = _time_first_steps(benchmark, env, itertools.cycle(range(env.action_space.n)))
+    results = time_first_steps(benchmark, env, itertools.cycle(range(env.action_space.n)))
     expected = FIRST_STEPS[env_id]
     for index, (observation, reward, terminated, truncated, _) in enumerate(results):
         assert (reward, terminated, truncated, short_sha(observation)) == expected[index % len(expected)], index
@@ -85,7 +93,7 @@ def test_step_ours(benchmark, env_id):
 def test_step_ragen2_frozen_lake(benchmark, env_id):
     benchmark.group = f"RAGEN-2 peers: step {env_id}"
     peer = ragen2.frozen_lake_env(env_id)
-    results = _time_first_steps(benchmark, peer, itertools.cycle(range(1, 5)))  # RAGEN-2 numbers actions from 1
+    results = time_first_steps(benchmark, peer, itertools.cycle(range(1, 5)))  # RAGEN-2 numbers actions from 1
     expected = FIRST_STEPS[env_id]
     for index, (observation, reward, done, _) in enumerate(results):
         ours_step = expected[index % len(expected)]
@@ -96,7 +104,7 @@ def test_step_ragen2_frozen_lake(benchmark, env_id):
 def test_step_ragen2_bandit(benchmark, env_id):
     benchmark.group = f"RAGEN-2 peers: step {env_id}"
     peer = ragen2.bandit_env(env_id)
-    results = _time_first_steps(benchmark, peer, itertools.cycle(range(1, 3)))
+    results = time_first_steps(benchmark, peer, itertools.cycle(range(1, 3)))
     expected = FIRST_STEPS[env_id]  # the wording differs; rewards and ends are RAGEN-2's
     for index, (_, reward, done, _) in enumerate(results):
         assert (reward, done) == expected[index % len(expected)][:2], index

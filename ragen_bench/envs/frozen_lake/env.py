@@ -125,7 +125,7 @@ class FrozenLakeEnv(TextEnv):
         self.instruction = "You are on a frozen lake. Reach the goal G without falling into a hole O. " + (
             f"The ice is slippery: each move goes in the chosen direction {_chance_words(self.success_rate)}, "
             "otherwise to one side of it (90 degrees left or right)."
-            if self.is_slippery
+            if self.is_slippery and self.success_rate < 1.0
             else "The ice is not slippery: every move goes where you choose."
         )
 
