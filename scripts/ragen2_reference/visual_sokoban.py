@@ -13,9 +13,9 @@ fixed action sequence's states, rewards, done flags and info
     PYTHONHASHSEED=0 /work/ragen2-venv/bin/python scripts/ragen2_reference/visual_sokoban.py /work/ragen2
 
 Actions: even seeds play RAGEN-2's own shortest solution (its BFS), odd seeds 20 moves
-drawn from ``random.Random(seed)``; an episode stops at ``done``.  ``fallback`` records
-whether RAGEN-2 re-seeded (its fallback seed is ``hash(str(seed))``, salted unless
-PYTHONHASHSEED is fixed).
+drawn from ``random.Random(seed)``; an episode stops at ``done``.  PYTHONHASHSEED=0 fixes
+RAGEN-2's fallback seed (``hash(str(seed))``, salted otherwise); no recorded seed needs it
+(``tests/test_ragen2_v1_families.py`` counts SimpleSokoban's fallbacks).
 """
 
 from __future__ import annotations
@@ -47,21 +47,11 @@ def record(checkout: Path) -> list[dict]:
     config_module = peer.import_module(checkout, "ragen.env.sokoban.config")
     utils = peer.import_module(checkout, "ragen.env.sokoban.utils")
     config = OmegaConf.to_container(OmegaConf.load(checkout / "config" / "envs.yaml"))["custom_envs"][TAG]
-    generate_room = env_module.generate_room
-    calls = [0]
-
-    def counting_generate_room(*args, **kwargs):  # a second call means RAGEN-2 fell back
-        calls[0] += 1
-        return generate_room(*args, **kwargs)
-
-    env_module.generate_room = counting_generate_room
     env = env_module.SokobanEnv(config_module.SokobanEnvConfig(**config["env_config"]))
     records = []
     for seed in peer.recorded_seeds():
-        calls[0] = 0
         first = env.reset(seed=seed)
         episode = {"env": TAG, "seed": seed, "grid": env.render("grid"), **frame_facts(first), "steps": []}
-        episode["fallback"] = calls[0] > 1
         if seed % 2 == 0:
             actions = utils.get_shortest_action_path(env.room_fixed, env.room_state)
         else:
