@@ -16,6 +16,7 @@ its pictures from these pieces:
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import lru_cache
 
 import numpy as np
 
@@ -103,15 +104,18 @@ def _glyph(char: str, height: int) -> np.ndarray:
     return mask
 
 
+@lru_cache(maxsize=4096)
 def number_mask(text: str, height: int) -> np.ndarray:
-    """The mask of ``text`` (digits and ``-``) in seven-segment glyphs, one gap between them."""
+    """The mask of ``text`` (digits and ``-``) in seven-segment glyphs, one gap between them (cached, read-only)."""
     glyphs: list[np.ndarray] = []
     gap = np.zeros((height, max(height // 6, 1)), dtype=bool)
     for char in text:
         if char not in _SEGMENTS:
             raise ValueError(f"draw_number: only digits and '-' are drawn, got {char!r} in {text!r}")
         glyphs += [gap, _glyph(char, height)] if glyphs else [_glyph(char, height)]
-    return np.hstack(glyphs) if glyphs else np.zeros((height, 0), dtype=bool)
+    mask = np.hstack(glyphs) if glyphs else np.zeros((height, 0), dtype=bool)
+    mask.flags.writeable = False
+    return mask
 
 
 def draw_number(image: np.ndarray, text: str, cy: float, cx: float, height: int, color: Color) -> None:
