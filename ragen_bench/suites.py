@@ -98,6 +98,27 @@ _BANDIT_TRACK = (
         ("RAGEN/Bandit-Rev-v0", "test", "arm-semantics"),
     ),
 )
+
+# RAGEN-2 (mll-lab-nu/RAGEN 20daedc): one track per experiment config, its es_manager's train
+# tag -> its val tags, as each config pairs them (only the bandit pairs a held-out tag).
+def _same_tag_track(name: str, env_id: str) -> tuple[Any, ...]:
+    return (name, (env_id, "train"), ((env_id, "test", "in-distribution"),))
+
+
+_RAGEN2_TRACKS = (
+    _same_tag_track("sokoban", "RAGEN/Sokoban-6x6-Coord-v0"),  # base.yaml, _2_sokoban.yaml: CoordSokoban
+    _same_tag_track("frozen_lake", "RAGEN/FrozenLake-4x4-Coord-NoSlip-v0"),  # _3_frozen_lake.yaml
+    (
+        "bandit",  # _1_bandit.yaml: train Bandit, validate Bandit and BanditTest
+        ("RAGEN/Bandit-R2-v0", "train"),
+        (("RAGEN/Bandit-R2-v0", "test", "in-distribution"), ("RAGEN/BanditTest-R2-v0", "test", "arm-names")),
+    ),
+    _same_tag_track("countdown", "RAGEN/Countdown-v0"),  # _4_countdown.yaml (RAGEN's rules, own instances)
+    _same_tag_track("metamathqa", "RAGEN/MathQA-v0"),  # _5_metamathqa.yaml (RAGEN's rules, own questions)
+    _same_tag_track("sudoku", "RAGEN/Sudoku-9x9-Easy-v0"),  # _8_sudoku.yaml: SimpleSudoku
+    _same_tag_track("2048", "RAGEN/2048-v0"),  # _9_2048.yaml: game_2048
+    _same_tag_track("rubikscube", "RAGEN/RubiksCube-2x2-Depth1-v0"),  # _10_rubikscube.yaml: scramble depth 1
+)
 DEFINITIONS: dict[str, tuple[str, tuple[Any, ...]]] = {
     "ragen-sokoban-generalization-v0": (
         "RAGEN's generalization table: train on 6x6 Sokoban, test on larger rooms, another symbol set and FrozenLake.",
@@ -110,6 +131,11 @@ DEFINITIONS: dict[str, tuple[str, tuple[Any, ...]]] = {
     "ragen-generalization-v0": (
         "Both tracks: Sokoban (size, vocabulary, other game) and Bandit (names, reversed semantics).",
         (_SOKOBAN_TRACK, _BANDIT_TRACK),
+    ),
+    "ragen2-v0": (
+        "RAGEN-2's experiments (mll-lab-nu/RAGEN 20daedc config/_*.yaml): each train tag and the tags it is "
+        "validated on, for the tags this project provides (no WebShop, ALFWorld, SearchQA, DeepCoder, Lean).",
+        _RAGEN2_TRACKS,
     ),
 }
 

@@ -11,7 +11,12 @@ import pytest
 from ragen_bench import panels, suites
 from ragen_bench.registry import ENV_IDS
 
-SUITE_NAMES = ["ragen-bandit-generalization-v0", "ragen-generalization-v0", "ragen-sokoban-generalization-v0"]
+SUITE_NAMES = [
+    "ragen-bandit-generalization-v0",
+    "ragen-generalization-v0",
+    "ragen-sokoban-generalization-v0",
+    "ragen2-v0",
+]
 OUR_IDS = [i for i in ENV_IDS if not i.startswith("RAGEN/Sokoban-")]
 
 
@@ -36,6 +41,31 @@ def test_bandit_suite_tests_held_out_names_and_reversed_semantics():
     assert track.train.env_id == "RAGEN/Bandit-v0"
     evaluated = {p.env_id: p.axis for p in track.evaluate}
     assert evaluated["RAGEN/BanditTest-v0"] == "arm-names" and evaluated["RAGEN/Bandit-Rev-v0"] == "arm-semantics"
+
+
+def test_ragen2_suite_pairs_each_experiments_train_tag_with_its_validation_tags():
+    from ragen_bench.registry import entry
+
+    suite = suites.get("ragen2-v0")
+    tracks = {track.name: track for track in suite.tracks}
+    assert list(tracks) == ["sokoban", "frozen_lake", "bandit", "countdown", "metamathqa", "sudoku", "2048", "rubikscube"]
+    # RAGEN-2's experiment configs validate on their training tag, the bandit also on BanditTest.
+    for name, track in tracks.items():
+        assert track.train.split == "train" and track.evaluate[0] == dataclasses.replace(
+            track.train, split="test", axis="in-distribution", panel_checksum=track.evaluate[0].panel_checksum
+        ), name
+    assert [(p.env_id, p.axis) for p in tracks["bandit"].evaluate[1:]] == [("RAGEN/BanditTest-R2-v0", "arm-names")]
+    tags = {name: entry(track.train.env_id).ragen_name for name, track in tracks.items()}
+    assert tags == {
+        "sokoban": "CoordSokoban",
+        "frozen_lake": "CoordFrozenLake",  # with _3_frozen_lake.yaml's success_rate 1
+        "bandit": "Bandit",
+        "countdown": None,  # RAGEN's rules on generated instances (its data set is a download)
+        "metamathqa": None,  # likewise
+        "sudoku": "SimpleSudoku",
+        "2048": "game_2048",
+        "rubikscube": "rubikscube",
+    }
 
 
 def test_combined_suite_holds_both_tracks():
