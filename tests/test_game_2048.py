@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 
 import gymnasium
@@ -13,6 +14,8 @@ from hypothesis import strategies as st
 
 import ragen_bench
 from ragen_bench.chat import AgentReply, ChatConfig, ChatEpisode
+from ragen_bench.eval import run_eval
+from ragen_bench.eval.compose import compose_config
 from ragen_bench.envs.base import EpisodeFinishedError, InvalidActionError
 from ragen_bench.envs.game_2048 import Game2048Env, board as rules, search
 from ragen_bench.envs.game_2048.draws import PCG64Draws
@@ -326,3 +329,33 @@ def test_spawn_draws_are_numpys_generator_draws(seed, calls):
             assert draws.random() == numpy_generator.random()
         else:
             assert draws.integers(n) == numpy_generator.integers(0, n)
+
+
+# -- through ragen-bench eval ----------------------------------------------------------
+
+
+def _replayed_max_tile(record: dict) -> int:
+    """The final max tile of a recorded episode, replayed from its actions."""
+    env = make(record["env_id"])
+    env.reset(seed=record["seed"])
+    info = {"max_tile": env.grid.max()}
+    for turn in record["turns"]:
+        for action in turn["action_ids"]:
+            info = env.step(action)[4]
+    return info["max_tile"]
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_eval_plays_the_search_and_random_agents(tmp_path, env_id):
+    budget = ["chat.max_turns=150", "chat.max_actions_per_turn=1", "chat.max_actions_per_episode=150"]
+    tiles = {}
+    for agent in ("optimal", "random"):
+        out = tmp_path / agent
+        run_eval(compose_config("eval", [f"env={env_id}", f"agent={agent}", "limit=3", f"out={out}", "progress=false", *budget]))
+        records = [json.loads(line) for line in (out / "episodes.jsonl").read_text(encoding="utf-8").splitlines()]
+        assert sorted(r["seed"] for r in records) == [123, 124, 125] and not any(r["success"] for r in records)
+        tiles[agent] = [_replayed_max_tile(r) for r in records]
+        if agent == "optimal":  # every move of the search changes the grid, and it never dies this early
+            assert all(r["num_actions"] == r["num_effective_actions"] == 150 for r in records)
+    # 150 moves bring a tile sum near 330: the search builds a 128 or 256, random play rarely a 128.
+    assert min(tiles["optimal"]) >= 128 and sum(tiles["optimal"]) > sum(tiles["random"])
