@@ -74,12 +74,14 @@ def test_text_envs_give_text_frames(tmp_path, env_id):
     assert ink.any()
 
 
-def test_a_game_replays_both_seats_moves(tmp_path):
+@pytest.mark.parametrize(("game", "moves_per_frame"), [("RAGEN/TicTacToe-v0", 1), ("RAGEN/PrisonersDilemma-v0", 2)])
+def test_a_game_replays_both_seats_moves(tmp_path, game, moves_per_frame):
+    """A turn-based game has a frame per move, a simultaneous one a frame per round."""
     pytest.importorskip("pettingzoo")
-    run = quick_eval(tmp_path, "RAGEN/TicTacToe-v0", agent="random", limit=1)
+    run = quick_eval(tmp_path, game, agent="random", limit=1)
     record = records(run)[0]
     path, count = render.render_episode(run, 0, tmp_path / "game.gif")
-    assert count == len(record["game"]["moves"]) + 1 == iio.imread(path, index=None).shape[0]
+    assert count == len(record["game"]["moves"]) // moves_per_frame + 1 == iio.imread(path, index=None).shape[0]
 
 
 def test_bad_requests_are_one_error_line(sokoban_run, tmp_path, capsys):
