@@ -31,9 +31,11 @@ from gymnasium.envs.registration import load_env_creator
 from ragen_bench.chat.trajectory import unpack_text
 from ragen_bench.eval import rundir
 from ragen_bench.games.registry import GAME_IDS, game_entry, make_match_env, make_multiagent
+from ragen_bench.registry import ENV_IDS
 
 INSTALL_HINT = "ragen-bench render needs imageio: pip install 'ragen-bench[render]'"
 FORMATS = (".gif", ".mp4")
+FPS = 2  # frames a second: a step can be read before the next
 # Small pictures are enlarged (by a whole factor, pixels stay sharp) to about this size.
 MIN_SIDE = 288
 # Video encoders want sides that are multiples of 16; frames are padded to them.
@@ -67,11 +69,10 @@ def render_episode(run_dir: str | Path, episode: int, out: str | Path | None = N
     record = episode_record(run_dir, episode)
     frames = [_picture(frame) for frame in replay_frames(record, env_kwargs)]
     images = _same_size(frames)
-    fps = 2
     if target.suffix.lower() == ".gif":
-        imageio.imwrite(target, images, extension=".gif", duration=1000 // fps, loop=0)
+        imageio.imwrite(target, images, extension=".gif", duration=1000 // FPS, loop=0)
     else:
-        imageio.imwrite(target, images, extension=".mp4", fps=fps)
+        imageio.imwrite(target, images, extension=".mp4", fps=FPS)
     return target, len(images)
 
 
@@ -93,6 +94,8 @@ def replay_frames(record: Mapping[str, Any], env_kwargs: Mapping[str, Any]) -> l
     """The frames of a recorded episode, replayed on a fresh env (see the module doc)."""
     if record["env_id"] in GAME_IDS:
         return list(_game_frames(record, env_kwargs))
+    if record["env_id"] not in ENV_IDS:
+        raise RenderError(f"the episode's env {record['env_id']!r} is not registered here (an id of another version?)")
     return list(_env_frames(record, env_kwargs))
 
 
@@ -160,22 +163,26 @@ def _picture(frame: Frame) -> np.ndarray:
         scale = max(1, math.ceil(MIN_SIDE / max(image.shape[:2])))
         body = np.repeat(np.repeat(image, scale, axis=0), scale, axis=1)
     else:
-        body = np.asarray(_text_picture(frame.shown, ImageFont.load_default(size=_TEXT_SIZE), Image, ImageDraw))
+        body = _text_picture(frame.shown)
     font = ImageFont.load_default(size=_CAPTION_SIZE)
     caption = Image.new("RGB", (body.shape[1], _CAPTION_SIZE + 2 * _LINE_GAP + 2), _CAPTION)
     ImageDraw.Draw(caption).text((_LINE_GAP, _LINE_GAP), frame.caption, font=font, fill=_CAPTION_INK)
     return np.vstack([body, np.asarray(caption)])
 
 
-def _text_picture(text: str, font: Any, image_module: Any, draw_module: Any) -> Any:
+def _text_picture(text: str) -> np.ndarray:
+    """``text`` in Pillow's built-in font, lines wrapped at :data:`_TEXT_COLUMNS` characters."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.load_default(size=_TEXT_SIZE)
     lines = [wrapped for line in text.splitlines() or [""] for wrapped in (textwrap.wrap(line, _TEXT_COLUMNS) or [""])]
     height = len(lines) * (_TEXT_SIZE + _LINE_GAP) + 2 * _LINE_GAP
     width = max(MIN_SIDE, max(int(font.getlength(line)) for line in lines) + 2 * _LINE_GAP)
-    picture = image_module.new("RGB", (width, max(height, MIN_SIDE // 2)), _PAPER)
-    pen = draw_module.Draw(picture)
+    picture = Image.new("RGB", (width, max(height, MIN_SIDE // 2)), _PAPER)
+    pen = ImageDraw.Draw(picture)
     for row, line in enumerate(lines):
         pen.text((_LINE_GAP, _LINE_GAP + row * (_TEXT_SIZE + _LINE_GAP)), line, font=font, fill=_INK)
-    return picture
+    return np.asarray(picture)
 
 
 def _same_size(pictures: list[np.ndarray]) -> list[np.ndarray]:

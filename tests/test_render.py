@@ -104,6 +104,8 @@ def test_a_record_the_env_does_not_replay_is_refused(sokoban_run, tmp_path):
     record["turns"][0]["env_rewards"][0] = 5.0
     with pytest.raises(render.RenderError, match=r"step 1 replays with reward -0.1, the record says 5.0"):
         render.replay_frames(record, {})
+    with pytest.raises(render.RenderError, match=r"'RAGEN/Sokoban-6x6-v9' is not registered here"):
+        render.replay_frames({**record, "env_id": "RAGEN/Sokoban-6x6-v9"}, {})
 
 
 def test_without_imageio_the_command_says_how_to_install_it(sokoban_run, tmp_path, capsys, monkeypatch):
