@@ -1,8 +1,8 @@
 """Speed of the 2x2 Rubik's cube: reset and step beside RAGEN-2's own env in the same run, and the solver.
 
 RAGEN-2's env is imported from a checkout of mll-lab-nu/RAGEN at 20daedc named by
-``RAGEN2_CHECKOUT`` (``ragen2_rubikscube.py``; without it the ``test_ragen2_peer_*``
-benchmarks skip and say how to get one):
+``RAGEN2_CHECKOUT`` (``ragen2_rubikscube.py``; without it the ``ragen2-*`` benchmarks skip
+and say how to get one):
 
     RAGEN2_CHECKOUT=/path/to/ragen2 RAGEN_BENCH_BENCHMARKS=1 .venv/bin/python -m pytest \
         tests/benchmarks/test_bench_rubikscube.py \
@@ -29,6 +29,9 @@ from tests.benchmarks.checks import FIRST_FRESH_SEED, PANEL_SEED, check_fresh_re
 from tests.benchmarks.ragen2_rubikscube import rubikscube_env
 
 IDS = [i for i in ragen_bench.ENV_IDS if i.startswith("RAGEN/RubiksCube-")]
+# Ours and RAGEN-2's env of each id one right after the other, so that both see the same
+# load on a shared machine (pytest runs parameters in this order).
+SIDES = [pytest.param(env_id, side, id=f"{side}-{env_id.split('/')[1]}") for env_id in IDS for side in ("ours", "ragen2")]
 GROUP_RESET = "rubikscube: reset (fresh seed: scramble + net; ours adds optimal_length)"
 GROUP_STEP = "rubikscube: step (turn + solved check + net)"
 
@@ -37,24 +40,18 @@ def _ours(env_id: str):
     return gymnasium.make(env_id).unwrapped
 
 
-@pytest.mark.parametrize("env_id", IDS)
-def test_reset(benchmark, env_id):
+@pytest.mark.parametrize("env_id, side", SIDES)
+def test_reset(benchmark, env_id, side):
     benchmark.group = GROUP_RESET
-    env = _ours(env_id)
-    env.reset(seed=0)  # the distance table is built on first use: not part of a reset
+    env = _ours(env_id) if side == "ours" else rubikscube_env(env_id)
+    env.reset(seed=0)  # our distance table is built on first use: not part of a reset
     seeds, results = fresh_seeds(), []
     benchmark(recorded(lambda: env.reset(seed=next(seeds)), results))
-    check_fresh_resets(env_id, results)
-
-
-@pytest.mark.parametrize("env_id", IDS)
-def test_ragen2_peer_reset(benchmark, env_id):
-    benchmark.group = GROUP_RESET
-    peer = rubikscube_env(env_id)
-    seeds, observations = fresh_seeds(), []
-    benchmark(recorded(lambda: peer.reset(seed=next(seeds)), observations))
-    ours = _ours(env_id)
-    for seed, observation in enumerate(observations, start=FIRST_FRESH_SEED):
+    if side == "ours":
+        check_fresh_resets(env_id, results)
+        return
+    ours = _ours(env_id)  # RAGEN-2's nets are ours, seed for seed
+    for seed, observation in enumerate(results, start=FIRST_FRESH_SEED):
         assert ours.reset(seed=seed)[0] == observation, f"{env_id} seed {seed}"
 
 
@@ -68,23 +65,18 @@ def _first_steps(env_id: str) -> list[tuple[str, float, bool]]:
     return steps
 
 
-@pytest.mark.parametrize("env_id", IDS)
-def test_step(benchmark, env_id):
+@pytest.mark.parametrize("env_id, side", SIDES)
+def test_step(benchmark, env_id, side):
     benchmark.group = GROUP_STEP
-    env = _ours(env_id)
-    results = time_first_steps(benchmark, env, itertools.cycle(range(len(cube.ACTION_NAMES))))
     expected = _first_steps(env_id)
-    for index, (observation, reward, terminated, truncated, info) in enumerate(results):
-        assert (observation, reward, terminated or truncated) == expected[index % len(expected)], index
-        assert info["level_seed"] == PANEL_SEED and info["success"] == terminated
-
-
-@pytest.mark.parametrize("env_id", IDS)
-def test_ragen2_peer_step(benchmark, env_id):
-    benchmark.group = GROUP_STEP
-    peer = rubikscube_env(env_id)
-    results = time_first_steps(benchmark, peer, itertools.cycle(range(1, 13)))  # RAGEN-2 numbers turns from 1
-    expected = _first_steps(env_id)
+    if side == "ours":
+        results = time_first_steps(benchmark, _ours(env_id), itertools.cycle(range(len(cube.ACTION_NAMES))))
+        for index, (observation, reward, terminated, truncated, info) in enumerate(results):
+            assert (observation, reward, terminated or truncated) == expected[index % len(expected)], index
+            assert info["level_seed"] == PANEL_SEED and info["success"] == terminated
+        return
+    # RAGEN-2 numbers the turns from 1; its steps are ours.
+    results = time_first_steps(benchmark, rubikscube_env(env_id), itertools.cycle(range(1, 13)))
     for index, (observation, reward, done, _) in enumerate(results):
         assert (observation, reward, done) == expected[index % len(expected)], index
 
@@ -98,14 +90,15 @@ def test_distance_table_build(benchmark):
 
 @pytest.mark.parametrize("depth", [5, solver.MAX_DISTANCE])
 def test_plan(benchmark, depth):
-    # A plan from scratch (no plan cache) for the test panel's first seed at this depth.
+    # A plan from scratch (no plan cache) for seed 123 at this depth: a table descent at depth
+    # 5, the forward search beyond it at depth 10.
     benchmark.group = "rubikscube: solver"
     env = ragen_bench.envs.rubikscube.RubiksCubeEnv(scramble_depth=depth)
     _, info = env.reset(seed=PANEL_SEED)
-    key = cube.canonical(env.stickers)
-    plan = benchmark(solver._plan.__wrapped__, key)
+    plan = benchmark(solver._plan.__wrapped__, cube.canonical(env.stickers))
     assert len(plan) == info["optimal_length"]
-    assert len(plan) == (panels.load("RAGEN/RubiksCube-2x2-Depth5-v0", "test").optimal_length[0] if depth == 5 else len(plan))
+    if depth == 5:  # seed 123 opens the Depth5 test panel, which pins its optimal length
+        assert len(plan) == panels.load("RAGEN/RubiksCube-2x2-Depth5-v0", "test").optimal_length[0]
     final = env.stickers
     for action in plan:
         final = cube.turn(final, action)

@@ -112,14 +112,16 @@ def scramble(rng: np.random.Generator, depth: int) -> tuple[tuple[int, ...], byt
     draw = rng.bit_generator.random_raw
     turns: list[int] = []
     colours = SOLVED
+    # Local names: this loop is most of a reset's own work.
+    count, low32, reject_below = len(ACTION_NAMES), _LOW32, _REJECT_BELOW
+    turn_tables, ascii_, above = TURNS, _ASCII, _ABOVE
     while len(turns) < depth:
         word = draw()
-        for half in (word & _LOW32, word >> 32):
-            product = half * len(ACTION_NAMES)
-            if product & _LOW32 >= _REJECT_BELOW and len(turns) < depth:
+        for product in (count * (word & low32), count * (word >> 32)):
+            if product & low32 >= reject_below and len(turns) < depth:
                 action = product >> 32
                 turns.append(action)
-                colours = TURNS[action].translate(_ASCII + colours + _ABOVE)
+                colours = turn_tables[action].translate(ascii_ + colours + above)
     return tuple(turns), colours
 
 
