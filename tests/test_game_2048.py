@@ -226,6 +226,13 @@ def test_bad_actions_raise_a_clear_error(action):
         env.step(action)
 
 
+def test_seeds_are_the_ones_ragen2_accepts():
+    env = make()
+    env.reset(seed=2**32 - 1)
+    with pytest.raises(ValueError, match=r"seed must be in 0\.\.4294967295"):
+        env.reset(seed=2**32)
+
+
 def test_numpy_integer_actions_are_accepted():
     env, twin = make(), make()
     env.reset(seed=5)

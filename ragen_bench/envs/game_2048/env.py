@@ -81,7 +81,8 @@ class Game2048Env(TextEnv):
     ``None``), the goal line, ``Current Score: N`` and ``What is your next move?``.
 
     ## Starting State
-    An empty grid with two spawned tiles.
+    An empty grid with two spawned tiles.  Seeds are ``0..2**32 - 1``, the ones RAGEN-2
+    accepts.
 
     ## Rewards
     The merge score of the step (the sum of the tiles created by merging).  With
@@ -96,7 +97,7 @@ class Game2048Env(TextEnv):
     count).  Stepping a finished episode raises ``EpisodeFinishedError``.
 
     ## Information
-    Every call: ``grid`` (a copy of the grid, an ``int64`` array), ``score`` (the running
+    Every call: ``grid`` (the grid as a new ``int64`` array), ``score`` (the running
     merge score), ``action_mask`` (bool array: which actions change the grid),
     ``raw_reward``, ``success``, ``max_tile`` (the graded score: the largest tile) and
     ``level_seed``; reset adds ``optimal_length`` = None (no optimal length is known).
@@ -120,6 +121,7 @@ class Game2048Env(TextEnv):
     """
 
     action_names = ACTION_NAMES
+    seed_limit = 2**32  # RAGEN-2's reset also seeds numpy's global generator, which refuses larger seeds
     symbol_meanings = {"0": "empty cell"}
     metadata = PICTURE_METADATA
 
