@@ -28,6 +28,9 @@ _LEGEND = "Legend: [N]=initial cell, N=user-placed, *N*=conflict, .=empty"
 _HINTS_HEADER = "💡 VALID NUMBERS FOR EMPTY CELLS:"
 _HINTS_UP_TO = 10  # the hints list every empty cell once at most this many are left
 _SAMPLE_CHARSET = text_charset("0123456789,")
+# A cell's mark by its digit: given, or placed (" . " for an empty cell).
+_GIVEN_MARKS = tuple(f"[{digit}]" for digit in range(10))
+_PLACED_MARKS = (" . ", *(f" {digit} " for digit in range(1, 10)))
 
 
 @lru_cache(maxsize=None)
@@ -168,10 +171,13 @@ class SudokuEnv(TextEnv):
         self._givens, self._solution = puzzle.givens, puzzle.solution
         self._cells = list(puzzle.givens)
         n = self.grid_size
-        self._rows, self._cols, self._boxes = [0] * n, [0] * n, [0] * n
+        self._rows, self._cols, self._boxes = rows, cols, boxes = [0] * n, [0] * n, [0] * n
+        geometry = self._layout
         for cell, digit in enumerate(self._cells):
             if digit:
-                self._mark(cell, 1 << digit)
+                rows[geometry.rows[cell]] |= 1 << digit
+                cols[geometry.cols[cell]] |= 1 << digit
+                boxes[geometry.boxes[cell]] |= 1 << digit
         self._row_text = [self._render_row(row) for row in range(n)]
         self._board_text = self._render_board()
         self._blanks = blank_count(n, self.difficulty)
@@ -296,14 +302,9 @@ class SudokuEnv(TextEnv):
 
     def _render_row(self, row: int) -> str:
         n, box = self.grid_size, self._layout.box
-        marks = []
-        for col in range(n):
-            cell = row * n + col
-            digit = self._cells[cell]
-            if col and col % box == 0:
-                marks.append("| ")
-            marks.append(" . " if not digit else f"[{digit}]" if self._givens[cell] else f" {digit} ")
-        return "".join(marks).rstrip()
+        cells, givens = self._cells, self._givens
+        marks = [(_GIVEN_MARKS if givens[cell] else _PLACED_MARKS)[cells[cell]] for cell in range(row * n, row * n + n)]
+        return "| ".join("".join(marks[col : col + box]) for col in range(0, n, box)).rstrip()
 
     def _refused(self, error: str) -> dict[str, Any]:
         return {"action_is_effective": False, "action_is_valid": False, "error": error}
