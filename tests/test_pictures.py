@@ -14,6 +14,9 @@ import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from ragen_bench import registry
 from ragen_bench.envs import drawing
@@ -225,3 +228,58 @@ def test_shapes_stay_inside_their_bounds():
     assert image[0, 0, 1] == image[19, 19, 1] == 255 and image[0, 19, 1] == 0
     drawing.fill_rect(image, -5, -5, 7, 7, (0, 0, 255))
     assert image[1, 1, 2] == 255 and image[2, 2, 2] == 0
+
+
+# -- different states, different pictures (hypothesis) ---------------------------------
+
+
+def _pairs(state):
+    """Two states drawn by ``state``: independent ones, or one state twice (so both outcomes are tried)."""
+    return st.tuples(state, state) | state.flatmap(lambda s: st.tuples(st.just(s), st.just(s)))
+
+
+_TILE_VALUES = st.sampled_from([0] + [2**k for k in range(1, 18)])
+_BOARDS_2048 = st.lists(st.lists(_TILE_VALUES, min_size=4, max_size=4), min_size=4, max_size=4).map(
+    lambda rows: tuple(map(tuple, rows)))
+_SUDOKU = st.tuples(
+    arrays(np.int8, (9, 9), elements=st.integers(0, 9)), arrays(np.int8, (9, 9), elements=st.integers(0, 1))
+).map(lambda pair: (pair[0], pair[0] * pair[1]))  # a given cell holds a digit
+_CUBES = arrays(np.int64, (6, 2, 2), elements=st.integers(0, 5))
+
+
+def _equal_states(a, b) -> bool:
+    return all(np.array_equal(x, y) for x, y in zip(a, b)) if isinstance(a, tuple) else np.array_equal(a, b)
+
+
+@settings(max_examples=60, deadline=None)
+@given(_pairs(_BOARDS_2048))
+def test_2048_pictures_tell_every_pair_of_grids_apart(pair):
+    from ragen_bench.envs.game_2048 import picture
+
+    first, second = pair
+    assert (first == second) == np.array_equal(picture.draw(first), picture.draw(second))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_pairs(_SUDOKU))
+def test_sudoku_pictures_tell_every_pair_of_boards_apart(pair):
+    from ragen_bench.envs.sudoku import picture
+
+    first, second = pair
+    assert _equal_states(first, second) == np.array_equal(picture.draw(*first), picture.draw(*second))
+
+
+@settings(max_examples=60, deadline=None)
+@given(_pairs(_CUBES))
+def test_cube_nets_tell_every_pair_of_colourings_apart(pair):
+    from ragen_bench.envs.rubikscube import picture
+
+    first, second = pair
+    assert np.array_equal(first, second) == np.array_equal(picture.draw(first), picture.draw(second))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text("0123456789", min_size=1, max_size=6), st.text("0123456789", min_size=1, max_size=6))
+def test_different_numbers_draw_differently(first, second):
+    masks = drawing.number_mask(first, 16), drawing.number_mask(second, 16)
+    assert (first == second) == (masks[0].shape == masks[1].shape and np.array_equal(*masks))
