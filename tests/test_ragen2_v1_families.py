@@ -71,7 +71,14 @@ def replay(env, record: dict) -> tuple[list, list]:
         ours.append((obs, reward, terminated, info["success"], info["action_is_effective"], info["action_is_valid"]))
         expected = step["info"]
         theirs.append(
-            (step["obs"], step["reward"], step["done"], expected["success"], expected["action_is_effective"], True)
+            (
+                step["obs"],
+                step["reward"],
+                step["done"],
+                expected["success"],
+                expected["action_is_effective"],
+                expected["action_is_valid"],
+            )
         )
         if terminated or truncated:  # ours ended: the record may go on
             break
