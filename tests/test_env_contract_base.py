@@ -232,8 +232,8 @@ def test_refused_calls_leave_global_random_states_untouched(env_id):
 
 # Each family's modules from top to bottom; a module may import only modules below it.
 LAYERS = {
-    "sokoban": ["env", "solver", "levels"],
-    "frozen_lake": ["env", "solver", "levels"],
+    "sokoban": ["env", "picture", "solver", "levels"],
+    "frozen_lake": ["env", "picture", "solver", "levels"],
     "bandit": ["env"],
     "countdown": ["env", "solver", "arith"],
     "math_qa": ["env", "questions"],
@@ -261,7 +261,8 @@ def test_family_imports_run_one_way(family):
         below = tuple(f"ragen_bench.envs.{family}.{lower}" for lower in layers[rank + 1 :])
         own = {n for n in names if n.startswith(f"ragen_bench.envs.{family}.")}
         assert all(n.startswith(below) for n in own) if below else not own, (module, own)
-        others = {n.split(".")[2] for n in names if n.startswith("ragen_bench.envs.")} - {family, "base", "datafiles"}
+        shared = {family, "base", "datafiles", "coords", "drawing"}  # the modules every family may use
+        others = {n.split(".")[2] for n in names if n.startswith("ragen_bench.envs.")} - shared
         assert not others, (module, others)  # no family imports another
         assert not {n for n in names if n.startswith(("ragen_bench.chat", "ragen_bench.agents", "ragen_bench.eval"))}
     exported = importlib.import_module(f"ragen_bench.envs.{family}").__all__
