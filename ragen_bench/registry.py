@@ -20,7 +20,9 @@ class EnvEntry:
     ``family`` is the id's folder under ``data/`` (panels, env card) and its package
     under ``ragen_bench/envs/``.  ``ragen_name`` is the config name in RAGEN's
     ``config/envs.yaml`` whose episodes this id reproduces exactly (``None`` for ids
-    beyond RAGEN's set).
+    beyond RAGEN's set): RAGEN v1's (RAGEN-AI/RAGEN 5eb79b8) unless the description
+    starts with "RAGEN-2", then RAGEN-2's (mll-lab-nu/RAGEN 20daedc), where some names
+    (``FrozenLake``, ``Bandit``, ``BanditTest``) stand for other episodes than in v1.
     """
 
     id: str
