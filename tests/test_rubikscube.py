@@ -387,3 +387,10 @@ def test_unseeded_reset_plays_the_scramble_of_its_drawn_seed():
     env.reset(seed=11)
     observation, info = env.reset()
     assert RubiksCubeEnv().reset(seed=info["level_seed"]) == (observation, info)
+
+
+def test_scramble_is_kept_for_the_episode():
+    env = RubiksCubeEnv(scramble_depth=5)
+    env.reset(seed=0)
+    assert env.scramble == (10, 7, 6, 3, 3)  # B R' R D' D', as the card shows
+    assert env.stickers == apply(cube.SOLVED, env.scramble)

@@ -73,7 +73,14 @@ def record(module: types.ModuleType, depth: int, seed: int) -> dict:
         if done:
             step["obs"] = observation_after
             break
-    return {"env": "rubikscube", "scramble_depth": depth, "max_steps": MAX_STEPS, "seed": seed, "obs": observation, "steps": steps}
+    return {
+        "env": "rubikscube",
+        "scramble_depth": depth,
+        "max_steps": MAX_STEPS,
+        "seed": seed,
+        "obs": observation,
+        "steps": steps,
+    }
 
 
 def main(checkout: str, out: str) -> None:

@@ -25,13 +25,22 @@ import pytest
 import ragen_bench
 from ragen_bench import panels
 from ragen_bench.envs.rubikscube import cube, solver
-from tests.benchmarks.checks import FIRST_FRESH_SEED, PANEL_SEED, check_fresh_resets, fresh_seeds, recorded, time_first_steps
+from tests.benchmarks.checks import (
+    FIRST_FRESH_SEED,
+    PANEL_SEED,
+    check_fresh_resets,
+    fresh_seeds,
+    recorded,
+    time_first_steps,
+)
 from tests.benchmarks.ragen2_rubikscube import rubikscube_env
 
 IDS = [i for i in ragen_bench.ENV_IDS if i.startswith("RAGEN/RubiksCube-")]
 # Ours and RAGEN-2's env of each id one right after the other, so that both see the same
 # load on a shared machine (pytest runs parameters in this order).
-SIDES = [pytest.param(env_id, side, id=f"{side}-{env_id.split('/')[1]}") for env_id in IDS for side in ("ours", "ragen2")]
+SIDES = [
+    pytest.param(env_id, side, id=f"{side}-{env_id.split('/')[1]}") for env_id in IDS for side in ("ours", "ragen2")
+]
 GROUP_RESET = "rubikscube: reset (fresh seed: scramble + net; ours adds optimal_length)"
 GROUP_STEP = "rubikscube: step (turn + solved check + net)"
 

@@ -1,4 +1,7 @@
-"""RAGEN-2's 2x2 Rubik's cube: ``env`` (the Gymnasium env) -> ``solver`` (optimal plans) -> ``cube`` (stickers, turns, scramble)."""
+"""RAGEN-2's 2x2 Rubik's cube.
+
+``env`` (the Gymnasium env) -> ``solver`` (optimal plans) -> ``cube`` (stickers, turns, scramble).
+"""
 
 from ragen_bench.envs.rubikscube.env import RubiksCubeEnv
 

@@ -72,8 +72,8 @@ class RubiksCubeEnv(TextEnv):
     ``level_seed``.  Step adds RAGEN-2's ``action_is_effective`` and ``action_is_valid``
     (both always true: every turn is legal and moves stickers).  Reset adds
     ``optimal_length`` (the fewest turns that end the episode solved: the scramble's
-    distance to solved, 2 from a solved start) and ``scramble`` (the scramble's turns,
-    space-separated).
+    distance to solved, 2 from a solved start).  The scramble's turns are
+    ``env.unwrapped.scramble`` (action ids).
 
     ## Arguments
     ``scramble_depth=5`` (1..``solver.MAX_DISTANCE``, 10: the depth the exact solver
@@ -116,6 +116,7 @@ class RubiksCubeEnv(TextEnv):
         self._set_action_space(spaces.Discrete(len(cube.ACTION_NAMES)))
 
         self._table = cube.table(cube.SOLVED)  # the state: colours inside a translation table (cube.py)
+        self.scramble: tuple[int, ...] = ()  # the episode's scramble turns (action ids)
         self._net = _LIVE_NET
         self._steps = 0
         self._plan: tuple[int, ...] | None = None  # an optimal plan from here, once asked for
@@ -130,17 +131,12 @@ class RubiksCubeEnv(TextEnv):
 
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         rng = self.np_random if self._np_random_just_seeded else seeding.np_random(seed)[0]
-        scramble, colours = cube.scramble(rng, self.scramble_depth)
+        self.scramble, colours = cube.scramble(rng, self.scramble_depth)
         self._table = cube.table(colours)
         self._net = _LIVE_NET
         self._steps = 0
         self._plan = None
-        info = {
-            "success": False,
-            "level_seed": seed,
-            "optimal_length": solver.optimal_length(colours),
-            "scramble": " ".join(map(cube.ACTION_NAMES.__getitem__, scramble)),
-        }
+        info = {"success": False, "level_seed": seed, "optimal_length": solver.optimal_length(colours)}
         return self.render_text(), info
 
     def _step_action(self, action: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
