@@ -18,11 +18,11 @@ class EnvEntry:
     """One registered id.
 
     ``family`` is the id's folder under ``data/`` (panels, env card) and its package
-    under ``ragen_bench/envs/``.  ``ragen_name`` is the config name in RAGEN's
-    ``config/envs.yaml`` whose episodes this id reproduces exactly (``None`` for ids
-    beyond RAGEN's set): RAGEN v1's (RAGEN-AI/RAGEN 5eb79b8) unless the description
-    starts with "RAGEN-2", then RAGEN-2's (mll-lab-nu/RAGEN 20daedc), where some names
-    (``FrozenLake``, ``Bandit``, ``BanditTest``) stand for other episodes than in v1.
+    under ``ragen_bench/envs/``.  ``ragen_name`` is the config name in ``config/envs.yaml``
+    of RAGEN v1 (RAGEN-AI/RAGEN 5eb79b8) or RAGEN-2 (mll-lab-nu/RAGEN 20daedc) whose
+    episodes this id reproduces exactly (``None`` for ids beyond RAGEN's set).  The names
+    both have but RAGEN-2 changed (``FrozenLake``, ``Bandit``, ``BanditTest``) are v1's
+    unless the description starts with "RAGEN-2".
     """
 
     id: str

@@ -149,7 +149,6 @@ class Game2048Env(TextEnv):
         self._set_action_space(spaces.Discrete(4))
 
         self._spawn_draws = PCG64Draws()  # restarted on every reset
-        self._np_random_just_seeded = False
         self.board: rules.Board = rules.empty_board(self.size)  # rows of tile values, 0 = empty
         self.score = 0
         self._valid: tuple[int, ...] = ()
@@ -158,18 +157,11 @@ class Game2048Env(TextEnv):
 
     # -- Gymnasium API -------------------------------------------------------------
 
-    def reset(self, *, seed: Any = None, options: Any = None) -> tuple[str, dict[str, Any]]:
-        # A seeded reset has just seeded ``np_random`` with the very seed RAGEN-2 seeds its
-        # spawn generator with, so the spawns can start from a copy of its state.
-        self._np_random_just_seeded = seed is not None
-        return super().reset(seed=seed, options=options)
-
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         # RAGEN-2 spawns from ``numpy.random.default_rng(seed)``: the same PCG64 stream as
         # Gymnasium's ``seeding.np_random(seed)``.
-        fresh = self.np_random if self._np_random_just_seeded else np.random.default_rng(seed)
         draws = self._spawn_draws
-        draws.restart(fresh.bit_generator.state)
+        draws.restart(self._fresh_generator_state(seed))
         # RAGEN-2's two spawns on the empty grid: a cell of all, then one of the others
         # (the second pick, in row-major order, skips the first cell).
         cells = [0] * self.size**2
