@@ -120,17 +120,12 @@ class RubiksCubeEnv(TextEnv):
         self._net = _LIVE_NET
         self._steps = 0
         self._plan: tuple[int, ...] | None = None  # an optimal plan from here, once asked for
-        self._np_random_just_seeded = False
 
     # -- Gymnasium API -------------------------------------------------------------
 
-    def reset(self, *, seed: Any = None, options: Any = None) -> tuple[str, dict[str, Any]]:
-        # A seeded reset has just seeded ``np_random`` with that seed: RAGEN-2's generator.
-        self._np_random_just_seeded = seed is not None
-        return super().reset(seed=seed, options=options)
-
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
-        rng = self.np_random if self._np_random_just_seeded else seeding.np_random(seed)[0]
+        # After a seeded reset ``np_random`` is RAGEN-2's generator (freshly seeded with the seed).
+        rng = self.np_random if self._seeded_by_reset else seeding.np_random(seed)[0]
         self.scramble, colours = cube.scramble(rng, self.scramble_depth)
         self._table = cube.table(colours)
         self._net = _LIVE_NET
