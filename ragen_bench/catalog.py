@@ -68,7 +68,7 @@ def _game_page(env_id: str, seed: int) -> str:
 
     row = game_entry(env_id)
     view = seed_view(env_id, seed)[0]  # first: a bad seed is one error line, before any output
-    game = make_multiagent(env_id, parallel=row.parallel).unwrapped
+    game = make_multiagent(env_id, parallel=row.parallel)
     lines = [
         f"{env_id}  (ragen_bench.games.{row.family}, {'parallel' if row.parallel else 'turn-based'}, {row.kwargs})",
         f"\n{game.instruction}\n\nactions: {', '.join(game.action_names)}",

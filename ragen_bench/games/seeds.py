@@ -32,8 +32,7 @@ def seed_view(env_id: str, seed: int) -> tuple[str, dict[str, Any]]:
     """``(text, info)`` for ``seed`` (``info`` is empty: no difficulty metadata for games)."""
     row = game_entry(env_id)
     game = make_multiagent(env_id, parallel=row.parallel)
-    game.reset(seed=seed)
-    game = game.unwrapped
+    game.reset(seed=seed)  # read through PettingZoo's wrappers, which pass attributes on
     lines = [f"env: {env_id}", f"seed: {seed}", f"agent seat: {agent_seat(seed)}"]
     if row.parallel:
         lines.append(f"rounds: {game.rounds}")
