@@ -22,6 +22,7 @@ from ragen_bench.envs.game_2048.draws import PCG64Draws
 from ragen_bench.envs.game_2048.env import log_reward
 from ragen_bench.registry import entry
 from tests import env_contract
+from tests.benchmarks.ragen2_game_2048 import game_2048_env
 from tests.conftest import ragen2_records
 
 IDS = [i for i in ragen_bench.ENV_IDS if i.startswith("RAGEN/2048-")]
@@ -109,6 +110,26 @@ def test_raw_reward_id_pays_ragen2s_raw_reward():
     env = make("RAGEN/2048-RawReward-v0")
     for record in reference_records()[:60]:
         _replay(env, record, rewards_from="raw_reward")
+
+
+@pytest.mark.parametrize("env_id", IDS)
+@given(seed=st.integers(0, 2**32 - 1), actions=st.lists(st.integers(0, 3), min_size=1, max_size=400))
+@settings(max_examples=40, deadline=None)
+def test_live_ragen2_env_agrees_on_any_seed_and_moves(env_id, seed, actions):
+    """RAGEN-2's own env (from RAGEN2_CHECKOUT; skips without it) on random seeds and move sequences."""
+    peer = game_2048_env(env_id)
+    ours = make(env_id)
+    obs, info = ours.reset(seed=seed)
+    peer_obs, peer_info = peer.reset(seed=seed)
+    assert obs == peer_obs and ragen2_fields(info, RAGEN2_RESET_KEYS) == ragen2_fields(peer_info, RAGEN2_RESET_KEYS)
+    for action in actions:
+        obs, reward, terminated, truncated, info = ours.step(action)
+        peer_obs, peer_reward, done, peer_info = peer.step(action)
+        assert (obs, reward, terminated) == (peer_obs, peer_reward, done)
+        assert ragen2_fields(info, RAGEN2_STEP_KEYS) == ragen2_fields(peer_info, RAGEN2_STEP_KEYS)
+        if done:
+            assert info["max_tile"] == peer_info["max_tile"]
+            break
 
 
 def test_reference_episodes_cover_invalid_moves_merges_fours_and_game_over():
