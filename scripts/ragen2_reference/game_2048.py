@@ -30,23 +30,14 @@ MAX_STEPS = 2000  # random play ends far sooner (a few hundred moves)
 
 def play(env, seed: int, steps: int) -> dict:
     obs, info = env.reset(seed=seed)
-    record = {"env": "game_2048", "seed": seed, "obs": obs, "info": peer.plain(info), "steps": []}
     draw = random.Random(seed)
-    for step in range(steps):
-        action = draw.randrange(4)
-        obs, reward, done, info = env.step(action)
-        record["steps"].append(
-            {
-                "action": action,
-                **peer.observation_field(obs, step, FULL_TEXT_STEPS),
-                "reward": reward,
-                "done": bool(done),
-                "info": peer.plain(info),
-            }
-        )
-        if done:
-            break
-    return record
+    return {
+        "env": "game_2048",
+        "seed": seed,
+        "obs": obs,
+        "info": peer.plain(info),
+        "steps": peer.step_records(env, lambda: draw.randrange(4), steps, FULL_TEXT_STEPS),
+    }
 
 
 def main(checkout: str) -> None:

@@ -18,8 +18,9 @@ import importlib
 import json
 import sys
 import types
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 COMMIT = "20daedc47558e000f7de912b060646bf2e8026bd"  # mll-lab-nu/RAGEN, the RAGEN-2 we reproduce
 TEST_SEEDS = range(123, 379)  # ragen_bench.panels' test split
@@ -62,6 +63,28 @@ def observation_field(obs: str, step: int, full_steps: int) -> dict:
     if step < full_steps:
         return {"obs": obs}
     return {"obs_sha256_16": hashlib.sha256(obs.encode("utf-8")).hexdigest()[:16]}
+
+
+def step_records(env, next_action: Callable[[], Any], steps: int, full_steps: int) -> list[dict]:
+    """Up to ``steps`` steps of a RAGEN-2 env (``step`` returns obs, reward, done, info), stopping
+    at ``done``: each step's action (``next_action()``, asked before the step), observation
+    (:func:`observation_field`), reward, done flag and info."""
+    records = []
+    for step in range(steps):
+        action = next_action()
+        obs, reward, done, info = env.step(action)
+        records.append(
+            {
+                "action": action,
+                **observation_field(obs, step, full_steps),
+                "reward": reward,
+                "done": bool(done),
+                "info": plain(info),
+            }
+        )
+        if done:
+            break
+    return records
 
 
 def write_jsonl(name: str, records: Iterable[dict], compress: bool = False) -> Path:

@@ -128,23 +128,9 @@ def play(env, env_id: str, seed: int, steps: int) -> dict:
         "obs": obs,
         "givens": env.initial_grid.flatten().tolist(),
         "solution": env.solution_grid.flatten().tolist(),
-        "steps": [],
     }
     rng = random.Random(seed)
-    for step in range(steps):
-        action = choose(env, rng)
-        obs, reward, done, info = env.step(action)
-        record["steps"].append(
-            {
-                "action": action,
-                **peer.observation_field(obs, step, FULL_TEXT_STEPS),
-                "reward": reward,
-                "done": bool(done),
-                "info": peer.plain(info),
-            }
-        )
-        if done:
-            break
+    record["steps"] = peer.step_records(env, lambda: choose(env, rng), steps, FULL_TEXT_STEPS)
     return record
 
 
