@@ -21,6 +21,7 @@ import itertools
 
 import gymnasium
 import pytest
+from gymnasium.utils import seeding
 
 import ragen_bench
 from ragen_bench import panels
@@ -62,6 +63,15 @@ def test_reset(benchmark, env_id, side):
     ours = _ours(env_id)  # RAGEN-2's nets are ours, seed for seed
     for seed, observation in enumerate(results, start=FIRST_FRESH_SEED):
         assert ours.reset(seed=seed)[0] == observation, f"{env_id} seed {seed}"
+
+
+def test_reset_floor(benchmark):
+    # What both resets pay before any cube work: Gymnasium seeding np_random from a fresh seed
+    # (RAGEN-2's reset pays it twice more over: np.random.default_rng(seed) and its all_seed).
+    benchmark.group = GROUP_RESET
+    seeds, generators = fresh_seeds(), []
+    benchmark(recorded(lambda: seeding.np_random(next(seeds))[0], generators))
+    assert generators[0].bit_generator.state == seeding.np_random(FIRST_FRESH_SEED)[0].bit_generator.state
 
 
 def _first_steps(env_id: str) -> list[tuple[str, float, bool]]:

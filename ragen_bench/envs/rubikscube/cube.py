@@ -23,9 +23,10 @@ colouring up to renaming: :func:`canonical` renames colours in order of first ap
 
 **Encoding.**  Turns are precomputed as ``bytes.translate`` index strings: a state is kept
 inside a 256-byte translation table (its colours at :data:`SLOT` .. ``SLOT + 23``, every
-ASCII byte mapping to itself), so ``turn.translate(table)`` gathers the turned colours and
-``net.translate(table)`` fills the colours into a text template whose sticker cells hold
-the bytes ``SLOT + i``: one C call each.
+other byte mapping to itself), so ``TURN_TABLES[a].translate(table)`` is the turned state's
+table (``TURNS[a]`` gathers just the 24 turned colours) and ``net.translate(table)`` fills
+the colours into a text template whose sticker cells hold the bytes ``SLOT + i``: one C
+call each.
 """
 
 from __future__ import annotations
@@ -77,6 +78,8 @@ def _sources(action: int) -> tuple[int, ...]:
 SOURCES: tuple[tuple[int, ...], ...] = tuple(_sources(action) for action in range(len(ACTION_NAMES)))
 # turn.translate(state table) -> the 24 turned colours.
 TURNS: tuple[bytes, ...] = tuple(bytes(SLOT + i for i in source) for source in SOURCES)
+# turn_table.translate(state table) -> the turned state table (every other byte maps to itself).
+TURN_TABLES: tuple[bytes, ...] = tuple(_ASCII + turn + _ABOVE for turn in TURNS)
 
 SOLVED = bytes(colour for colour in COLOURS for _ in range(4))
 # Every colouring with each face in one colour: a face-to-colour assignment each.
@@ -86,6 +89,14 @@ SOLVED_SET = frozenset(bytes(c for c in order for _ in range(4)) for order in it
 def table(colours: bytes) -> bytes:
     """The 256-byte state table of 24 colours (see the module doc)."""
     return _ASCII + colours + _ABOVE
+
+
+SOLVED_TABLE = table(SOLVED)
+
+
+def colours_of(state_table: bytes) -> bytes:
+    """The 24 colours a state table holds."""
+    return state_table[SLOT : SLOT + STICKERS]
 
 
 def turn(colours: bytes, action: int) -> bytes:
@@ -100,7 +111,7 @@ _REJECT_BELOW = (2**32 - len(ACTION_NAMES)) % len(ACTION_NAMES)
 
 
 def scramble(rng: np.random.Generator, depth: int) -> tuple[tuple[int, ...], bytes]:
-    """RAGEN-2's scramble of the solved cube: ``(turns, colours)`` after ``depth`` turns drawn by ``rng``.
+    """RAGEN-2's scramble of the solved cube: ``(turns, state table)`` after ``depth`` turns drawn by ``rng``.
 
     RAGEN-2 draws ``rng.integers(1, 13)`` once per turn from a fresh generator of the seed.
     That is numpy's Lemire draw over the generator's 32-bit words (a 64-bit output's low
@@ -111,18 +122,19 @@ def scramble(rng: np.random.Generator, depth: int) -> tuple[tuple[int, ...], byt
     """
     draw = rng.bit_generator.random_raw
     turns: list[int] = []
-    colours = SOLVED
-    # Local names: this loop is most of a reset's own work.
-    count, low32, reject_below = len(ACTION_NAMES), _LOW32, _REJECT_BELOW
-    turn_tables, ascii_, above = TURNS, _ASCII, _ABOVE
-    while len(turns) < depth:
-        word = draw()
-        for product in (count * (word & low32), count * (word >> 32)):
-            if product & low32 >= reject_below and len(turns) < depth:
-                action = product >> 32
-                turns.append(action)
-                colours = turn_tables[action].translate(ascii_ + colours + above)
-    return tuple(turns), colours
+    state = SOLVED_TABLE
+    count, low32, reject_below, turn_tables = len(ACTION_NAMES), _LOW32, _REJECT_BELOW, TURN_TABLES
+    words = draw((depth + 1) // 2).tolist()  # enough unless a draw is rejected (4 in 2**32)
+    while True:
+        for word in words:
+            for product in (count * (word & low32), count * (word >> 32)):
+                if product & low32 >= reject_below and len(turns) < depth:
+                    action = product >> 32
+                    turns.append(action)
+                    state = turn_tables[action].translate(state)
+        if len(turns) == depth:
+            return tuple(turns), state
+        words = [draw()]
 
 
 _CANONICAL_LABELS = bytes(range(len(COLOURS)))

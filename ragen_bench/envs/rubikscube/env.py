@@ -126,19 +126,17 @@ class RubiksCubeEnv(TextEnv):
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         # After a seeded reset ``np_random`` is RAGEN-2's generator (freshly seeded with the seed).
         rng = self.np_random if self._seeded_by_reset else seeding.np_random(seed)[0]
-        self.scramble, colours = cube.scramble(rng, self.scramble_depth)
-        self._table = cube.table(colours)
+        self.scramble, self._table = cube.scramble(rng, self.scramble_depth)
         self._net = _LIVE_NET
         self._steps = 0
         self._plan = None
-        info = {"success": False, "level_seed": seed, "optimal_length": solver.optimal_length(colours)}
+        info = {"success": False, "level_seed": seed, "optimal_length": solver.optimal_length(self.stickers)}
         return self.render_text(), info
 
     def _step_action(self, action: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        colours = cube.TURNS[action].translate(self._table)
-        self._table = cube.table(colours)
+        self._table = table = cube.TURN_TABLES[action].translate(self._table)
         self._steps += 1
-        solved = colours in cube.SOLVED_SET
+        solved = table[cube.SLOT : cube.SLOT + cube.STICKERS] in cube.SOLVED_SET
         truncated = self._steps >= self.max_steps
         self._net = _SOLVED_NET if solved else _TRUNCATED_NET if truncated else _LIVE_NET
         plan = self._plan
@@ -159,7 +157,7 @@ class RubiksCubeEnv(TextEnv):
     @property
     def stickers(self) -> bytes:
         """The 24 sticker colours as letters (``cube.COLOURS``), faces U L F R B D, four each."""
-        return self._table[cube.SLOT : cube.SLOT + cube.STICKERS]
+        return cube.colours_of(self._table)
 
     @property
     def sticker_colours(self) -> np.ndarray:
