@@ -220,8 +220,11 @@ class SeedContract:
 
     # Seeds are refused from here up (Sokoban's generator takes 32-bit seeds).
     seed_limit: ClassVar[int] = SEED_LIMIT
-    _np_random: np.random.Generator | None = None
+    _generator: np.random.Generator | None = None
     _np_random_seed: int | None = None
+    # A seeded reset only notes its seed; the generator is seeded from it on first use, since
+    # seeding one costs more than building a small level and many resets never draw from it.
+    _unbuilt_seed: int | None = None
 
     def _owner(self) -> str:
         """The name errors start with."""
@@ -233,17 +236,28 @@ class SeedContract:
     def _seed_generator(self, seed: int | None) -> None:
         """Start ``np_random`` afresh from a (checked) ``seed``; without one, leave it running."""
         if seed is not None:
-            self._np_random, self._np_random_seed = seeding.np_random(seed)
+            self._generator, self._np_random_seed, self._unbuilt_seed = None, seed, seed
 
     def _draw_seed(self) -> int:
         """A seed drawn from ``np_random``, for an unseeded reset."""
         return int(self.np_random.integers(_DRAWN_SEEDS))
 
     @property
+    def _np_random(self) -> np.random.Generator:
+        """Gymnasium's attribute (its env checker reads it): the generator, seeded on first use."""
+        if self._generator is None:
+            # The last seeded reset's seed, or a random one before any.
+            self._generator, self._np_random_seed = seeding.np_random(self._unbuilt_seed)
+            self._unbuilt_seed = None
+        return self._generator
+
+    @_np_random.setter
+    def _np_random(self, value: np.random.Generator) -> None:
+        self._generator, self._unbuilt_seed = value, None
+
+    @property
     def np_random(self) -> np.random.Generator:
         """The env's generator; a randomly seeded one until the first seeded reset."""
-        if self._np_random is None:
-            self._np_random, self._np_random_seed = seeding.np_random()
         return self._np_random
 
     @np_random.setter
@@ -254,7 +268,7 @@ class SeedContract:
     def np_random_seed(self) -> int:
         """The seed of ``np_random`` (-1 when it was set directly)."""
         if self._np_random_seed is None:
-            self._np_random, self._np_random_seed = seeding.np_random()
+            _ = self._np_random  # seeds a random generator, and with it the seed
         return self._np_random_seed
 
 
