@@ -142,6 +142,9 @@ def test_live_ragen2_env_agrees_on_any_seed_and_action_text(env_id, seed, picks)
         step = ours.step(action)
         observation, reward, done, info = peer.step(action)
         assert (step[0], step[1], ragen2_info(step[4])) == (observation, reward, info), action
+        if step[3] and not done:  # the step cap: RAGEN-2 ends there only on an accepted placement
+            assert ours.render().endswith(f"Steps: {ours.max_steps}/{ours.max_steps}") and not info["action_is_valid"]
+            break
         assert (step[2] or step[3]) == done, action
         if done:
             break

@@ -274,13 +274,6 @@ class SudokuEnv(TextEnv):
         geometry = self._layout
         return geometry.rows[cell], geometry.cols[cell], geometry.boxes[cell]
 
-    def _mark(self, cell: int, bit: int) -> None:
-        """Toggle ``bit`` in the masks of the cell's row, column and box."""
-        r, c, b = self._units(cell)
-        self._rows[r] ^= bit
-        self._cols[c] ^= bit
-        self._boxes[b] ^= bit
-
     def _candidates(self, cell: int) -> list[int]:
         """The digits an empty ``cell`` can take (none for a filled one), ascending."""
         if self._cells[cell]:
@@ -319,17 +312,18 @@ class SudokuEnv(TextEnv):
             return self._refused("Cannot modify initial cells")
         bit = 1 << digit
         r, c, b = self._units(cell)
-        clashes = [
-            name
-            for name, mask in (
-                (f"row {row + 1}", self._rows[r]),
-                (f"column {col + 1}", self._cols[c]),
-                (f"box ({r // self._layout.box + 1},{c // self._layout.box + 1})", self._boxes[b]),
+        rows, cols, boxes = self._rows, self._cols, self._boxes
+        if (rows[r] | cols[c] | boxes[b]) & bit:
+            box = self._layout.box
+            clash = ", ".join(
+                name
+                for name, mask in (
+                    (f"row {row + 1}", rows[r]),
+                    (f"column {col + 1}", cols[c]),
+                    (f"box ({r // box + 1},{c // box + 1})", boxes[b]),
+                )
+                if mask & bit
             )
-            if mask & bit
-        ]
-        if clashes:
-            clash = ", ".join(clashes)
             fits = self._candidates(cell)
             self.last_feedback = f"❌ Invalid placement: {digit} conflicts with {clash}"
             if fits:
@@ -339,11 +333,13 @@ class SudokuEnv(TextEnv):
             return info
         previous = self._cells[cell]
         if previous:
-            self._mark(cell, 1 << previous)
+            bit ^= 1 << previous  # the previous digit leaves the masks as the new one enters
         else:
             self._blanks -= 1
         self._cells[cell] = digit
-        self._mark(cell, bit)
+        rows[r] ^= bit
+        cols[c] ^= bit
+        boxes[b] ^= bit
         self._row_text[row] = self._render_row(row)
         self._board_text = self._render_board()
         correct = digit == self._solution[cell]
