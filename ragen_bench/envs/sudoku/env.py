@@ -28,9 +28,11 @@ _LEGEND = "Legend: [N]=initial cell, N=user-placed, *N*=conflict, .=empty"
 _HINTS_HEADER = "💡 VALID NUMBERS FOR EMPTY CELLS:"
 _HINTS_UP_TO = 10  # the hints list every empty cell once at most this many are left
 _SAMPLE_CHARSET = text_charset("0123456789,")
-# A cell's mark by its digit: given, or placed (" . " for an empty cell).
+# A cell's mark by its digit: given, or placed (" . " for an empty cell); a row's last mark
+# loses its trailing space (RAGEN-2 strips each row).
 _GIVEN_MARKS = tuple(f"[{digit}]" for digit in range(10))
 _PLACED_MARKS = (" . ", *(f" {digit} " for digit in range(1, 10)))
+_PLACED_LAST_MARKS = tuple(mark.rstrip() for mark in _PLACED_MARKS)
 
 
 @lru_cache(maxsize=None)
@@ -41,6 +43,25 @@ def _fits_texts(n: int) -> tuple[str, ...]:
         fits = [digit for digit in range(1, n + 1) if not taken >> digit & 1]
         texts.append(str(fits) if fits else "")
     return tuple(texts)
+
+
+@lru_cache(maxsize=None)
+def _board_template(n: int) -> str:
+    """The header, the board with a ``{}`` per cell (boxes split by ``|`` and dashes) and the legend."""
+    box = layout(n).box
+    lines = [_HEADER]
+    for row in range(n):
+        if row and row % box == 0:
+            lines.append("-" * (3 * n + box - 1) + "\n")
+        lines.append("| ".join(["{}" * box] * (n // box)) + "\n")
+    lines.append("\n" + _LEGEND)
+    return "".join(lines)
+
+
+@lru_cache(maxsize=None)
+def _placed_marks(n: int) -> tuple[tuple[str, ...], ...]:
+    """Per cell, the marks of a placed digit (the last column's without the trailing space)."""
+    return tuple(_PLACED_LAST_MARKS if cell % n == n - 1 else _PLACED_MARKS for cell in range(n * n))
 
 
 @lru_cache(maxsize=None)
@@ -150,14 +171,12 @@ class SudokuEnv(TextEnv):
         self._set_action_space(AnyText(min_length=0, max_length=MAX_ACTION_CHARS, charset=_SAMPLE_CHARSET))
 
         self._layout = layout(n)
-        self._divider = "-" * (3 * n + box - 1)
         self._givens: tuple[int, ...] = ()
         self._solution: tuple[int, ...] = ()
         self._cells: list[int] = []
         self._rows = [0] * n  # the digits of each row, column and box as bit masks
         self._cols = [0] * n
         self._boxes = [0] * n
-        self._row_text: list[str] = []
         self._board_text = ""
         self._blanks = 0
         self._given_count = 0
@@ -178,7 +197,6 @@ class SudokuEnv(TextEnv):
                 rows[geometry.rows[cell]] |= 1 << digit
                 cols[geometry.cols[cell]] |= 1 << digit
                 boxes[geometry.boxes[cell]] |= 1 << digit
-        self._row_text = [self._render_row(row) for row in range(n)]
         self._board_text = self._render_board()
         self._blanks = blank_count(n, self.difficulty)
         self._given_count = n * n - self._blanks
@@ -283,21 +301,12 @@ class SudokuEnv(TextEnv):
         return [digit for digit in self._layout.digits if not taken >> digit & 1]
 
     def _render_board(self) -> str:
-        """Header, rows with the box dividers, legend: the part of the text only placements change."""
-        box = self._layout.box
-        lines = [_HEADER]
-        for row, text in enumerate(self._row_text):
-            if row and row % box == 0:
-                lines.append(self._divider + "\n")
-            lines.append(text + "\n")
-        lines.append("\n" + _LEGEND)
-        return "".join(lines)
-
-    def _render_row(self, row: int) -> str:
-        n, box = self.grid_size, self._layout.box
+        """Header, board, legend: the part of the text only placements change."""
         cells, givens = self._cells, self._givens
-        marks = [(_GIVEN_MARKS if givens[cell] else _PLACED_MARKS)[cells[cell]] for cell in range(row * n, row * n + n)]
-        return "| ".join("".join(marks[col : col + box]) for col in range(0, n, box)).rstrip()
+        placed = _placed_marks(self.grid_size)
+        return _board_template(self.grid_size).format(
+            *[(_GIVEN_MARKS if givens[cell] else placed[cell])[digit] for cell, digit in enumerate(cells)]
+        )
 
     def _refused(self, error: str) -> dict[str, Any]:
         return {"action_is_effective": False, "action_is_valid": False, "error": error}
@@ -340,7 +349,6 @@ class SudokuEnv(TextEnv):
         rows[r] ^= bit
         cols[c] ^= bit
         boxes[b] ^= bit
-        self._row_text[row] = self._render_row(row)
         self._board_text = self._render_board()
         correct = digit == self._solution[cell]
         self.last_feedback = (
