@@ -5,13 +5,16 @@ A player is an object with a ``name`` and ``choose(game, agent) -> int``, where
 equally good moves are broken with ``game.np_random``, which ``reset(seed=...)``
 seeds: the seed of a game decides every scripted choice in it.
 
-Nothing here imports PettingZoo; the players only read the game's public state.
+Nothing here imports PettingZoo; the players only read the game's public state (OpenSpiel's
+MCTS bot searches from the live OpenSpiel state, which it imports when it first moves).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 from ragen_bench.games.board import random_choice
 
@@ -81,6 +84,35 @@ class TitForTat:
         return history[-1][1] if history else 0
 
 
+# OpenSpiel's MCTS opponent: simulations per move (a new count needs a new name), UCT constant.
+MCTS_SIMULATIONS = 100
+MCTS_UCT_C = 2.0
+
+
+class MCTSPlayer:
+    """OpenSpiel games: OpenSpiel's own MCTS bot, ``MCTS_SIMULATIONS`` random-rollout simulations a move.
+
+    Perfect-information games get ``mcts.MCTSBot`` on the live state; the poker games get
+    ``ismcts.ISMCTSBot``, which searches over the deals the seat's information allows
+    (plain MCTS would read the opponent's card).  Each move's bot is seeded from
+    ``game.np_random``, so the seed of a game decides every choice.
+    """
+
+    name = "mcts"
+
+    def choose(self, game: Any, agent: str) -> int:
+        from open_spiel.python.algorithms import ismcts, mcts
+
+        seed = int(game.np_random.integers(2**31))
+        evaluator = mcts.RandomRolloutEvaluator(n_rollouts=1, random_state=np.random.RandomState(seed))
+        searcher = mcts.MCTSBot if game.spec.perfect_information else ismcts.ISMCTSBot
+        bot = searcher(
+            game=game._env, uct_c=MCTS_UCT_C, max_simulations=MCTS_SIMULATIONS, evaluator=evaluator,
+            random_state=np.random.RandomState(seed + 1),
+        )
+        return int(bot.step(game.game_state.clone()))
+
+
 OPPONENTS: dict[str, dict[str, Callable[[], Any]]] = {
     "tictactoe": {"random": RandomPlayer, "minimax": MinimaxPlayer},
     "connect_four": {"random": RandomPlayer, "strong": lambda: SearchPlayer(STRONG_DEPTH, True, "strong")},
@@ -90,4 +122,5 @@ OPPONENTS: dict[str, dict[str, Callable[[], Any]]] = {
         "always_cooperate": lambda: FixedPlayer(0, "always_cooperate"),
         "always_defect": lambda: FixedPlayer(1, "always_defect"),
     },
+    "openspiel": {"random": RandomPlayer, "mcts": MCTSPlayer},
 }

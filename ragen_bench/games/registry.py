@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 INSTALL_HINT = "the multi-agent games need PettingZoo: pip install 'ragen-bench[games]'"
+# The top-level modules each extra brings; a game whose extra is missing says which extra to install.
+EXTRA_MODULES = {"games": ("pettingzoo",), "openspiel": ("pettingzoo", "pyspiel", "shimmy")}
 
 
 @dataclass(frozen=True)
@@ -22,7 +24,7 @@ class GameEntry:
     ``family`` is the game's folder under ``data/`` (card, panels) and its package
     under ``ragen_bench/games/``.  ``parallel``: the game is simultaneous-move and has
     a ``parallel_env()``.  ``default_opponent`` is the scripted player an eval uses
-    when none is named.
+    when none is named.  ``extra`` is the install extra the game needs (:data:`EXTRA_MODULES`).
     """
 
     id: str
@@ -31,10 +33,25 @@ class GameEntry:
     default_opponent: str
     kwargs: dict[str, Any] = field(default_factory=dict)
     description: str = ""
+    extra: str = "games"
 
     @property
     def module(self) -> str:
         return f"ragen_bench.games.{self.family}"
+
+    @property
+    def install_hint(self) -> str:
+        if self.extra == "games":
+            return INSTALL_HINT
+        return f"needs the {self.extra!r} extra: pip install 'ragen-bench[{self.extra}]'"
+
+
+def _openspiel(name: str, game: str, description: str) -> GameEntry:
+    """An OpenSpiel game through shimmy (:mod:`ragen_bench.games.openspiel`); MCTS opponent by default."""
+    return GameEntry(
+        f"RAGEN/OS-{name}-v0", "openspiel", parallel=False, default_opponent="mcts", kwargs=dict(game=game),
+        description=f"OpenSpiel {game}: {description}", extra="openspiel",
+    )
 
 
 GAME_ENTRIES: tuple[GameEntry, ...] = (
@@ -51,6 +68,14 @@ GAME_ENTRIES: tuple[GameEntry, ...] = (
         kwargs=dict(min_rounds=5, max_rounds=10, message_chars=200),
         description="Two seats, simultaneous; 5-10 rounds (seed decides), one message per round each.",
     ),
+    _openspiel("KuhnPoker", "kuhn_poker", "three-card poker, one bet; the seed deals."),
+    _openspiel("LeducPoker", "leduc_poker", "six-card poker, two betting rounds; the seed deals."),
+    _openspiel("Pig", "pig", "dice, first to bank 20; the seed rolls."),
+    _openspiel("Nim", "nim", "misere Nim on piles 1 3 5 7."),
+    _openspiel("DotsAndBoxes", "dots_and_boxes", "2x2 boxes."),
+    _openspiel("Hex", "hex", "5x5 board."),
+    _openspiel("Othello", "othello", "8x8 board."),
+    _openspiel("Clobber", "clobber", "4x4 board."),
 )
 
 GAME_IDS: tuple[str, ...] = tuple(row.id for row in GAME_ENTRIES)
@@ -71,8 +96,8 @@ def game_module(env_id: str) -> Any:
     try:
         return importlib.import_module(row.module)
     except ModuleNotFoundError as error:
-        if error.name is not None and error.name.split(".")[0] == "pettingzoo":
-            raise ImportError(f"{env_id}: {INSTALL_HINT}") from None
+        if error.name is not None and error.name.split(".")[0] in EXTRA_MODULES[row.extra]:
+            raise ImportError(f"{env_id}: {row.install_hint}") from None
         raise
 
 
