@@ -54,7 +54,7 @@ def play_to_the_end(env: TextEnv) -> tuple:
 
 
 # Hostile actions: wrong types and out-of-range values.
-DISCRETE_BAD_ACTIONS = [-1, 4, 2**70, 1.5, 1.0, "1", b"\x01", True, False, None, [0], (0,), np.float32(0.9),
+DISCRETE_BAD_ACTIONS = [-1, 2**70, 1.5, 1.0, "1", b"\x01", True, False, None, [0], (0,), np.float32(0.9),
                         np.bool_(True), np.array([0]), "Up"]
 TEXT_BAD_ACTIONS = [None, 3, 3.0, b"3 * 2", ["3"], ("3",), True, np.str_("1") * 5000, "9" * 5000]
 BAD_SEEDS = [True, False, 1.5, "3", b"3", -1, -(2**70), 2**64, 2**200, [1], (1,), np.float64(3.0), np.bool_(True)]
@@ -105,7 +105,8 @@ def test_a_truncated_episode_is_finished_too(env_id):
 
 
 def _bad_actions(env: TextEnv) -> list:
-    return DISCRETE_BAD_ACTIONS if env.action_names is not None else TEXT_BAD_ACTIONS
+    # A discrete env also refuses its first id past the end (4 for four actions, 12 for the cube's).
+    return [env.action_space.n, *DISCRETE_BAD_ACTIONS] if env.action_names is not None else TEXT_BAD_ACTIONS
 
 
 @pytest.mark.parametrize("env_id", IDS)
@@ -117,7 +118,7 @@ def test_actions_outside_the_space_raise_naming_env_action_and_range(env_id):
             env.step(action)
         message = str(caught.value)
         assert type(env).__name__ in message and "invalid action" in message, message
-        assert ("0..3" in message or "0..1" in message) if env.action_names else "characters" in message
+        assert f"0..{env.action_space.n - 1}" in message if env.action_names else "characters" in message
         assert isinstance(caught.value, ValueError)  # also catchable as a plain bad value
         assert env.render() == obs  # a refused action is not a step
     env.step(some_valid_action(env))
@@ -237,6 +238,7 @@ LAYERS = {
     "bandit": ["env"],
     "countdown": ["env", "solver", "arith"],
     "math_qa": ["env", "questions"],
+    "rubikscube": ["env", "picture", "solver", "cube"],
 }
 
 
