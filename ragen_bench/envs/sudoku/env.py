@@ -157,13 +157,15 @@ class SudokuEnv(TextEnv):
         self.max_steps = self._int_arg("max_steps", max_steps, 1, 10_000)
         n = self.grid_size
         box = layout(n).box
+        example = n // 2 + 1  # 5 on 9x9, as RAGEN-2's prompt; 3 on 4x4
         self.instruction = (
             f"Solve the Sudoku: fill every empty cell so that each row, each column and each "
             f"{box}x{box} box holds every number from 1 to {n} exactly once. Numbers in "
             f"[brackets] were given and cannot be changed; dots are empty cells. Place one "
-            f"number per action, written as 'place 5 at row 2 col 3' or as row,column,number "
-            f"('2,3,5'); rows and columns count from 1. After each move the board says whether "
-            f"it was accepted, and near the end it lists the numbers that still fit each empty cell."
+            f"number per action, written as 'place {example} at row 2 col 3' or as "
+            f"row,column,number ('2,3,{example}'); rows and columns count from 1. After each move "
+            f"the board says whether it was accepted, and once at most {_HINTS_UP_TO} cells are "
+            f"empty it lists the numbers that still fit each of them."
         )
         self.observation_space = AnyText(
             max_length=MAX_OBSERVATION_CHARS, charset=text_charset(_HEADER, _LEGEND, _HINTS_HEADER, "0123456789|-. ")
