@@ -1,11 +1,13 @@
 """What a seed decides in a game, written out as text so that panels can pin it.
 
-The rules of the board games hold no chance, so a seed decides three things:
+The rules of the project's own board games hold no chance, so a seed decides three things:
 
 * the seat the evaluated agent takes (:func:`agent_seat`: ``player_0``, who moves
   first, on even seeds, ``player_1`` on odd ones), so a panel alternates seats;
 * the scripted opponents' tie-breaking generator (``np_random``, seeded by ``reset``);
-* in the Prisoner's Dilemma also the hidden number of rounds.
+* in the Prisoner's Dilemma also the hidden number of rounds;
+* in the OpenSpiel games (``RAGEN/OS-*``) every chance outcome: the deal (in the first
+  views) and the stream later rolls and cards come from (``chance_rng``).
 
 :func:`seed_view` is the text a panel hashes for a seed: all of the above plus every
 seat's first text observation.  A change in any of them changes the hash, which
@@ -40,4 +42,7 @@ def seed_view(env_id: str, seed: int) -> tuple[str, dict[str, Any]]:
         lines += [f"--- first view of {agent}", game.text_observation(agent)]
     draws = game.np_random.integers(0, 2**31, size=_DRAWS)
     lines.append(f"tie-break draws: {' '.join(str(int(d)) for d in draws)}")
+    chance = getattr(game, "chance_rng", None)
+    if chance is not None:  # OpenSpiel games: the stream every later chance outcome (roll, card) comes from
+        lines.append(f"chance draws: {' '.join(str(int(d)) for d in chance.integers(0, 2**31, size=_DRAWS))}")
     return "\n".join(lines) + "\n", {}

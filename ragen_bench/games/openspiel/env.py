@@ -109,7 +109,8 @@ class OpenSpielGameEnv(GameSeeds, OpenSpielCompatibilityV0):
         self._seed_generator(self._check_seed(seed))
         generator, generator_seed = self.np_random, self._np_random_seed
         self.chance_rng = np.random.default_rng(int(generator.integers(2**63)))
-        super().reset(seed=seed)  # shimmy seeds a generator of its own: keep ours
+        # Shimmy's seed only reaches three games not curated here; it also replaces np_random: keep ours.
+        super().reset(seed=None)
         self._generator, self._np_random_seed = generator, generator_seed
         self.game_length = 0  # moves made; shimmy starts at 1, truncating a game on its last move
 
