@@ -4,6 +4,7 @@ the Gymnasium contract, determinism, the solver and the optimal policy."""
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 
 import gymnasium
@@ -456,3 +457,21 @@ def test_chat_layer_sends_the_answer_as_one_action():
     turns = episode.trajectory().turns
     assert [t.env_rewards for t in turns] == [[1.0], [], [-0.1]]
     assert [t.format_penalty for t in turns] == [0.0, config.format_penalty, 0.0]
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_eval_plays_the_optimal_and_random_agents(env_id, tmp_path):
+    """`ragen-bench eval` end to end: the optimal agent solves in optimal_length moves, random never places."""
+    from ragen_bench.cli import main
+
+    budget = ["chat.max_turns=40", "chat.max_actions_per_episode=40", "limit=2", "progress=false"]
+    results = {}
+    for agent in ("optimal", "random"):
+        out = tmp_path / agent
+        assert main(["eval", f"env={env_id}", f"agent={agent}", f"out={out}", *budget]) == 0
+        (group,) = json.loads((out / "summary.json").read_text())["groups"]
+        results[agent] = group
+    blanks = puzzles.blank_count(make(env_id).grid_size, make(env_id).difficulty)
+    optimal, floor = results["optimal"], results["random"]
+    assert (optimal["success_rate"], optimal["mean_actions"], optimal["mean_return"]) == (1.0, blanks, blanks + 10.0)
+    assert floor["success_rate"] == 0.0 and floor["mean_return"] < 0
