@@ -158,15 +158,26 @@ def _reset(env_id: str, seed: int) -> tuple[str, dict[str, Any]]:
         from ragen_bench.games.seeds import seed_view
 
         return seed_view(env_id, seed)
+    return _env(env_id).reset(seed=seed)
+
+
+def _env(env_id: str) -> gymnasium.Env:
     env = _MAKE_CACHE.get(env_id)
     if env is None:
         env = _MAKE_CACHE[env_id] = gymnasium.make(env_id).unwrapped
-    return env.reset(seed=seed)
+    return env
+
+
+def split_seeds(env_id: str, split: str) -> range:
+    """The seeds a new panel of ``split`` holds: the defaults, or a family's own ``split_seeds``
+    (TextWorld-Express keeps its library's dev and test seed lists)."""
+    own = None if env_id in GAME_IDS else getattr(_env(env_id), "split_seeds", None)
+    return (own or DEFAULT_SPLIT_SEEDS)[split]
 
 
 def generate(env_id: str, split: str) -> Panel:
     """Generate the panel of ``split`` for ``env_id`` from the live env."""
-    seeds = tuple(DEFAULT_SPLIT_SEEDS[split])
+    seeds = tuple(split_seeds(env_id, split))
     hashes, lengths = [], []
     for seed in seeds:
         observation, info = _reset(env_id, seed)
@@ -259,9 +270,11 @@ def _is_int(value: Any) -> bool:
 
 
 # Families whose first observation does not identify the level: every Bandit seed shows one of
-# two arm orders, and the level is the seed's hidden payoff draw.  Their train seeds are
-# decontaminated by seed (no held-out seed is ever used), not by observation.
-SEED_IDENTIFIED_FAMILIES = frozenset({"bandit"})
+# two arm orders, and the level is the seed's hidden payoff draw; a TextWorld-Express coin game
+# opens in the same kitchen for many seeds (the coin is hidden elsewhere), and its folds are
+# apart by design.  Their train seeds are decontaminated by seed (no held-out seed is ever
+# used), not by observation.
+SEED_IDENTIFIED_FAMILIES = frozenset({"bandit", "textworld_express"})
 
 
 def decontaminated_train_seeds(env_id: str, exclude: tuple[str, ...] = ("val", "test")) -> Iterator[int]:

@@ -42,6 +42,18 @@ _MATH_QA = ("math_qa", "ragen_bench.envs.math_qa:MathQAEnv")
 _RUBIKSCUBE = ("rubikscube", "ragen_bench.envs.rubikscube:RubiksCubeEnv")
 _GAME_2048 = ("game_2048", "ragen_bench.envs.game_2048:Game2048Env")
 _SUDOKU = ("sudoku", "ragen_bench.envs.sudoku:SudokuEnv")
+_TWX = ("textworld_express", "ragen_bench.envs.textworld_express:TextWorldExpressEnv")
+# TextWorld-Express 1.1.0's games (the library loads at the first reset, never here).
+_TWX_GAMES = (
+    ("cookingworld", "cook a meal from the cookbook's recipe"),
+    ("twc", "put objects where they belong (TextWorld Commonsense)"),
+    ("coin", "explore a house to find the coin"),
+    ("mapreader", "carry the coin to the box, with a map"),
+    ("arithmetic", "solve a math problem, box the item with that quantity"),
+    ("sorting", "box the objects from smallest to largest quantity"),
+    ("simonsays", "do exactly what Simon says"),
+    ("peckingorder", "follow the instructions book, step by step"),
+)
 
 ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry(
@@ -240,6 +252,16 @@ ENTRIES: tuple[EnvEntry, ...] = (
         dict(grid_size=4, difficulty="easy", max_steps=16),
         ragen_name=None,
         description="RAGEN-2's Sudoku on a 4x4 board (2x2 boxes, 6 of 16 cells empty) for small models.",
+    ),
+    *(
+        EnvEntry(
+            f"RAGEN/TWX-{game}-v0",
+            *_TWX,
+            dict(game=game),
+            ragen_name=None,
+            description=f"TextWorld-Express {game}: {what}; TWX's dev/test seeds (extra 'twx', a JVM).",
+        )
+        for game, what in _TWX_GAMES
     ),
 )
 

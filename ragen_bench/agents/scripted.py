@@ -11,7 +11,8 @@ next turn from the live state, so the defaults suit any :class:`ChatConfig`.
 
 Random
     ``actions_per_turn`` uniformly drawn valid action names per turn (free-text envs:
-    one random string over the action space's characters).  Where the view knows which
+    one random string over the action space's characters, or one of the actions its
+    space lists as ``valid`` now, where it lists them).  Where the view knows which
     actions are legal now (``legal_actions()``: a game seat's view, from the action
     mask), it draws uniformly among those; in the single-agent envs every named action
     is valid in every state.  Its random stream is derived from ``(sampling_seed,
@@ -98,7 +99,9 @@ class RandomAgent(_ScriptedAgent):
         rng = random.Random(f"{self.sampling_seed}/{request.episode_key}/{request.turn}")
         names = view.action_names
         if names is None:
-            actions = [_random_text(rng, view.action_space)]
+            # A text space that lists the actions valid now (TextWorld-Express's) is drawn from that list.
+            valid = getattr(view.action_space, "valid", None)
+            actions = [valid[_index(rng, len(valid))] if valid else _random_text(rng, view.action_space)]
         else:
             legal = _legal_actions(view, len(names))
             actions = [names[legal[_index(rng, len(legal))]] for _ in range(self.actions_per_turn)]

@@ -1,0 +1,60 @@
+"""The one place that loads TextWorld-Express (``textworld-express`` 1.1.0) and its JVM.
+
+Nothing here runs at import: registering the ``RAGEN/TWX-*`` ids and importing
+``ragen_bench`` never touch the library, so they cost nothing without the ``twx`` extra.
+:func:`open_game` is called by the env's first reset.
+"""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+from typing import Any
+
+# The eight games of textworld-express 1.1.0, in the library's own order (getGameNames()).
+GAMES = ("cookingworld", "twc", "coin", "mapreader", "arithmetic", "sorting", "simonsays", "peckingorder")
+
+# TWX's own folds: 1000 seeds each (getValidSeedsTrain/Dev/Test(), the same for every game).
+FOLD_SEEDS: dict[str, range] = {
+    "train": range(0, 1000),
+    "dev": range(10_000, 11_000),
+    "test": range(20_000, 21_000),
+}
+# The Java side takes its seed as a 32-bit int.
+SEED_LIMIT = 2**31
+
+LIBRARY_HINT = "the RAGEN/TWX-* ids need textworld-express 1.1.0: pip install 'ragen-bench[twx]'"
+JVM_HINT = (
+    "the RAGEN/TWX-* ids need a Java runtime (textworld-express runs on a JVM) and no `java` is on PATH: "
+    "install Debian's default-jre-headless (apt-get install default-jre-headless)"
+)
+
+
+class TWXUnavailableError(RuntimeError):
+    """The library or the JVM it runs on is missing; the message says what to install."""
+
+
+def fold_of(seed: int) -> str:
+    """TWX's fold for ``seed``: dev and test by their seed ranges, every other seed plays the train fold.
+
+    TWX lists 1000 train seeds but generates a train-fold game for any seed, so the train
+    split is open-ended while dev and test stay exactly TWX's held-out lists.
+    """
+    for fold in ("dev", "test"):
+        if seed in FOLD_SEEDS[fold]:
+            return fold
+    return "train"
+
+
+def open_game(game: str, step_limit: int) -> Any:
+    """A started ``TextWorldExpressEnv`` (its own JVM) with ``game`` loaded at the library's default parameters."""
+    if shutil.which("java") is None:
+        raise TWXUnavailableError(JVM_HINT)
+    try:
+        library = importlib.import_module("textworld_express")
+    except ImportError:
+        raise TWXUnavailableError(LIBRARY_HINT) from None
+    # Our env ends episodes itself (max_steps); the library's own limit only has to stay out of the way.
+    server = library.TextWorldExpressEnv(envStepLimit=step_limit + 1)
+    server.load(game, "")
+    return server

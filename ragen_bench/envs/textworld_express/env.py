@@ -1,0 +1,213 @@
+"""TextWorld-Express games behind the TextEnv contract: TWX's folds as our splits, its gold paths as the optimal agent."""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from ragen_bench.envs.base import AnyText, InvalidActionError, TextEnv, text_charset
+from ragen_bench.envs.textworld_express.backend import FOLD_SEEDS, GAMES, SEED_LIMIT, fold_of, open_game
+
+MAX_ACTION_CHARS = 200
+MAX_OBSERVATION_CHARS = 100_000
+VALID_ACTIONS_HEADER = "Valid actions: "
+
+# The goal of each game in our words; the episode's own task text comes with the first observation.
+GOALS: dict[str, str] = {
+    "cookingworld": "Cook a meal in a house: find and read the cookbook, gather the ingredients it lists, "
+    "prepare them as the recipe says (chop, slice, dice, roast, fry), then prepare the meal and eat it.",
+    "twc": "Tidy a house: pick up the objects that are out of place and put each where it usually belongs.",
+    "coin": "Explore a house, opening doors where you must, until you find the coin; then take it.",
+    "mapreader": "Carry the coin from the room the task names to the box in another room; a map of the "
+    "house is there to read.",
+    "arithmetic": "Read the math problem, work out its answer, then put the item whose quantity equals "
+    "the answer into the box.",
+    "sorting": "Put the objects into the box one at a time, from the smallest quantity to the largest "
+    "(mind the units: 900ml is less than 1l).",
+    "simonsays": "Do exactly what Simon says, one action at a time, and nothing else.",
+    "peckingorder": "Read the instructions book and do what it says, again and again, until the game is done.",
+}
+
+
+class ValidActionText(AnyText):
+    """The actions valid in the current state: ``contains`` is exact membership, ``sample`` draws one of them.
+
+    The env sets :attr:`valid` after every reset and step.  Before the first reset no action
+    is valid and ``sample`` falls back to random text.
+    """
+
+    valid: tuple[str, ...] = ()
+
+    def contains(self, x: Any) -> bool:
+        return isinstance(x, str) and x in self.valid
+
+    def sample(self, mask: Any = None, probability: Any = None) -> str:
+        if not self.valid:
+            return super().sample(mask, probability)
+        return self.valid[int(self.np_random.integers(len(self.valid)))]
+
+    def __repr__(self) -> str:
+        return f"ValidActionText({len(self.valid)} valid now)"
+
+
+class TextWorldExpressEnv(TextEnv):
+    """One TextWorld-Express game (``textworld-express`` 1.1.0, on a JVM), seed by seed.
+
+    ## Description
+    The eight games of TextWorld-Express (Jansen and Côté, 2022) -- cookingworld, twc, coin,
+    mapreader, arithmetic, sorting, simonsays, peckingorder -- played through the library
+    itself at its default game parameters.  The seed is TWX's own seed, and the fold follows
+    from it: TWX's dev seeds 10000..10999 play the dev fold, its test seeds 20000..20999 the
+    test fold, every other seed the train fold (TWX lists 0..999; it generates any seed).
+    The folds differ in content (TWX keeps some objects and ingredients for dev and test).
+
+    ## Action Space
+    :class:`ValidActionText`: exactly one of the actions TWX lists as valid in the current
+    state (``"open door to north"``, ``"take coin"``), matched exactly.  Anything else -- a
+    typo, other casing, a command TWX would answer with "Unknown action" -- raises
+    ``InvalidActionError`` listing the valid actions; in a chat it is an invalid action and
+    costs the format penalty.
+
+    ## Observation Space
+    ``AnyText(1, 100000)``.  Reset: the episode's task (TWX's task description), a blank
+    line, the opening room description.  Step: TWX's answer to the action.  With
+    ``valid_actions_in_prompt`` (default) a last line ``Valid actions: a, b, ...`` lists the
+    valid actions, sorted and without duplicates.
+
+    ## Starting State
+    The game TWX generates for (game, fold, seed), with its gold action sequence.
+
+    ## Rewards
+    TWX's normalised score change (its score runs from 0 to 1 on a won game; a game's own
+    failure, such as eating the wrong meal, may lower it).
+
+    ## Episode End
+    Terminated when TWX reports the task done (success) or failed.  Truncated after
+    ``max_steps`` actions.
+
+    ## Information
+    Every call: ``success``, ``level_seed``, ``fold``, ``score``, ``valid_actions`` (the tuple
+    the action space holds).  Reset adds ``optimal_length`` (the gold path's length).  Step
+    adds ``action_is_valid`` (always True: invalid actions raise) and
+    ``action_is_effective`` (the score rose).
+
+    ## Arguments
+    ``game`` (one of the eight), ``valid_actions_in_prompt=True``, ``max_steps=100``
+    (1..10000; TWX's own default limit), ``render_mode="ansi"`` or ``None``.  Each env runs its
+    own JVM, started by the first reset and stopped by ``close()``; a missing library or
+    ``java`` raises ``TWXUnavailableError`` naming what to install.
+
+    ## Version History
+    * v0: textworld-express 1.1.0, default game parameters.
+    """
+
+    action_names = None
+    symbol_meanings: dict[str, str] = {}
+    seed_limit: ClassVar[int] = SEED_LIMIT
+    # Our panels on TWX's folds (read by ragen_bench.panels): val is TWX's dev list, test its test list.
+    split_seeds: ClassVar[dict[str, range]] = {
+        "train": range(0, 256),
+        "val": FOLD_SEEDS["dev"],
+        "test": FOLD_SEEDS["test"],
+    }
+
+    def __init__(
+        self,
+        game: str = "coin",
+        valid_actions_in_prompt: bool = True,
+        max_steps: int = 100,
+        render_mode: str | None = "ansi",
+    ) -> None:
+        super().__init__(render_mode)
+        self.game = self._choice_arg("game", game, GAMES)
+        self.valid_actions_in_prompt = self._bool_arg("valid_actions_in_prompt", valid_actions_in_prompt)
+        self.max_steps = self._int_arg("max_steps", max_steps, 1, 10_000)
+        listing = "listed after each state" if self.valid_actions_in_prompt else "TWX accepts in this state"
+        self.instruction = (
+            f"{GOALS[self.game]} Each turn, answer with exactly one action, written exactly as one of "
+            f"the valid actions {listing} (for example: look around); any other text is an invalid action."
+        )
+        self.observation_space = AnyText(min_length=1, max_length=MAX_OBSERVATION_CHARS, charset=_SAMPLE_CHARSET)
+        self._set_action_space(ValidActionText(min_length=1, max_length=MAX_ACTION_CHARS, charset=_SAMPLE_CHARSET))
+        self._server: Any = None
+        self._gold: tuple[str, ...] = ()
+        self._on_gold = False
+        self._steps = 0
+        self._score = 0.0
+        self._success = False
+        self._text = ""
+
+    def _draw_seed(self) -> int:
+        # An unseeded reset plays one of TWX's listed train seeds, never a held-out one.
+        train = FOLD_SEEDS["train"]
+        return train.start + int(self.np_random.integers(len(train)))
+
+    def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
+        if self._server is None:
+            self._server = open_game(self.game, self.max_steps)
+        observation, twx = self._server.reset(seed=seed, gameFold=fold_of(seed), generateGoldPath=True)
+        self._gold = tuple(self._server.getGoldActionSequence())
+        self._on_gold = True
+        self._steps = 0
+        self._score = 0.0
+        self._success = False
+        self._show(f"{twx['taskDescription'].strip()}\n\n{observation.strip()}", twx["validActions"])
+        info = self._info()
+        info["optimal_length"] = len(self._gold)
+        return self._text, info
+
+    def _step_action(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        observation, _, _, twx = self._server.step(action)
+        self._on_gold = self._on_gold and self._steps < len(self._gold) and action == self._gold[self._steps]
+        self._steps += 1
+        reward = float(twx["score"]) - self._score
+        self._score = float(twx["score"])
+        self._success = bool(twx["tasksuccess"])
+        terminated = self._success or bool(twx["taskfailure"])
+        self._show(observation.strip(), twx["validActions"])
+        info = self._info()
+        info["action_is_valid"] = True
+        info["action_is_effective"] = reward > 0
+        return self._text, reward, terminated, not terminated and self._steps >= self.max_steps, info
+
+    def _show(self, text: str, valid_actions: list[str]) -> None:
+        # TWX's list has no fixed order (and may repeat an action): sorted, it is the same in every process.
+        self.action_space.valid = tuple(sorted(set(valid_actions)))
+        if self.valid_actions_in_prompt:
+            text = f"{text}\n\n{VALID_ACTIONS_HEADER}{', '.join(self.action_space.valid)}"
+        self._text = text
+
+    def render_text(self) -> str:
+        return self._text
+
+    def optimal_action(self, steps_left: int | None = None) -> str | None:
+        """The next action of TWX's gold path, while every action so far followed it (else ``None``)."""
+        if not self._on_gold or self._steps >= len(self._gold) or self.episode_finished:
+            return None
+        return self._gold[self._steps]
+
+    def _check_action(self, action: Any) -> str:
+        if self.action_space.contains(action):
+            return action
+        shown = repr(action) if len(repr(action)) <= 80 else repr(action)[:77] + "..."
+        raise InvalidActionError(
+            f"{type(self).__name__}: {shown} ({type(action).__name__}) is not a valid action now; "
+            f"valid: {', '.join(self.action_space.valid)}"
+        )
+
+    def _info(self) -> dict[str, Any]:
+        return {
+            "success": self._success,
+            "level_seed": self.level_seed,
+            "fold": fold_of(self.level_seed),
+            "score": self._score,
+            "valid_actions": self.action_space.valid,
+        }
+
+    def close(self) -> None:
+        """Stop this env's JVM (a later reset starts a new one)."""
+        if self._server is not None:
+            server, self._server = self._server, None
+            server.close()
+
+
+_SAMPLE_CHARSET = text_charset("abcdefghijklmnopqrstuvwxyz ")
