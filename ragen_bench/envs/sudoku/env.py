@@ -90,7 +90,7 @@ class SudokuEnv(TextEnv):
     already in the cell's row, column or box.  A placed digit may be replaced.
 
     ## Observation Space
-    ``AnyText(0, 4096)``: the board (``[N]`` given, ``N`` placed, `` . `` empty, boxes
+    ``AnyText(1, 4096)``: the board (``[N]`` given, ``N`` placed, `` . `` empty, boxes
     split by ``|`` and dashes), a legend, the last move's feedback, the candidates of
     every empty cell once at most 10 are left, progress and the step count.  Refused
     placements never enter the board, so it never shows a conflict.
