@@ -210,6 +210,7 @@ def test_puzzles_may_have_several_solutions():
         ("1 at 2,3 then place 4 at 5,6", (4, 5, 4)),  # form 3 is tried before form 4
         ("place 1 at row 1 col 1 || 2,2,2", (0, 0, 1)),
         ("1.5,2,3", (4, 1, 3)),  # searched anywhere: "5,2,3"
+        ("\u202e<answer>1,2,3</answer>", (0, 1, 3)),  # tags and a bidi override are just text around it
     ],
 )
 def test_action_forms(text, expected):
@@ -252,6 +253,16 @@ def test_any_text_is_a_penalised_or_accepted_step(text):
     assert reward in REWARDS and info["action_is_valid"] == (reward > 0)
     if not info["action_is_valid"]:
         assert info["error"] and env.board.tolist() == env.givens.tolist()
+
+
+@pytest.mark.parametrize("text", ["\ud800", "a\x00b", "\u202e", "<answer></answer>", "\U0001F600" * 100])
+def test_hostile_text_naming_nothing_is_refused_and_quoted(text):
+    """Lone surrogates, NUL, a bidi override, tags, emoji: a refused step whose feedback quotes the text."""
+    env = make()
+    env.reset(seed=0)
+    observation, reward, *_, info = env.step(text)
+    assert (reward, info["action_is_valid"]) == (-0.1, False)
+    assert info["error"] in observation and env.board.tolist() == env.givens.tolist()
 
 
 def test_the_longest_observation_fits_the_space():
