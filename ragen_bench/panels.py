@@ -275,6 +275,8 @@ def _is_int(value: Any) -> bool:
 # apart by design.  Their train seeds are decontaminated by seed (no held-out seed is ever
 # used), not by observation.
 SEED_IDENTIFIED_FAMILIES = frozenset({"bandit", "textworld_express"})
+# Consecutive train seeds that repeat a held-out level before decontaminated_train_seeds gives up.
+MAX_REJECTED_IN_A_ROW = 10_000
 
 
 def decontaminated_train_seeds(env_id: str, exclude: tuple[str, ...] = ("val", "test")) -> Iterator[int]:
@@ -293,9 +295,20 @@ def decontaminated_train_seeds(env_id: str, exclude: tuple[str, ...] = ("val", "
                 yield seed
             seed += 1
     held_out = {digest for split in exclude for digest in load(env_id, split).obs_sha256}
+    rejected = 0
     while True:
         if seed not in held_out_seeds and observation_sha256(initial_observation(env_id, seed)) not in held_out:
+            rejected = 0
             yield seed
+        else:
+            rejected += 1
+            # An id with fewer levels than its panels hold (a 2x2 cube scrambled by one turn
+            # has 12) has no fresh train level left: say so instead of searching forever.
+            if rejected == MAX_REJECTED_IN_A_ROW:
+                raise PanelError(
+                    f"{env_id}: the {rejected} train seeds up to {seed} all repeat a {'/'.join(exclude)} level; "
+                    "its levels are fewer than its panels (see its card), so no decontaminated train seed is left"
+                )
         seed += 1
 
 
