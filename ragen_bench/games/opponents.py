@@ -101,6 +101,7 @@ class MCTSPlayer:
     name = "mcts"
 
     def choose(self, game: Any, agent: str) -> int:
+        import pyspiel
         from open_spiel.python.algorithms import ismcts, mcts
 
         seed = int(game.np_random.integers(2**31))
@@ -110,6 +111,10 @@ class MCTSPlayer:
             game=game._env, uct_c=MCTS_UCT_C, max_simulations=MCTS_SIMULATIONS, evaluator=evaluator,
             random_state=np.random.RandomState(seed + 1),
         )
+        if not game.spec.perfect_information:
+            # IS-MCTS draws the worlds it searches with an unseeded C++ sampler by default.
+            sampler = pyspiel.UniformProbabilitySampler(seed + 2, 0.0, 1.0)
+            bot.set_resampler(lambda state, player: state.resample_from_infostate(player, sampler))
         return int(bot.step(game.game_state.clone()))
 
 

@@ -1,7 +1,7 @@
 """Matches between scripted players, for the strength figures in the game cards.
 
-``scripts/tictactoe_strength.py`` and ``scripts/connect_four_strength.py`` print one
-:func:`match` per pairing.
+``scripts/tictactoe_strength.py``, ``scripts/connect_four_strength.py`` and
+``scripts/openspiel_strength.py`` print one :func:`match` per pairing.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 def match(game: Any, player: Any, other: Any, games: int, first_on_even: bool = True) -> dict[str, Any]:
     """Wins, draws and losses of ``player`` against ``other`` over seeds ``0..games-1`` of ``game``.
 
-    ``game`` is a board game's ``env()`` (what PettingZoo users get; the moves go through
+    ``game`` is a turn-based game's ``env()`` (what PettingZoo users get; the moves go through
     its wrappers) or its raw env; the players read the game under the wrappers.
     Seats alternate: ``player`` moves first on even seeds (``first_on_even``) or on odd ones.
     The seed also drives both players' tie-breaks, so the two seatings give different games.
@@ -29,7 +29,7 @@ def match(game: Any, player: Any, other: Any, games: int, first_on_even: bool = 
         while not raw.game_over:
             agent = raw.agent_selection
             game.step(seats[agent].choose(raw, agent))
-        moves += len(raw.board.moves)
+            moves += 1
         tally["draw" if raw.winner is None else ("win" if seats[raw.winner] is player else "loss")] += 1
     return {
         "player": player.name, "opponent": other.name, "games": games,
