@@ -100,6 +100,42 @@ def test_step_ragen2_frozen_lake(benchmark, env_id):
         assert (reward, done, short_sha(observation)) == (ours_step[0], ours_step[1], ours_step[3]), index
 
 
+def _time_fresh_lake_steps(benchmark, env, action) -> list[tuple[int, tuple]]:
+    """Time the first step of a new lake's episode (seeds 20000..., reset untimed): nothing cached."""
+    seeds, results = itertools.count(20_000), []
+    current = [0]
+
+    def fresh_lake() -> None:
+        current[0] = next(seeds)
+        env.reset(seed=current[0])
+
+    def step() -> None:
+        results.append((current[0], env.step(action)[:3]))
+
+    benchmark.pedantic(step, setup=fresh_lake, rounds=2000, iterations=1)
+    return results
+
+
+@pytest.mark.parametrize("env_id", LAKE_IDS)
+def test_first_step_of_a_new_lake_ours(benchmark, env_id):
+    benchmark.group = f"RAGEN-2 peers: first step of a new lake {env_id}"
+    results = _time_fresh_lake_steps(benchmark, ours(env_id), 0)
+    peer = ragen2.frozen_lake_env(env_id)
+    for seed, (observation, reward, terminated) in results[:200]:  # RAGEN-2's first step of the seed
+        peer.reset(seed=seed)
+        assert peer.step(1)[:3] == (observation, reward, terminated), seed
+
+
+@pytest.mark.parametrize("env_id", LAKE_IDS)
+def test_first_step_of_a_new_lake_ragen2(benchmark, env_id):
+    benchmark.group = f"RAGEN-2 peers: first step of a new lake {env_id}"
+    results = _time_fresh_lake_steps(benchmark, ragen2.frozen_lake_env(env_id), 1)  # 1 = RAGEN-2's Left
+    env = ours(env_id)
+    for seed, (observation, reward, done) in results[:200]:
+        env.reset(seed=seed)
+        assert env.step(0)[:3] == (observation, reward, done), seed
+
+
 @pytest.mark.parametrize("env_id", BANDIT_IDS)
 def test_step_ragen2_bandit(benchmark, env_id):
     benchmark.group = f"RAGEN-2 peers: step {env_id}"
