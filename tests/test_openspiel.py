@@ -30,7 +30,7 @@ from tests.conftest import REPO_ROOT, run_python  # noqa: E402
 OS_IDS = tuple(row.id for row in GAME_ENTRIES if row.family == "openspiel")
 CARD = REPO_ROOT / "data" / "openspiel" / "README.md"
 # Games whose MCTS-vs-random panel takes under a few seconds on one core; the rest run in the slow sweep.
-CHEAP = ("RAGEN/OS-KuhnPoker-v0", "RAGEN/OS-LeducPoker-v0", "RAGEN/OS-Nim-v0", "RAGEN/OS-Clobber-v0")
+CHEAP = ("RAGEN/OS-KuhnPoker-v0", "RAGEN/OS-LeducPoker-v0", "RAGEN/OS-Nim-v0", "RAGEN/OS-DotsAndBoxes-v0", "RAGEN/OS-Clobber-v0")
 
 
 def play_out(env_id, seed, players):
@@ -247,7 +247,7 @@ def test_cli_eval_plays_an_openspiel_game_against_mcts(tmp_path, capsys):
 
 def card_figures() -> dict[str, tuple[int, int, int]]:
     """``env id -> (wins, draws, losses)`` of mcts vs random as the card's table states them."""
-    rows = re.findall(r"^\| `(RAGEN/OS-\w+-v0)` \|[^|]*\| (\d+) / (\d+) / (\d+) \|", CARD.read_text(), re.MULTILINE)
+    rows = re.findall(r"^\| `(RAGEN/OS-\w+-v0)` \| random \| (\d+) / (\d+) / (\d+) \|", CARD.read_text(), re.MULTILINE)
     return {env_id: tuple(map(int, counts)) for env_id, *counts in rows}
 
 
@@ -257,7 +257,8 @@ def test_the_card_states_a_figure_for_every_game():
 
 def _check_card(env_id: str) -> None:
     result = match(make_multiagent(env_id), MCTSPlayer(), RandomPlayer(), 32)
-    assert (result["win"], result["draw"], result["loss"]) == card_figures()[env_id]
+    assert (result["win"], result["draw"], result["loss"]) == card_figures()[env_id][:3]
+    assert f"| {result['mean_return']:+.3f} | {result['mean_moves']} |" in CARD.read_text()
 
 
 @pytest.mark.parametrize("env_id", CHEAP)
@@ -269,3 +270,13 @@ def test_mcts_against_random_gives_the_cards_figures(env_id):
 @pytest.mark.parametrize("env_id", sorted(set(OS_IDS) - set(CHEAP)))
 def test_mcts_against_random_gives_the_cards_figures_for_the_slow_games(env_id):
     _check_card(env_id)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("env_id", "figures"), [
+    ("RAGEN/OS-KuhnPoker-v0", (126, 0, 130, 0.172)), ("RAGEN/OS-LeducPoker-v0", (128, 20, 108, 0.883)),
+])
+def test_over_256_hands_is_mcts_wins_chips_as_the_card_says(env_id, figures):
+    result = match(make_multiagent(env_id), MCTSPlayer(), RandomPlayer(), 256)
+    assert (result["win"], result["draw"], result["loss"], result["mean_return"]) == figures
+    assert f"{figures[0]} / {figures[1]} / {figures[2]}" in CARD.read_text()
