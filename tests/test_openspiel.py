@@ -78,6 +78,18 @@ def test_a_missing_extra_is_one_error_naming_it():
     assert out == "RAGEN/OS-Hex-v0: needs the 'openspiel' extra: pip install 'ragen-bench[openspiel]'\n"
 
 
+def test_missing_extra_names_the_extra_without_importing_it(monkeypatch):
+    import importlib.util
+
+    from ragen_bench.games import game_entry
+
+    assert game_entry("RAGEN/OS-Nim-v0").missing_extra() is None
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name == "shimmy" else real(name, *rest))
+    assert game_entry("RAGEN/OS-Nim-v0").missing_extra() == "needs the 'openspiel' extra: pip install 'ragen-bench[openspiel]'"
+    assert game_entry("RAGEN/TicTacToe-v0").missing_extra() is None
+
+
 _HISTORIES = """
 import json
 from ragen_bench.games import make_multiagent

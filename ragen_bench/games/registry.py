@@ -9,6 +9,7 @@ a change to what any seed produces needs a new version suffix.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -44,6 +45,11 @@ class GameEntry:
         if self.extra == "games":
             return INSTALL_HINT
         return f"needs the {self.extra!r} extra: pip install 'ragen-bench[{self.extra}]'"
+
+    def missing_extra(self) -> str | None:
+        """The install hint when a module of the game's extra is not installed (nothing is imported), else ``None``."""
+        missing = any(importlib.util.find_spec(name) is None for name in EXTRA_MODULES[self.extra])
+        return self.install_hint if missing else None
 
 
 def _openspiel(name: str, game: str, description: str) -> GameEntry:
