@@ -10,6 +10,19 @@ from __future__ import annotations
 import importlib.util
 from collections.abc import Iterator, Sequence
 
+from ragen_bench.envs.reasoning_gym import ids as reasoning_gym_ids
+
+# An id's extra -> (the library it installs, the one-line hint a missing one gives).
+_EXTRA_LIBRARIES = {reasoning_gym_ids.EXTRA: (reasoning_gym_ids.LIBRARY, reasoning_gym_ids.INSTALL_HINT)}
+
+
+def missing_extra(env_id: str) -> str | None:
+    """The install hint of a single-agent id whose extra's library is not installed, else ``None``."""
+    from ragen_bench.registry import entry
+
+    library, hint = _EXTRA_LIBRARIES.get(entry(env_id).extra, (None, None))
+    return hint if library is not None and importlib.util.find_spec(library) is None else None
+
 
 def env_rows() -> list[dict[str, str]]:
     """``envs list``: one row per registered env and game (id, RAGEN name, panels, description)."""
@@ -22,10 +35,17 @@ def env_rows() -> list[dict[str, str]]:
             "id": row.id,
             "ragen": getattr(row, "ragen_name", None) or "-",
             "panels": ",".join(panels.available(row.id)) or "-",
-            "description": row.description if row in ENTRIES else f"multi-agent (PettingZoo): {row.description}",
+            "description": _description(row, row in ENTRIES),
         }
         for row in (*ENTRIES, *GAME_ENTRIES)
     ]
+
+
+def _description(row, single_agent: bool) -> str:
+    if not single_agent:
+        return f"multi-agent (PettingZoo): {row.description}"
+    hint = missing_extra(row.id)
+    return f"[not installed: extra '{row.extra}'] {row.description}" if hint else row.description
 
 
 def env_page(env_id: str, seed: int) -> str:
@@ -92,9 +112,11 @@ def verify_lines(env_ids: Sequence[str]) -> Iterator[tuple[str, bool]]:
     """``envs verify``: ``(line, failed)`` per panel of ``env_ids`` (all ids when empty), as each is checked.
 
     Every split, not only the files present: a deleted panel is drift too.  A game without
-    the ``games`` extra is skipped, and fails only when it was asked for by name.
+    the ``games`` extra, or an id without its own extra, is skipped, and fails only when it was
+    asked for by name.  A library that fails to import or generate is a failure of its ids.
     """
     from ragen_bench import panels
+    from ragen_bench.envs.reasoning_gym.env import DatasetError
     from ragen_bench.games.registry import GAME_IDS, INSTALL_HINT
     from ragen_bench.registry import ENV_IDS
 
@@ -104,10 +126,13 @@ def verify_lines(env_ids: Sequence[str]) -> Iterator[tuple[str, bool]]:
             # Regenerating a game's seeds needs the game itself; without the extra, say so.
             yield f"{'FAIL' if env_ids else 'skip'} {env_id}: {INSTALL_HINT}", bool(env_ids)
             continue
+        if env_id not in GAME_IDS and (hint := missing_extra(env_id)):
+            yield f"{'FAIL' if env_ids else 'skip'} {env_id}: {hint}", bool(env_ids)
+            continue
         for split in panels.SPLITS:
             try:
                 panels.load(env_id, split).verify()
-            except panels.PanelError as error:
+            except (panels.PanelError, DatasetError) as error:
                 yield f"FAIL {env_id} {split}: {error}", True
             else:
                 yield f"ok   {env_id} {split}", False

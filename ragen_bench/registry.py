@@ -31,6 +31,7 @@ class EnvEntry:
     kwargs: dict[str, Any] = field(default_factory=dict)
     ragen_name: str | None = None
     description: str = ""
+    extra: str | None = None  # the pip extra its library comes from (None: this project's own code)
 
 
 # (family, entry point) of each family's env class.
@@ -265,7 +266,46 @@ ENTRIES: tuple[EnvEntry, ...] = (
     ),
 )
 
+# reasoning-gym's datasets (extra 'rg'), one id each, kept here as frozen data so that registering
+# them imports nothing of the library.  ragen_bench/envs/reasoning_gym/ids.py says which three of
+# reasoning-gym 0.1.25's 106 datasets are left out, and why.
+RG_DATASETS: tuple[str, ...] = (
+    "ab", "acre", "advanced_geometry", "aiw", "arc_1d", "arc_agi", "base_conversion",
+    "basic_arithmetic", "bf", "binary_alternation", "binary_matrix", "bitwise_arithmetic",
+    "caesar_cipher", "calendar_arithmetic", "chain_sum", "circuit_logic", "codeio", "coin_flip",
+    "color_cube_rotation", "complex_arithmetic", "count_bits", "count_primes", "countdown",
+    "course_schedule", "cryptarithm", "decimal_arithmetic", "decimal_chain_sum", "dice",
+    "emoji_mystery", "family_relationships", "figlet_font", "fraction_simplification",
+    "futoshiki", "game_of_life", "game_of_life_halting", "gcd", "graph_color", "group_anagrams",
+    "gsm_symbolic", "intermediate_integration", "isomorphic_strings", "jugs", "kakurasu",
+    "knight_swap", "knights_knaves", "largest_island", "lcm", "leg_counting", "letter_counting",
+    "letter_jumble", "list_functions", "mahjong_puzzle", "manipulate_matrix", "maze",
+    "mini_sudoku", "modulo_grid", "n_queens", "needle_haystack", "number_filtering",
+    "number_format", "number_sequence", "number_sorting", "palindrome_generation",
+    "palindrome_partitioning", "path_star", "polynomial_equations", "polynomial_multiplication",
+    "pool_matrix", "power_function", "prime_factorization", "products", "propositional_logic",
+    "puzzle24", "quantum_lock", "ransom_note", "rearc", "rectangle_count", "rotate_matrix",
+    "rotten_oranges", "rubiks_cube", "self_reference", "sentence_reordering", "shortest_path",
+    "simple_equations", "simple_geometry", "simple_integration", "sokoban", "spell_backward",
+    "spiral_matrix", "string_insertion", "string_manipulation", "string_splitting",
+    "string_synthesis", "sudoku", "survo", "syllogism", "time_intervals", "tower_of_hanoi",
+    "tsumego", "word_ladder", "word_sequence_reversal", "word_sorting", "zebra_puzzles",
+)
+ENTRIES += tuple(
+    EnvEntry(
+        f"RAGEN/RG-{name}-v0",
+        "reasoning_gym",
+        "ragen_bench.envs.reasoning_gym:ReasoningGymEnv",
+        dict(dataset=name),
+        description=f"reasoning-gym '{name}': one question, graded by the dataset's own score_answer.",
+        extra="rg",
+    )
+    for name in RG_DATASETS
+)
+
 ENV_IDS: tuple[str, ...] = tuple(entry.id for entry in ENTRIES)
+# The ids whose env is this project's own code (no extra needed).
+BUILTIN_IDS: tuple[str, ...] = tuple(entry.id for entry in ENTRIES if entry.extra is None)
 _BY_ID = {entry.id: entry for entry in ENTRIES}
 
 

@@ -33,7 +33,7 @@ def test_core_import_loads_only_gymnasium_and_numpy():
         "elapsed = time.perf_counter() - start\n"
         "loaded = sorted({m.split('.')[0] for m in set(sys.modules) - before} - set(sys.stdlib_module_names))\n"
         "import gymnasium, ragen_bench.chat, ragen_bench.eval, ragen_bench.agents, ragen_bench.suites\n"
-        "for env_id in ragen_bench.ENV_IDS:\n"
+        "for env_id in ragen_bench.registry.BUILTIN_IDS:\n"
         "    gymnasium.make(env_id).reset(seed=0)\n"
         f"print(__import__('json').dumps([elapsed, loaded, [m for m in {HEAVY!r} if m in sys.modules]]))"
     )
@@ -45,7 +45,8 @@ def test_core_import_loads_only_gymnasium_and_numpy():
 
 
 def test_every_registered_id_makes_resets_and_has_frozen_panels():
-    for env_id in ragen_bench.ENV_IDS:
+    # reasoning-gym's ids (smaller panels of their own): tests/test_reasoning_gym.py.
+    for env_id in ragen_bench.registry.BUILTIN_IDS:
         env = gymnasium.make(env_id)
         observation, info = env.reset(seed=123)
         assert isinstance(observation, str) and "success" in info

@@ -46,7 +46,7 @@ from ragen_bench.envs.math_qa import MathQAEnv
 from ragen_bench.envs.math_qa.questions import MAX_ANSWER_CHARS
 from ragen_bench.eval import compose_config, rundir, run_eval
 from ragen_bench.eval.schema import MAX_SAMPLES
-from ragen_bench.registry import ENV_IDS
+from ragen_bench.registry import BUILTIN_IDS
 from tests.conftest import one_line_error
 
 # -- envs copied mid-episode ------------------------------------------------------------------
@@ -60,7 +60,7 @@ def _first_action(env: gymnasium.Env) -> object:
 @pytest.mark.parametrize(
     "copier", [lambda env: pickle.loads(pickle.dumps(env)), copy.deepcopy], ids=["pickle", "deepcopy"]
 )
-@pytest.mark.parametrize("env_id", ENV_IDS)
+@pytest.mark.parametrize("env_id", BUILTIN_IDS)
 def test_an_env_copied_mid_episode_steps_like_the_original(env_id: str, copier) -> None:
     # A pickled env used to come back with a phase marker that failed the identity
     # check, so its first step raised EpisodeFinishedError on a live episode.

@@ -9,7 +9,7 @@ import shutil
 import pytest
 
 from ragen_bench import panels, suites
-from ragen_bench.registry import ENV_IDS
+from ragen_bench.registry import BUILTIN_IDS
 
 SUITE_NAMES = [
     "ragen-bandit-generalization-v0",
@@ -17,7 +17,7 @@ SUITE_NAMES = [
     "ragen-sokoban-generalization-v0",
     "ragen2-v0",
 ]
-OUR_IDS = [i for i in ENV_IDS if not i.startswith("RAGEN/Sokoban-")]
+OUR_IDS = [i for i in BUILTIN_IDS if not i.startswith("RAGEN/Sokoban-")]
 
 
 def test_names_lists_the_frozen_suites():

@@ -34,7 +34,7 @@ from tests.benchmarks.checks import (
 from tests.benchmarks.ragen_checkout import frozen_lake_env
 
 # Sokoban and the RAGEN-2 families (2048, Sudoku, the cube) have benchmark files of their own.
-IDS = [i for i in ragen_bench.ENV_IDS if not i.startswith(("RAGEN/Sokoban-", "RAGEN/2048-", "RAGEN/Sudoku-", "RAGEN/RubiksCube-"))]
+IDS = [i for i in ragen_bench.registry.BUILTIN_IDS if not i.startswith(("RAGEN/Sokoban-", "RAGEN/2048-", "RAGEN/Sudoku-", "RAGEN/RubiksCube-"))]
 # One representative action per free-text env (a well-formed answer exercises the whole parser).
 TEXT_ACTIONS = {"RAGEN/Countdown-v0": "(64 - 51) + (27 - 31) * 2", "RAGEN/MathQA-v0": "42"}
 

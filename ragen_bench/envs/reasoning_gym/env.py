@@ -1,0 +1,196 @@
+"""One reasoning-gym dataset as a question-answer episode, scored by the dataset itself."""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Any
+
+from ragen_bench.envs.base import AnyText, TextEnv, text_charset
+from ragen_bench.envs.reasoning_gym.ids import DATASETS, INSTALL_HINT, LIBRARY, REFERENCE_METADATA_KEYS
+
+DIFFICULTIES = ("default", "easy", "hard")
+MAX_QUESTION_CHARS = 100_000
+MAX_ANSWER_CHARS = 10_000
+FULL_CREDIT = "Correct: full credit."
+
+
+class DatasetError(RuntimeError):
+    """reasoning-gym failed to import, build or score a dataset (the message names it)."""
+
+
+def load_library() -> Any:
+    """``reasoning_gym`` (about 2 s to import), or the one-line error naming the extra."""
+    try:
+        return importlib.import_module(LIBRARY)
+    except ModuleNotFoundError as error:
+        if error.name is not None and error.name.split(".")[0] == LIBRARY:
+            raise ImportError(INSTALL_HINT) from None
+        raise DatasetError(f"{LIBRARY} failed to import: {type(error).__name__}: {error}") from error
+    except Exception as error:  # the library's own import-time failures are reported, not crashed on
+        raise DatasetError(f"{LIBRARY} failed to import: {type(error).__name__}: {error}") from error
+
+
+def make_item(library: Any, dataset: str, difficulty: str, seed: int) -> tuple[Any, dict[str, Any]]:
+    """``(dataset object, item)`` of ``seed``: item 0 of the dataset built with ``seed=seed, size=1``.
+
+    That is how reasoning-gym itself addresses an item (most generators draw item ``i``
+    from ``Random(seed + i)``; a few draw per-dataset choices from ``Random(seed)``), so the
+    item depends on the seed alone.  ``easy``/``hard`` put every attribute of the dataset's
+    curriculum at its first or last level, ranges narrowed to that level's own segment
+    (reasoning-gym's ``upper_bound`` mode; its default mode widens them to every easier level).
+    """
+    try:
+        if difficulty == "default":
+            data = library.create_dataset(dataset, seed=seed, size=1)
+        else:
+            data_class, _ = library.factory.DATASETS[dataset]
+            curriculum = library.factory.create_curriculum(dataset)
+            for name, attribute in curriculum.attributes.items():
+                curriculum.set_attr_level(name, 0 if difficulty == "easy" else len(attribute.levels) - 1)
+            coaching = library.coaching.base_curriculum
+            context = coaching.DefaultCurriculumContext(mode=coaching.RangeAttributeMode.UPPER_BOUND)
+            data = data_class(config=curriculum.generate_configuration({"seed": seed, "size": 1}, context))
+        return data, data[0]
+    except Exception as error:  # a generator bug is reported with the dataset and seed, not as a bare trace
+        raise DatasetError(f"reasoning-gym '{dataset}' ({difficulty}) failed on seed {seed}: "
+                           f"{type(error).__name__}: {error}") from error
+
+
+def reference_answer(dataset: str, item: dict[str, Any]) -> str:
+    """The answer the dataset stores, or for :data:`REFERENCE_METADATA_KEYS` its generator's own solution."""
+    key = REFERENCE_METADATA_KEYS.get(dataset)
+    answer = item["answer"] if key is None else item["metadata"][key]
+    # graph_color's solution is a {vertex: colour} dict; its scorer reads JSON.
+    return answer if isinstance(answer, str) else json.dumps(answer)
+
+
+def feedback(score: float, attempts_left: int) -> str:
+    """What the agent reads after an answer."""
+    if score == 1.0:
+        return FULL_CREDIT
+    verdict = f"Score {score:.3g} of 1."
+    return f"{verdict} Try again ({attempts_left} attempts left)." if attempts_left else f"{verdict} No attempts left."
+
+
+class ReasoningGymEnv(TextEnv):
+    """Answer one question of a reasoning-gym dataset; the dataset's own scorer grades it.
+
+    ## Description
+    Each of reasoning-gym's procedural datasets (arithmetic, algebra, logic puzzles,
+    ciphers, grid games, ...) generates questions with a reference answer and a
+    ``score_answer`` that grades any answer text in ``[0, 1]``.  An episode is one
+    question; the agent answers in the form the question asks for.  Full credit
+    (score 1) is a success.  By default there is one attempt; with ``max_attempts=N``
+    a lower score is reported back and the agent may answer again.
+
+    ## Action Space
+    ``AnyText(0, 10000)``: any ``str`` of at most 10000 characters is an answer; longer
+    texts and non-``str`` raise ``InvalidActionError``.  The dataset's scorer decides
+    what an answer is worth; an answer it cannot read scores 0.
+
+    ## Observation Space
+    ``AnyText(1, 100000)``: the question (reset), then the feedback (step):
+    ``"Correct: full credit."`` or ``"Score 0.5 of 1. Try again (2 attempts left)."``.
+
+    ## Starting State
+    Seed ``s`` is item 0 of the dataset built by reasoning-gym with ``seed=s, size=1``
+    (reasoning-gym's own addressing), so the question depends on the seed alone.  Seeds
+    are below ``2**32`` (some generators seed numpy with them).
+
+    ## Rewards
+    The improvement of the best score so far: an episode's return is its best score
+    (1 for a full-credit answer, whatever attempt it came on).
+
+    ## Episode End
+    Terminated on full credit.  Truncated after ``max_attempts`` answers without it.
+    Answering a finished episode raises ``EpisodeFinishedError``.
+
+    ## Information
+    Every call: ``success``, ``level_seed``, ``score`` (the last answer's, 0 before one).
+    Reset adds ``optimal_length`` = 1; step adds ``action_is_valid`` (a non-empty answer)
+    and ``action_is_effective`` (full credit).
+
+    ## Arguments
+    ``dataset`` (one of the 103 names in :mod:`ragen_bench.envs.reasoning_gym.ids`),
+    ``max_attempts=1`` (1..100), ``difficulty="default"`` (the dataset's default config;
+    ``"easy"``/``"hard"``: every curriculum attribute at its first/last level only, for
+    the 100 datasets with a curriculum; registered ids use the default), ``render_mode="ansi"``
+    or ``None``.  Building the env imports reasoning-gym (the ``rg`` extra; a missing
+    extra is one ``ImportError`` naming it); a dataset that fails to build or generate
+    raises :class:`DatasetError` naming the dataset and seed.
+
+    ## Version History
+    * v0: reasoning-gym 0.1.25; items pinned by the panels' checksums.
+    """
+
+    action_names = None
+    symbol_meanings: dict[str, str] = {}
+    instruction = (
+        "You are answering a reasoning question from reasoning-gym. Work it out, then reply with the final "
+        "answer only, written exactly in the form the question asks for."
+    )
+    seed_limit = 2**32
+    # Smaller panels than the default 256 per split: the 103 ids' items take up to a second each
+    # to generate, and `ragen-bench envs verify` regenerates every one.
+    split_seeds = {"train": range(10_000, 10_032), "val": range(1000, 1032), "test": range(123, 187)}
+
+    def __init__(
+        self, dataset: str, max_attempts: int = 1, difficulty: str = "default", render_mode: str | None = "ansi"
+    ) -> None:
+        super().__init__(render_mode)
+        self.dataset = self._choice_arg("dataset", dataset, DATASETS)
+        self.max_attempts = self._int_arg("max_attempts", max_attempts, 1, 100)
+        self.difficulty = self._choice_arg("difficulty", difficulty, DIFFICULTIES)
+        # Imported here so that a missing extra fails at make(); the module is not kept (envs pickle).
+        library = load_library()
+        if difficulty != "default" and dataset not in library.factory.CURRICULA:
+            raise ValueError(f"ReasoningGymEnv: '{dataset}' has no curriculum, so only difficulty='default'")
+        self.observation_space = AnyText(min_length=1, max_length=MAX_QUESTION_CHARS, charset=_SAMPLE_CHARSET)
+        self._set_action_space(AnyText(min_length=0, max_length=MAX_ANSWER_CHARS, charset=_SAMPLE_CHARSET))
+        self._data: Any = None
+        self.item: dict[str, Any] = {}
+        self._attempts = 0
+        self._best = 0.0
+        self._score = 0.0
+        self._text = ""
+
+    def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
+        self._data, self.item = make_item(load_library(), self.dataset, self.difficulty, seed)
+        self._attempts, self._best, self._score = 0, 0.0, 0.0
+        self._text = self.item["question"]
+        info = self._info()
+        info["optimal_length"] = 1
+        return self._text, info
+
+    def _step_action(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        self._score = self._grade(action)
+        reward = max(0.0, self._score - self._best)
+        self._best = max(self._best, self._score)
+        self._attempts += 1
+        success = self._score == 1.0
+        self._text = feedback(self._score, self.max_attempts - self._attempts)
+        info = self._info()
+        info["action_is_valid"] = action.strip() != ""
+        info["action_is_effective"] = success
+        return self._text, reward, success, not success and self._attempts >= self.max_attempts, info
+
+    def _grade(self, answer: str) -> float:
+        try:
+            score = float(self._data.score_answer(answer, self.item))
+        except Exception:  # noqa: BLE001  a scorer that chokes on an answer text gives it no credit
+            return 0.0
+        return min(max(score, 0.0), 1.0) if score == score else 0.0  # NaN scores nothing
+
+    def render_text(self) -> str:
+        return self._text
+
+    def optimal_action(self, steps_left: int | None = None) -> str | None:
+        """The dataset's reference answer (see :func:`reference_answer`)."""
+        return None if self._best == 1.0 or not self.item else reference_answer(self.dataset, self.item)
+
+    def _info(self) -> dict[str, Any]:
+        return {"success": self._best == 1.0, "level_seed": self.level_seed, "score": self._score}
+
+
+_SAMPLE_CHARSET = text_charset("0123456789abcdefghijklmnopqrstuvwxyz-., ")
