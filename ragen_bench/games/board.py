@@ -180,11 +180,7 @@ class BoardGameEnv(GameSeeds, AECEnv):
         :func:`wrap`'s env checks it first too, before PettingZoo's ``AssertOutOfBoundsWrapper``
         (a bare ``AssertionError``, or an ``IndexError`` under ``python -O``) sees it.
         """
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise IllegalMoveError(f"{self.metadata['name']}: {agent}'s action must be an int, got {action!r}")
-        if not 0 <= action < len(self.action_names):
-            top = len(self.action_names) - 1
-            raise IllegalMoveError(f"{self.metadata['name']}: {agent}'s action must be in 0..{top}, got {int(action)}")
+        check_move(self.metadata["name"], agent, action, len(self.action_names))
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
@@ -248,6 +244,14 @@ def wrap(raw: AECEnv) -> AECEnv:
     env = wrappers.TerminateIllegalWrapper(raw, illegal_reward=-1)
     env = wrappers.AssertOutOfBoundsWrapper(env)
     return ActionCheckWrapper(env)
+
+
+def check_move(game: str, agent: str, action: Any, count: int) -> None:
+    """:class:`IllegalMoveError` (naming ``game`` and ``agent``) unless ``action`` is an int in ``0..count-1``."""
+    if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
+        raise IllegalMoveError(f"{game}: {agent}'s action must be an int, got {action!r}")
+    if not 0 <= action < count:
+        raise IllegalMoveError(f"{game}: {agent}'s action must be in 0..{count - 1}, got {int(action)}")
 
 
 def random_choice(rng: np.random.Generator, moves: Sequence[int]) -> int:

@@ -9,7 +9,7 @@ import numpy as np
 from gymnasium import spaces
 from shimmy.openspiel_compatibility import OpenSpielCompatibilityV0
 
-from ragen_bench.games.board import AGENTS, GameSeeds, IllegalMoveError, wrap
+from ragen_bench.games.board import AGENTS, GameSeeds, IllegalMoveError, check_move, wrap
 from ragen_bench.games.openspiel.games import GAMES, OpenSpielGameSpec, public_moves
 
 
@@ -158,22 +158,16 @@ class OpenSpielGameEnv(GameSeeds, OpenSpielCompatibilityV0):
 
     def check_action(self, agent: str, action: Any) -> None:
         """Refuse an action that is no move at all (not an int, or outside the action range)."""
-        name = self.metadata["name"]
-        if isinstance(action, (bool, np.bool_)) or not isinstance(action, (int, np.integer)):
-            raise IllegalMoveError(f"{name}: {agent}'s action must be an int, got {action!r}")
-        if not 0 <= action < len(self.action_names):
-            raise IllegalMoveError(f"{name}: {agent}'s action must be in 0..{len(self.action_names) - 1}, got {int(action)}")
+        check_move(self.metadata["name"], agent, action, len(self.action_names))
 
     def step(self, action: Any) -> None:
         agent = self.agent_selection
         if not (self.terminations.get(agent) or self.truncations.get(agent)):
             self.check_action(agent, action)
-            if int(action) not in self.legal_moves(agent):
-                legal = self.legal_moves(agent)
-                raise IllegalMoveError(
-                    f"{self.metadata['name']}: {agent} may not play {int(action)} ({self.action_names[action]}); legal: {legal}"
-                )
-            action = int(action)
+            action, legal = int(action), self.legal_moves(agent)
+            if action not in legal:
+                name = self.action_names[action]
+                raise IllegalMoveError(f"{self.metadata['name']}: {agent} may not play {action} ({name}); legal: {legal}")
         super().step(action)
 
     def render(self) -> str | None:
