@@ -17,7 +17,7 @@ from typing import Any, get_type_hints
 
 from ragen_bench import values
 
-PRESETS = ("starpo-s", "starpo", "ppo", "grpo", "ragen-sokoban")
+PRESETS = ("starpo-s", "starpo", "ppo", "grpo", "dapo", "drgrpo", "ragen-sokoban")
 DEFAULT_PRESET = "starpo-s"
 ALGOS = ("starpo", "sft")
 BACKENDS = ("local", "verl")
@@ -65,10 +65,43 @@ class AdvantageConfig:
     score_placement: str = "last"
 
 
+FILTER_MODES = ("std", "std_rev", "rollout")
+# FilterSpec's fields under their config keys (RAGEN-2's rollout_filter_* names without the prefix).
+FILTER_SPEC_KEYS = {"strategy": "strategy", "value": "value", "type": "filter_type", "metric": "metric",
+                    "include_zero": "include_zero", "top_p_prob_mode": "top_p_prob_mode",
+                    "selection_eps": "selection_eps"}
+
+
 @dataclass(frozen=True)
 class FilterConfig:
+    """``mode`` std / std_rev: StarPO-S's filter with ``ratio``; ``rollout``: RAGEN-2's filter from the keys after it."""
+
     ratio: float = 0.25
     mode: str = "std"
+    strategy: str = "top_p"
+    value: float = 1.0
+    type: str = "largest"
+    metric: str = "reward_variance"
+    include_zero: bool = True
+    top_p_prob_mode: str = "linear"
+    selection_eps: float = 0.01
+    empty_stop_steps: int = 5
+    refill_rounds: int = 0
+
+    @property
+    def spec(self) -> Any:
+        """The :class:`~ragen_bench.starpo.filter.FilterSpec` this config filters with (ValueError if a value is bad)."""
+        from ragen_bench.starpo.filter import FilterSpec, preset
+
+        if self.mode in ("std", "std_rev"):
+            return preset(self.mode, self.ratio)  # type: ignore[arg-type]
+        return FilterSpec(**{field: getattr(self, key) for key, field in FILTER_SPEC_KEYS.items()})
+
+
+@dataclass(frozen=True)
+class OverlongBufferConfig:
+    len: int = 0
+    penalty_factor: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -138,10 +171,22 @@ class LogConfig:
     progress: bool = True
 
 
+@dataclass(frozen=True)
+class CollapseDetectionConfig:
+    """RAGEN-2's collapse diagnostics on first turns (``ragen_bench.train.collapse_probe``; names as RAGEN-2's)."""
+
+    compute_freq: int = 10
+    num_samples: int | None = 64
+    micro_batch_size: int = 16
+    std_eps: float = 1e-3
+    ema_decay: float = 0.9
+
+
 # Keys that do not change what any step of a run computes (how many steps it runs, where it
-# is written, how many CPU threads, what it logs): a run may be resumed with other values
-# for them; every other key must match its config.json (ragen_bench.runfiles.identity).
-FREE_KEYS = ("steps", "out", "threads", "log")
+# is written, how many CPU threads, what it logs; the collapse diagnostics only read the
+# policy, with their own seeded draw): a run may be resumed with other values for them;
+# every other key must match its config.json (ragen_bench.runfiles.identity).
+FREE_KEYS = ("steps", "out", "threads", "log", "collapse_detection")
 
 
 @dataclass(frozen=True)
@@ -169,6 +214,8 @@ class TrainConfig:
     test: TestConfig = field(default_factory=TestConfig)
     checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
     log: LogConfig = field(default_factory=LogConfig)
+    overlong_buffer: OverlongBufferConfig = field(default_factory=OverlongBufferConfig)
+    collapse_detection: CollapseDetectionConfig = field(default_factory=CollapseDetectionConfig)
 
     @property
     def uses_critic(self) -> bool:
@@ -181,10 +228,16 @@ class TrainConfig:
 
     @property
     def kept_groups(self) -> int:
-        """Groups left after the StarPO-S filter (``int(ratio x groups)``; ratio 1 keeps all)."""
-        if self.filter.ratio >= 1:
-            return self.rollout.groups
-        return int(self.filter.ratio * self.rollout.groups)
+        """Groups left after the StarPO-S filter (``int(ratio x groups)``; ratio 1 keeps all); with
+        ``filter.mode=rollout`` the most it can keep (top_k's count; every group for the others)."""
+        f, groups = self.filter, self.rollout.groups
+        if f.mode == "rollout":
+            if f.strategy == "top_k":
+                return max(1, min(groups, int(f.value * groups + 1e-9)))
+            return min(groups, int(f.value)) if f.strategy == "top_k_abs" else groups
+        if f.ratio >= 1:
+            return groups
+        return int(f.ratio * groups)
 
     @property
     def chat_config(self) -> Any:
@@ -208,10 +261,13 @@ def compose(preset: str = DEFAULT_PRESET, overrides: Sequence[str] = ()) -> dict
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
+    from ragen_bench.chat import context
     from ragen_bench.data import CONFIG_MODULE
 
     if preset not in PRESETS:
         raise TrainConfigError(f"preset: unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+    # RAGEN-2's context_window_mode / max_context_window: the chat.history_window they mean, as in eval.
+    overrides = context.translate(overrides, TrainConfigError)
     try:
         with initialize_config_module(CONFIG_MODULE, version_base=None):
             composed = hydra_compose(config_name=f"train/{preset}", overrides=list(overrides))
@@ -309,9 +365,7 @@ def _check(c: TrainConfig) -> None:
     for key, value in (("gamma", a.gamma), ("lam", a.lam), ("high_level_gamma", a.high_level_gamma)):
         _require(0 <= value <= 1, f"advantage.{key}", "must be in [0, 1]", value)
     _require(a.score_placement in ("last", "turn"), "advantage.score_placement", "must be last or turn", a.score_placement)
-    _require(0 < c.filter.ratio <= 1, "filter.ratio", "must be in (0, 1]", c.filter.ratio)
-    _require(c.filter.mode in ("std", "std_rev"), "filter.mode", "must be std or std_rev", c.filter.mode)
-    _require(c.kept_groups >= 1, "filter.ratio", f"keeps no group of {r.groups} (int(ratio x groups) = 0)", c.filter.ratio)
+    _check_filter(c)
     p = c.actor
     _require(p.lr > 0, "actor.lr", "must be > 0", p.lr)
     _require(p.weight_decay >= 0, "actor.weight_decay", "must be >= 0", p.weight_decay)
@@ -345,8 +399,39 @@ def _check(c: TrainConfig) -> None:
     _require(c.test.limit is None or c.test.limit >= 1, "test.limit", "must be >= 1 or null", c.test.limit)
     _require(c.checkpoint.every >= 1, "checkpoint.every", "must be >= 1", c.checkpoint.every)
     _require(c.checkpoint.keep >= 1, "checkpoint.keep", "must be >= 1", c.checkpoint.keep)
+    d = c.collapse_detection
+    _require(d.compute_freq >= 0, "collapse_detection.compute_freq", "must be >= 0 (0: off)", d.compute_freq)
+    _require(d.num_samples is None or d.num_samples >= 2, "collapse_detection.num_samples",
+             "must be >= 2 (two prompts at least) or null (all)", d.num_samples)
+    _require(d.micro_batch_size >= 1, "collapse_detection.micro_batch_size", "must be >= 1", d.micro_batch_size)
+    _require(d.std_eps > 0, "collapse_detection.std_eps", "must be > 0", d.std_eps)
+    _require(0 <= d.ema_decay < 1, "collapse_detection.ema_decay", "must be in [0, 1)", d.ema_decay)
+    o = c.overlong_buffer
+    _require(0 <= o.len <= r.max_new_tokens, "overlong_buffer.len", "must be in 0..rollout.max_new_tokens (0: off)", o.len)
+    _require(o.penalty_factor >= 0, "overlong_buffer.penalty_factor", "must be >= 0", o.penalty_factor)
     _check_panels(c)
-    c.chat_config  # noqa: B018 (chat.*, checked by the rules eval's chat obeys: check_chat)
+    chat = c.chat_config  # chat.*, checked by the rules eval's chat obeys: check_chat
+    # Each turn's ids extend the previous turn's context (one row per episode); a window would cut it.
+    _require(chat.history_window is None, "chat.history_window",
+             "must be null (context_window_mode=full): the trainer's rows are whole episodes", chat.history_window)
+
+
+def _check_filter(c: TrainConfig) -> None:
+    f = c.filter
+    _require(f.mode in FILTER_MODES, "filter.mode", f"must be one of {', '.join(FILTER_MODES)}", f.mode)
+    if f.mode == "rollout":
+        try:
+            f.spec  # noqa: B018 (FilterSpec checks every value, naming its field)
+        except ValueError as problem:
+            field_name, _, rest = str(problem).partition(" ")
+            key = next((k for k, v in FILTER_SPEC_KEYS.items() if v == field_name), field_name)
+            raise TrainConfigError(f"filter.{key}: {rest}") from None
+    else:
+        _require(0 < f.ratio <= 1, "filter.ratio", "must be in (0, 1]", f.ratio)
+        _require(c.kept_groups >= 1, "filter.ratio", f"keeps no group of {c.rollout.groups} (int(ratio x groups) = 0)",
+                 f.ratio)
+    _require(f.empty_stop_steps >= 0, "filter.empty_stop_steps", "must be >= 0 (0: never stop)", f.empty_stop_steps)
+    _require(f.refill_rounds >= 0, "filter.refill_rounds", "must be >= 0 (0: no refill)", f.refill_rounds)
 
 
 def _check_panels(c: TrainConfig) -> None:

@@ -86,7 +86,7 @@ def _headline(summary: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def plot_curves(out: Path) -> Path:
-    """``curves.png``: training success and reward, validation success, per step."""
+    """``curves.png``: training success and reward, validation success, losses and the collapse diagnostics, per step."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -94,12 +94,12 @@ def plot_curves(out: Path) -> Path:
 
     train = read_lines(out / METRICS)
     val = read_lines(out / VALIDATION)
-    figure, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+    figure, axes = plt.subplots(1, 4, figsize=(17, 3.6))
 
-    def curve(axis: Any, key: str, label: str) -> None:
+    def curve(axis: Any, key: str, label: str, style: str = "-") -> None:
         points = [(row["step"], row[key]) for row in train if key in row]
         if points:
-            axis.plot([step for step, _ in points], [value for _, value in points], label=label)
+            axis.plot([step for step, _ in points], [value for _, value in points], style, label=label)
 
     curve(axes[0], "rollout/success", "rollout success")
     for split in dict.fromkeys(row["split"] for row in val):
@@ -114,6 +114,12 @@ def plot_curves(out: Path) -> Path:
     curve(axes[2], "actor/pg_loss", "policy loss")
     curve(axes[2], "sft/loss", "SFT loss")
     axes[2].set_title("loss")
+    # Template collapse: I(X;Z) falls towards 0 while H(Z) stays up (docs/starpo.md).
+    for suffix, label, style in (("mi_estimate", "I(X;Z) per token", "o-"), ("mi_upper_bound", "log N", "k--"),
+                                 ("conditional_entropy_est", "H(Z|X) per token", "o-"),
+                                 ("reasoning_entropy_est", "H(Z) per token", "o-")):
+        curve(axes[3], f"collapse_first_turn_sample/{suffix}", label, style)
+    axes[3].set_title("collapse diagnostics (first turns)")
     for axis in axes:
         axis.set_xlabel("step")
         if axis.get_legend_handles_labels()[0]:

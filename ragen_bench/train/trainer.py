@@ -6,6 +6,10 @@ Each training step has four phases, labelled below as in CleanRL's ``ppo.py``:
    :class:`~ragen_bench.train.policy_agent.PolicyAgent` through :class:`~ragen_bench.chat.ChatEpisode`
    and :func:`~ragen_bench.chat.run_lockstep` (the eval harness's prompts and parser, byte for
    byte); the agent keeps the sampled ids and log-probs, :func:`build_batch` stacks them.
+   On step 1 and every ``collapse_detection.compute_freq``-th step the collapse diagnostics
+   then score a sample of the first turns' reasoning under every prompt of the sample
+   (RAGEN-2's mutual-information proxies, :mod:`ragen_bench.train.collapse_probe`), before
+   the filter as RAGEN-2 does, while the policy is still the one that sampled.
 2. **filter** (StarPO-S): keep the groups whose total scores vary most.
 3. **prepare**: old log-probs (only when there is more than one optimiser step per batch;
    otherwise the policy is still the sampling one and the ratio is 1), reference log-probs
@@ -37,11 +41,12 @@ from ragen_bench.starpo.filter import filter_groups, filter_metrics
 from ragen_bench.starpo.losses import aggregate, kl_estimate, kl_penalized_rewards, policy_loss, value_loss
 from ragen_bench.starpo.masked import masked_mean
 from ragen_bench.train.batch import RolloutBatch, build_batch, select_rows, trim_rows
+from ragen_bench.train import collapse_probe
 from ragen_bench.train.policy_agent import PolicyAgent
 from ragen_bench.train import checkpoint as ckpt
 from ragen_bench.train.config import TrainConfig
 from ragen_bench.train.schedule import derived_seed, out_dir, step_seeds, train_seeds
-from ragen_bench.train.logbook import Logbook, plot_curves
+from ragen_bench.train.logbook import METRICS, Logbook, plot_curves, read_lines
 from ragen_bench.starpo.forward import token_log_probs
 from ragen_bench.train.models import make_critic, reference_of, trainable
 
@@ -94,6 +99,9 @@ class Trainer:
         self.step = 0
         if start:
             self.step = ckpt.restore(start, self)
+        # The diagnostics' moving averages, continued from the log of the steps this run keeps.
+        self.collapse_ema = collapse_probe.last_ema_std(
+            [row for row in read_lines(out / METRICS) if row["step"] <= self.step])
         sampling = SamplingSettings(temperature=config.rollout.temperature, top_p=config.rollout.top_p,
                                     max_new_tokens=config.rollout.max_new_tokens)
         self.agent = PolicyAgent(self.policy, self.tokenizer, sampling=sampling,
@@ -172,6 +180,18 @@ class Trainer:
         metrics["rollout/truncated_rate"] = sum(turn.finish_reason == "length" for turn in turns) / len(turns)
         metrics["rollout/tokens_per_s"] = new_tokens / rollout_seconds
         metrics["time/rollout"] = rollout_seconds
+
+        # 1b. collapse diagnostics (on schedule): does turn 1's reasoning depend on its prompt? -----
+        d = c.collapse_detection
+        if collapse_probe.due(self.step + 1, d.compute_freq):
+            phase = time.perf_counter()
+            rows = collapse_probe.first_turns(trajectories, samples, self.tokenizer, think=self.chat.think)
+            picked = collapse_probe.sample_rows(rows, d.num_samples, derived_seed(c.seed, "collapse", self.step))
+            metrics.update(collapse_probe.first_turn_diagnostics(
+                self.policy, rows, picked, temperature=c.rollout.temperature, micro_batch=d.micro_batch_size,
+                pad_id=self.agent.pad_id, std_eps=d.std_eps, ema_decay=d.ema_decay, ema_std=self.collapse_ema))
+            self.collapse_ema = collapse_probe.last_ema_std([metrics]) or self.collapse_ema
+            metrics["time/collapse"] = time.perf_counter() - phase
 
         # 2. filter (StarPO-S) ----------------------------------------------------------------
         kept = filter_groups(batch.scores, batch.group_ids, ratio=c.filter.ratio, mode=c.filter.mode)

@@ -1,0 +1,148 @@
+"""The trainer's collapse diagnostics: first turns of a rollout, scored under each other's prompts.
+
+On a schedule (:func:`due`), the step's first turns are split as RAGEN-2 splits them
+(``ctx_manager._build_first_turn_prompt_and_reasoning_ids``): X is turn 1's prompt followed
+by ``<think>``, Z the reasoning between ``<think>`` and ``</think>`` (first match, tags
+excluded, stripped, the tokenizer's special tokens removed), tokenized on its own.  Replies
+without that block carry no Z and only count against ``collapse/first_turn_valid_rate``.
+With ``chat.think=false`` there is no reasoning to split out, so Z is the whole reply and X
+the prompt (RAGEN-2 computes nothing then).  ``num_samples`` valid rows are drawn (a seeded
+draw of this step), every one is scored under every distinct prompt among them by the
+current policy (:func:`cross_log_probs`: one teacher-forced forward per prompt and
+micro-batch, the prompt encoded once per micro-batch), and
+:func:`ragen_bench.starpo.collapse.collapse_metrics` reads the matrix.
+
+torch is imported inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ragen_bench.chat.parser import THINK_CLOSE, THINK_OPEN
+from ragen_bench.chat.trajectory import Trajectory
+from ragen_bench.train.sampler import TurnSample
+
+# RAGEN-2's W&B namespace for first-turn samples (docs/starpo.md, "Collapse diagnostics").
+PREFIX = "collapse_first_turn_sample/"
+_REASONING = re.compile(re.escape(THINK_OPEN) + r"(.*?)" + re.escape(THINK_CLOSE), re.DOTALL)
+
+
+@dataclass(frozen=True)
+class FirstTurn:
+    """One row's X (``context_ids``) and Z (``reasoning_ids``, empty when the reply has none) and its group."""
+
+    context_ids: tuple[int, ...]
+    reasoning_ids: tuple[int, ...]
+    group: int
+
+
+def due(step: int, compute_freq: int) -> bool:
+    """Whether training step ``step`` (1-based) computes the diagnostics: step 1, then every
+    ``compute_freq``-th step (RAGEN-2's ``should_compute``); never when ``compute_freq`` is 0."""
+    return compute_freq > 0 and (step == 1 or step % compute_freq == 0)
+
+
+def reasoning_text(reply: str, *, think: bool, special_tokens: Sequence[str] = ()) -> str:
+    """Z's text: the first ``<think>`` block's content, or the whole reply when ``think`` is off ("" if none)."""
+    if think:
+        match = _REASONING.search(reply)
+        reply = match.group(1) if match else ""
+    for token in special_tokens:
+        reply = reply.replace(token, "")
+    return reply.strip()
+
+
+def first_turns(trajectories: Sequence[Trajectory], samples: Mapping[str, Sequence[TurnSample]], tokenizer: Any, *,
+                think: bool) -> list[FirstTurn]:
+    """Each trajectory's :class:`FirstTurn`, in batch order (its group: the seed)."""
+    opening = tuple(tokenizer(THINK_OPEN, add_special_tokens=False)["input_ids"]) if think else ()
+    special = [token for token in tokenizer.all_special_tokens if token]
+    rows = []
+    for trajectory in trajectories:
+        text = reasoning_text(trajectory.turns[0].raw_response, think=think, special_tokens=special)
+        reasoning = tuple(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else ()
+        prompt = samples[trajectory.episode_key][0].prompt_ids
+        rows.append(FirstTurn(context_ids=(*prompt, *opening), reasoning_ids=reasoning, group=trajectory.seed))
+    return rows
+
+
+def sample_rows(rows: Sequence[FirstTurn], num_samples: int | None, seed: int) -> list[int]:
+    """Indices of up to ``num_samples`` rows with a Z (all when None), drawn without replacement, ascending."""
+    import torch
+
+    valid = [i for i, row in enumerate(rows) if row.reasoning_ids]
+    if num_samples is None or num_samples >= len(valid):
+        return valid
+    order = torch.randperm(len(valid), generator=torch.Generator().manual_seed(seed))[:num_samples]
+    return sorted(valid[i] for i in order.tolist())
+
+
+def cross_log_probs(model: Any, contexts: Sequence[Sequence[int]], reasonings: Sequence[Sequence[int]], *,
+                    temperature: float, micro_batch: int, pad_id: int) -> tuple[Any, Any]:
+    """``(mean, total)``, each ``[len(reasonings), len(contexts)]``: the per-token mean and the sum of
+    log p(z_i | x_j) under ``softmax(logits / temperature)``, teacher-forced, without gradient."""
+    import torch
+
+    from ragen_bench.starpo.forward import token_log_probs
+
+    device = next(model.parameters()).device
+    total = torch.zeros(len(reasonings), len(contexts))
+    lengths = torch.tensor([len(z) for z in reasonings], dtype=torch.float32)
+    with torch.no_grad():
+        for j, context in enumerate(contexts):
+            for start in range(0, len(reasonings), micro_batch):
+                chunk = reasonings[start : start + micro_batch]
+                width = len(context) + max(len(z) for z in chunk)
+                ids = torch.full((len(chunk), width), pad_id, dtype=torch.long)
+                attention = torch.zeros_like(ids)
+                response = torch.zeros_like(ids, dtype=torch.bool)
+                for b, z in enumerate(chunk):
+                    end = len(context) + len(z)
+                    ids[b, :end] = torch.tensor([*context, *z], dtype=torch.long)
+                    attention[b, :end] = 1
+                    response[b, len(context) : end] = True
+                log_probs, _ = token_log_probs(model, ids.to(device), attention.to(device), response.to(device),
+                                               temperature, with_entropy=False)
+                total[start : start + len(chunk), j] = log_probs.sum(dim=1).float().cpu()
+    return total / lengths[:, None], total
+
+
+def first_turn_diagnostics(model: Any, rows: Sequence[FirstTurn], picked: Sequence[int], *, temperature: float,
+                           micro_batch: int, pad_id: int, std_eps: float, ema_decay: float,
+                           ema_std: tuple[float, float] | None) -> dict[str, float]:
+    """The logged metrics of one diagnostic step: coverage counts, then RAGEN-2's suffixes under :data:`PREFIX`."""
+    import torch
+
+    from ragen_bench.starpo.collapse import collapse_metrics
+
+    valid = sum(bool(row.reasoning_ids) for row in rows)
+    metrics = {"collapse/first_turn_num_total": float(len(rows)), "collapse/first_turn_num_valid": float(valid),
+               "collapse/first_turn_valid_rate": valid / len(rows) if rows else 0.0}
+    chosen = [rows[i] for i in picked]
+    column_of: dict[int, int] = {}
+    contexts: list[tuple[int, ...]] = []
+    for row in chosen:
+        if row.group not in column_of:
+            column_of[row.group] = len(contexts)
+            contexts.append(row.context_ids)
+    if len(contexts) < 2:
+        return metrics
+    mean, total = cross_log_probs(model, contexts, [row.reasoning_ids for row in chosen], temperature=temperature,
+                                  micro_batch=micro_batch, pad_id=pad_id)
+    columns = torch.tensor([column_of[row.group] for row in chosen])
+    found = collapse_metrics(mean, total, columns, contexts, std_eps=std_eps, ema_decay=ema_decay, ema_std=ema_std)
+    metrics.update({PREFIX + name: value for name, value in found.items()})
+    return metrics
+
+
+def last_ema_std(logged: Sequence[Mapping[str, Any]]) -> tuple[float, float] | None:
+    """The moving averages of the marginal's spread at the last diagnostic step of ``logged``
+    (``metrics.jsonl`` rows), so a resumed run continues them; None before any."""
+    for row in reversed(logged):
+        if PREFIX + "marginal_std_ema" in row:
+            return row[PREFIX + "marginal_std_ema"], row[PREFIX + "marginal_std_ema_seq"]
+    return None

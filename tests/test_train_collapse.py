@@ -1,0 +1,149 @@
+"""The trainer's collapse diagnostics (`ragen_bench.train.collapse_probe`): RAGEN-2's X/Z split of a
+first turn, the schedule, the draw, the cross-scoring forward passes on the tiny model, and a
+short run where the metrics appear on schedule in metrics.jsonl, TensorBoard and curves.png.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+from ragen_bench.train.collapse_probe import (  # noqa: E402
+    PREFIX,
+    FirstTurn,
+    cross_log_probs,
+    due,
+    first_turn_diagnostics,
+    last_ema_std,
+    reasoning_text,
+    sample_rows,
+)
+from ragen_bench.train.config import TrainConfigError  # noqa: E402
+from tests.test_train import metrics, small  # noqa: E402
+
+
+def test_reasoning_is_the_first_think_block_without_tags_or_special_tokens():
+    reply = "<think> go left <|im_end|>\n</think> <answer>Left</answer><think>again</think>"
+    assert reasoning_text(reply, think=True, special_tokens=["<|im_end|>"]) == "go left"
+    assert reasoning_text("<answer>Left</answer>", think=True) == ""  # no reasoning: not a valid row
+    assert reasoning_text("<think>\n</think><answer>Up</answer>", think=True) == ""
+    assert reasoning_text(" <answer>Left</answer> ", think=False) == "<answer>Left</answer>"
+
+
+def test_schedule_is_step_one_then_every_kth_step():
+    assert [s for s in range(1, 13) if due(s, 5)] == [1, 5, 10]
+    assert [s for s in range(1, 4) if due(s, 1)] == [1, 2, 3]
+    assert not any(due(s, 0) for s in range(1, 20))
+
+
+def test_the_draw_takes_valid_rows_without_replacement_and_depends_on_the_seed():
+    rows = [FirstTurn((1,), (2,) if i % 3 else (), group=i) for i in range(30)]  # every third row has no Z
+    valid = [i for i in range(30) if i % 3]
+    picked = sample_rows(rows, 8, seed=1)
+    assert len(set(picked)) == 8 and set(picked) <= set(valid) and picked == sorted(picked)
+    assert picked == sample_rows(rows, 8, seed=1) != sample_rows(rows, 8, seed=2)
+    assert sample_rows(rows, None, seed=1) == valid == sample_rows(rows, 100, seed=1)
+
+
+@pytest.mark.parametrize("bad", ["collapse_detection.compute_freq=-1", "collapse_detection.num_samples=1",
+                                 "collapse_detection.micro_batch_size=0", "collapse_detection.std_eps=0",
+                                 "collapse_detection.ema_decay=1"])
+def test_bad_diagnostic_settings_are_one_error_naming_the_key(bad, tmp_path):
+    with pytest.raises(TrainConfigError, match=bad.split("=")[0].replace(".", r"\.")):
+        small("starpo-s", bad, out=tmp_path / "run")
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    from ragen_bench.agents.local_models import load_model
+    from ragen_bench.agents.sampling import resolve_model_path
+
+    model, _ = load_model(resolve_model_path("tiny"))
+    return model.eval()
+
+
+def test_cross_log_probs_equal_one_forward_per_pair_whatever_the_micro_batch(tiny):
+    from ragen_bench.starpo.forward import token_log_probs
+
+    generator = torch.Generator().manual_seed(0)
+    vocab = tiny.config.vocab_size
+    # Contexts of 20 tokens: the shared-prefix path (one prompt pass per micro-batch) is taken.
+    contexts = [torch.randint(5, vocab, (20,), generator=generator).tolist() for _ in range(3)]
+    reasonings = [torch.randint(5, vocab, (n,), generator=generator).tolist() for n in (1, 4, 7, 2, 5)]
+    mean, total = cross_log_probs(tiny, contexts, reasonings, temperature=0.7, micro_batch=2, pad_id=0)
+    assert total.shape == (5, 3)
+    for i, z in enumerate(reasonings):
+        for j, x in enumerate(contexts):
+            ids = torch.tensor([[*x, *z]])
+            response = torch.zeros_like(ids, dtype=torch.bool)
+            response[0, len(x):] = True
+            with torch.no_grad():
+                alone, _ = token_log_probs(tiny, ids, torch.ones_like(ids), response, 0.7, with_entropy=False)
+            assert float(total[i, j]) == pytest.approx(float(alone.sum()), abs=1e-4)
+            assert float(mean[i, j]) == pytest.approx(float(alone.sum()) / len(z), abs=1e-4)
+    other_mean, other_total = cross_log_probs(tiny, contexts, reasonings, temperature=0.7, micro_batch=5, pad_id=3)
+    assert torch.allclose(other_total, total, atol=1e-4) and torch.allclose(other_mean, mean, atol=1e-5)
+
+
+def test_first_turn_diagnostics_count_invalid_rows_and_need_two_prompts(tiny):
+    rows = [FirstTurn((7, 8, 9), (10, 11), group=0), FirstTurn((7, 8, 9), (), group=0),
+            FirstTurn((7, 8, 9), (12,), group=0)]
+    found = first_turn_diagnostics(tiny, rows, [0, 2], temperature=1.0, micro_batch=4, pad_id=0, std_eps=1e-3,
+                                   ema_decay=0.9, ema_std=None)
+    assert found == {"collapse/first_turn_num_total": 3.0, "collapse/first_turn_num_valid": 2.0,
+                     "collapse/first_turn_valid_rate": pytest.approx(2 / 3)}
+    rows.append(FirstTurn((7, 8, 13), (14, 15, 16), group=5))
+    found = first_turn_diagnostics(tiny, rows, [0, 2, 3], temperature=1.0, micro_batch=4, pad_id=0, std_eps=1e-3,
+                                   ema_decay=0.9, ema_std=(1.0, 2.0))
+    assert found[PREFIX + "mi_upper_bound"] == pytest.approx(math.log(2))
+    assert found[PREFIX + "marginal_std_ema"] == pytest.approx(0.9 + 0.1 * found[PREFIX + "marginal_std"])
+    assert last_ema_std([{"step": 1}, found, {"step": 3}]) == (found[PREFIX + "marginal_std_ema"],
+                                                              found[PREFIX + "marginal_std_ema_seq"])
+    assert last_ema_std([{"step": 1}]) is None
+
+
+def test_a_short_run_logs_the_diagnostics_on_schedule_and_resumes_their_moving_average(tmp_path):
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    from ragen_bench.train.trainer import train
+
+    out = tmp_path / "run"
+    # think=false: the tiny model writes no <think> block, so Z is the whole reply.
+    extra = ["chat.think=false", "collapse_detection.compute_freq=2", "checkpoint.every=1", "log.tensorboard=true"]
+    train(small("starpo-s", "steps=3", *extra, out=out))
+    rows = metrics(out)
+    assert [PREFIX + "mi_estimate" in row for row in rows] == [True, True, False]  # steps 1, 2; not 3
+    for row in rows[:2]:
+        assert row["collapse/first_turn_num_total"] == 8 and row["collapse/first_turn_valid_rate"] == 1.0
+        # 8 first turns of 4 seeds: all drawn (num_samples 64), 4 prompts.
+        assert row[PREFIX + "mi_upper_bound"] == pytest.approx(math.log(4))
+        assert row[PREFIX + "mi_estimate"] <= math.log(4) + 1e-6
+        assert 0 < row["time/collapse"] < row["time/step"]
+    assert "time/collapse" not in rows[2]
+    tags = EventAccumulator(str(out / "tensorboard")).Reload().Tags()["scalars"]
+    assert f"train/{PREFIX}mi_estimate" in tags and "train/collapse/first_turn_valid_rate" in tags
+    assert (out / "curves.png").stat().st_size > 1000
+    # Resumed to step 4 (due): the moving average continues from step 2's, as in one run.
+    train(small("starpo-s", "steps=4", *extra, out=out))
+    step2, step4 = metrics(out)[1], metrics(out)[3]
+    assert step4[PREFIX + "marginal_std_ema"] == pytest.approx(
+        0.9 * step2[PREFIX + "marginal_std_ema"] + 0.1 * step4[PREFIX + "marginal_std"])
+    # The diagnostics are a free key: a run resumes with them switched off.
+    train(small("starpo-s", "steps=5", *extra[:-3], "collapse_detection.compute_freq=0", "checkpoint.every=1",
+                out=out))
+    assert PREFIX + "mi_estimate" not in metrics(out)[4]
+
+
+def test_replies_without_reasoning_log_only_the_counts(tmp_path):
+    from ragen_bench.train.trainer import train
+
+    out = tmp_path / "run"
+    train(small("starpo-s", "steps=1", "collapse_detection.compute_freq=1", out=out))
+    row = metrics(out)[0]
+    # think=true: the tiny model's six random tokens hold no <think> block, so no row has a Z.
+    assert (row["collapse/first_turn_num_total"], row["collapse/first_turn_num_valid"]) == (8, 0)
+    assert not any(key.startswith(PREFIX) for key in row)
