@@ -255,6 +255,13 @@ def test_cli_eval_plays_an_openspiel_game_against_mcts(tmp_path, capsys):
     summary = json.loads((out / "summary.json").read_text())
     (games,) = summary["games"]
     assert games["games"] == 4 and games["illegal_move_rate"] == 0.0 and games["seat_player_0_games"] == 2
+    # The record replays: same seed, same deal, the recorded moves legal again (ragen-bench render's frames).
+    from ragen_bench.eval import rundir
+    from ragen_bench.render import replay_frames
+
+    for record in rundir.read_episodes(out / rundir.EPISODES):
+        frames = replay_frames(record, {})
+        assert len(frames) == len(record["game"]["moves"]) + 1
 
 
 def card_figures() -> dict[str, tuple[int, int, int]]:
