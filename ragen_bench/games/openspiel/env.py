@@ -74,7 +74,6 @@ class OpenSpielGameEnv(GameSeeds, OpenSpielCompatibilityV0):
         self.instruction = self.spec.instruction
         self.action_names = action_names(self._env, self.spec.mover_tag)
         self.max_seat_moves = self._env.max_game_length()
-        self.chance_rng = np.random.default_rng(0)
 
     # -- shimmy's hooks ---------------------------------------------------------------
 
@@ -97,7 +96,7 @@ class OpenSpielGameEnv(GameSeeds, OpenSpielCompatibilityV0):
         # Shimmy draws chance outcomes from np_random, which the opponents draw from too;
         # a stream of their own keeps a seed's deals the same whoever plays.  Shimmy also
         # counts chance nodes in ``game_length``, which it compares with OpenSpiel's bound
-        # on moves (truncating Kuhn poker after one bet): only moves count here.
+        # on moves (truncating Kuhn poker after its first move): only moves count here.
         while self.game_state.is_chance_node():
             outcomes, probabilities = zip(*self.game_state.chance_outcomes())
             self.game_state.apply_action(int(self.chance_rng.choice(outcomes, p=probabilities)))
