@@ -128,7 +128,7 @@ def test_a_seeds_deals_do_not_depend_on_the_players(seed):
         deal = raw.game_state.history()[:2]
         env.step(first_move)
         env.step(1)
-        public.append((deal, raw.game_state.history()[len(raw.game_state.history()) - 1]))
+        public.append((deal, raw.game_state.history()[-1]))  # round 2's public card
     assert public[0] == public[1]
 
 
