@@ -89,6 +89,46 @@ def test_cross_log_probs_equal_one_forward_per_pair_whatever_the_micro_batch(tin
     assert torch.allclose(other_total, total, atol=1e-4) and torch.allclose(other_mean, mean, atol=1e-5)
 
 
+class StateModel(torch.nn.Module):
+    """A causal LM stand-in over 8 tokens whose every next-token distribution is set by the row's
+    first token (the "state") when ``looks`` is true, and is one fixed distribution otherwise."""
+
+    def __init__(self, looks: bool) -> None:
+        super().__init__()
+        self.looks = looks
+        self.head = torch.nn.Linear(8, 8, bias=False)
+        with torch.no_grad():
+            self.head.weight.copy_(10 * torch.eye(8))
+
+    def get_decoder(self):
+        def backbone(input_ids, attention_mask, **_):
+            state = input_ids[:, :1] if self.looks else torch.zeros_like(input_ids[:, :1])
+            hidden = torch.nn.functional.one_hot(state, 8).float().expand(-1, input_ids.shape[1], -1)
+            return type("Out", (), {"last_hidden_state": hidden})
+
+        return backbone
+
+    def get_output_embeddings(self):
+        return self.head
+
+
+@pytest.mark.parametrize("looks", [True, False])
+def test_reasoning_that_copies_the_state_is_retrieved_and_a_template_is_not(looks):
+    # Four states, two replies each.  A policy that looks writes its state's token: its reasoning
+    # under its own prompt is likely, under another unlikely.  One that does not look writes
+    # token 0 whatever the state (rows below carry that text), the same likelihood under every prompt.
+    rows = [FirstTurn((state, 7), (state if looks else 0,) * 3, group=state) for state in range(4) for _ in range(2)]
+    found = first_turn_diagnostics(StateModel(looks), rows, list(range(8)), temperature=1.0, micro_batch=3, pad_id=7,
+                                   std_eps=1e-3, ema_decay=0.9, ema_std=None)
+    if looks:
+        assert found[PREFIX + "mi_estimate"] == pytest.approx(math.log(4), abs=1e-3)
+        assert found[PREFIX + "retrieval_accuracy"] == 1.0
+    else:
+        assert found[PREFIX + "mi_estimate"] == pytest.approx(0.0, abs=1e-6)
+        assert found[PREFIX + "retrieval_accuracy"] == found[PREFIX + "retrieval_chance_level"] == 0.25
+    assert found[PREFIX + "mi_upper_bound"] == pytest.approx(math.log(4))
+
+
 def test_first_turn_diagnostics_count_invalid_rows_and_need_two_prompts(tiny):
     rows = [FirstTurn((7, 8, 9), (10, 11), group=0), FirstTurn((7, 8, 9), (), group=0),
             FirstTurn((7, 8, 9), (12,), group=0)]

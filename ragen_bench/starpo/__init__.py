@@ -15,6 +15,8 @@ in :mod:`ragen_bench.train`):
 - :mod:`ragen_bench.starpo.forward`: training forward passes (log-probs, entropies and hidden
   states of response tokens only; a batch's shared leading tokens encoded once).
 - :mod:`ragen_bench.starpo.sft`: the supervised warm-start loss.
+- :mod:`ragen_bench.starpo.collapse`: RAGEN-2's collapse diagnostics (mutual-information proxies,
+  reasoning entropy, prompt retrieval) on a matrix of cross log-probabilities.
 
 This package module imports nothing heavy: ``import ragen_bench.starpo`` works without torch;
 import the submodules for the functions.  docs/starpo.md gives the definitions in math.
