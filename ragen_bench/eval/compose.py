@@ -22,6 +22,7 @@ def compose_config(name: str, overrides: Sequence[str]) -> dict[str, Any]:
     from hydra import compose, initialize_config_module
     from omegaconf import OmegaConf
 
+    from ragen_bench.chat import context
     from ragen_bench.data import CONFIG_MODULE
 
     for override in overrides:
@@ -29,6 +30,8 @@ def compose_config(name: str, overrides: Sequence[str]) -> dict[str, Any]:
         # Hydra app, which this is not: accepted, they would silently do nothing.
         if re.match(r"[+~]*hydra[./=]", override):
             raise ConfigError(f"{override}: hydra settings are not used here (the working directory never changes)")
+    # RAGEN-2's context_window_mode / max_context_window: the chat.history_window they mean.
+    overrides = context.translate(overrides, ConfigError)
     with initialize_config_module(config_module=CONFIG_MODULE, version_base=None):
         config = compose(config_name=name, overrides=list(overrides))
     return OmegaConf.to_container(config, resolve=True, throw_on_missing=True)  # type: ignore[return-value]

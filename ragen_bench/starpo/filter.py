@@ -191,10 +191,21 @@ def filter_rollouts(
         length_stats = group_stats(lengths.double().to(scores.device), index, num_groups)
     group_scores = selection_scores(stats, spec.metric, length_stats)
     groups = select_groups(group_scores, spec)
-    is_kept = torch.zeros(num_groups, dtype=torch.bool, device=scores.device)
+    return FilterResult(rows=_rows_of(groups, index, num_groups), groups=groups, stats=stats, scores=group_scores)
+
+
+def best_groups(result: FilterResult, group_ids: Sequence[Hashable] | torch.Tensor, count: int) -> FilterResult:
+    """``result`` cut to its ``count`` best-ranked groups (dynamic sampling's full batch; ``group_ids`` as filtered)."""
+    index, num_groups = group_index(group_ids)
+    groups = result.groups[:count]
+    return result._replace(rows=_rows_of(groups, index.to(groups.device), num_groups), groups=groups)
+
+
+def _rows_of(groups: torch.Tensor, index: torch.Tensor, num_groups: int) -> torch.Tensor:
+    """The rows (ascending) of the group numbers ``groups``; ``index``: each row's group number."""
+    is_kept = torch.zeros(num_groups, dtype=torch.bool, device=index.device)
     is_kept[groups] = True
-    rows = torch.nonzero(is_kept[index]).flatten()
-    return FilterResult(rows=rows, groups=groups, stats=stats, scores=group_scores)
+    return torch.nonzero(is_kept[index]).flatten()
 
 
 def filter_groups(

@@ -17,13 +17,15 @@ from ragen_bench import panels
 from ragen_bench.train.config import TrainConfig
 
 
-def step_seeds(config: TrainConfig, step: int) -> list[int]:
-    """The train seeds of step ``step``: the next ``groups`` decontaminated train seeds.
+def step_seeds(config: TrainConfig, step: int, round: int = 0) -> list[int]:
+    """The train seeds of step ``step``'s rollout round ``round``: the next ``groups`` decontaminated train seeds.
 
-    Step *k* takes seeds number ``k * groups`` .. ``(k + 1) * groups - 1`` of
-    :func:`ragen_bench.panels.decontaminated_train_seeds` (never a val or test panel seed).
+    Each step owns ``1 + filter.refill_rounds`` slices of ``groups`` seeds of
+    :func:`ragen_bench.panels.decontaminated_train_seeds` (never a val or test panel seed):
+    without refill, step *k* takes seeds number ``k * groups`` .. ``(k + 1) * groups - 1``;
+    dynamic sampling's further rounds take the step's next slices, so no two rounds share a seed.
     """
-    start = step * config.rollout.groups
+    start = (step * (1 + config.filter.refill_rounds) + round) * config.rollout.groups
     return list(train_seeds(config.env, start + config.rollout.groups)[start:])
 
 
@@ -52,8 +54,12 @@ def describe(config: TrainConfig) -> Iterator[str]:
     if c.algo == "sft":
         yield f"sft: {c.sft.episodes} optimal episodes on train seeds, {c.sft.epochs} epochs, batch {c.sft.batch}, lr {c.sft.lr}"
     else:
-        yield (f"per step: {c.rollout.groups} groups x {c.rollout.group_size} = {c.batch_size} episodes, "
-               f"filter {c.filter.mode} {c.filter.ratio} keeps {c.kept_groups} groups = {kept} trajectories, "
+        f = c.filter
+        rule = (f"{f.mode} {f.ratio} keeps {c.kept_groups}" if f.mode != "rollout" else
+                f"{f.strategy} {f.value} ({f.type} {f.metric}, include_zero {f.include_zero}) keeps at most {c.kept_groups}")
+        refill = f", up to {f.refill_rounds} refill rounds" if f.refill_rounds else ""
+        yield (f"per step: {c.rollout.groups} groups x {c.rollout.group_size} = {c.batch_size} episodes{refill}, "
+               f"filter {rule} groups = {kept} trajectories, "
                f"{updates} optimiser step(s) of {c.actor.mini_batch} (micro-batches of {c.actor.micro_batch})")
         yield (f"advantage {c.advantage.estimator} (gamma {c.advantage.gamma}, lambda {c.advantage.lam}), "
                f"critic {'on' if c.uses_critic else 'off'}, KL {'off' if c.kl.coef == 0 else f'{c.kl.coef} ({c.kl.estimator}, {c.kl.placement})'}, "

@@ -10,7 +10,10 @@ Each training step has four phases, labelled below as in CleanRL's ``ppo.py``:
    then score a sample of the first turns' reasoning under every prompt of the sample
    (RAGEN-2's mutual-information proxies, :mod:`ragen_bench.train.collapse_probe`), before
    the filter as RAGEN-2 does, while the policy is still the one that sampled.
-2. **filter** (StarPO-S): keep the groups whose total scores vary most.
+2. **filter** (StarPO-S): keep the groups whose total scores vary most, or RAGEN-2's rollout
+   filter (``filter.mode=rollout``); with ``filter.refill_rounds`` the rollout repeats on fresh
+   seeds until ``rollout.groups`` groups survive (DAPO's dynamic sampling).  A step that keeps
+   nothing is skipped.
 3. **prepare**: old log-probs (only when there is more than one optimiser step per batch;
    otherwise the policy is still the sampling one and the ratio is 1), reference log-probs
    (only with KL), the critic's values (only for GAE), then advantages.
@@ -37,9 +40,10 @@ import torch
 
 from ragen_bench.chat import ChatEpisode, run_lockstep
 from ragen_bench.starpo import advantages as adv
-from ragen_bench.starpo.filter import filter_groups, filter_metrics
+from ragen_bench.starpo.filter import best_groups, filter_metrics, filter_rollouts
 from ragen_bench.starpo.losses import aggregate, kl_estimate, kl_penalized_rewards, policy_loss, value_loss
 from ragen_bench.starpo.masked import masked_mean
+from ragen_bench.starpo.shaping import overlong_rewards
 from ragen_bench.train.batch import RolloutBatch, build_batch, select_rows, trim_rows
 from ragen_bench.train import collapse_probe
 from ragen_bench.train.policy_agent import PolicyAgent
@@ -97,6 +101,7 @@ class Trainer:
             self.critic_optimizer = torch.optim.AdamW(trainable(self.critic), lr=config.critic.lr, betas=betas,
                                                       weight_decay=config.actor.weight_decay)
         self.step = 0
+        self.empty_steps = 0  # steps in a row whose filter kept no group (filter.empty_stop_steps)
         if start:
             self.step = ckpt.restore(start, self)
         # The diagnostics' moving averages, continued from the log of the steps this run keeps.
@@ -129,6 +134,9 @@ class Trainer:
                     log.step(self.step, metrics)
                     bar.update(1)
                     bar.set_postfix({k.split("/")[-1]: f"{v:.3f}" for k, v in metrics.items() if k in _SHOWN})
+                    if c.filter.empty_stop_steps and self.empty_steps >= c.filter.empty_stop_steps:
+                        self.say(f"step {self.step}: the filter kept no group {self.empty_steps} steps in a row; stopping")
+                        total = self.step
                     final = self.step == total
                     validate = c.val.every > 0 and (self.step % c.val.every == 0 or final)
                     if validate or final or self.step % c.checkpoint.every == 0:
@@ -154,20 +162,25 @@ class Trainer:
         metrics: dict[str, float] = {}
         started = time.perf_counter()
 
-        # 1. rollout -----------------------------------------------------------------------
+        # 1. rollout: one round, or with filter.refill_rounds (DAPO's dynamic sampling) more rounds
+        #    of fresh seeds until the filter keeps rollout.groups groups ---------------------------
         self.policy.eval()
-        seeds = step_seeds(c, self.step)
-        self.agent.sampling = replace(self.agent.sampling, sampling_seed=derived_seed(c.seed, "rollout", self.step))
-        episodes = [
-            ChatEpisode(self.envs[g * c.rollout.group_size + j], self.chat, env_id=c.env, seed=seed, sample=j,
-                        split="train")
-            for g, seed in enumerate(seeds)
-            for j in range(c.rollout.group_size)
-        ]
-        with torch.no_grad():
-            trajectories = run_lockstep(episodes, self.agent)
-        samples = self.agent.pop_samples([t.episode_key for t in trajectories])
-        batch = build_batch(trajectories, samples, pad_id=self.agent.pad_id, score_placement=c.advantage.score_placement)
+        spec = c.filter.spec
+        trajectories, samples = [], {}
+        for sampling_round in range(1 + c.filter.refill_rounds):
+            # Round 0 samples with the seed a run without refill has.
+            labels = ("rollout", self.step, sampling_round) if sampling_round else ("rollout", self.step)
+            played, played_samples = self._play(step_seeds(c, self.step, sampling_round), derived_seed(c.seed, *labels))
+            trajectories += played
+            samples.update(played_samples)
+            batch = build_batch(trajectories, samples, pad_id=self.agent.pad_id,
+                                score_placement=c.advantage.score_placement)
+            kept = filter_rollouts(batch.scores, batch.group_ids, spec, lengths=batch.response_mask.sum(dim=1))
+            if kept.groups.numel() >= c.rollout.groups:
+                break
+        if c.filter.refill_rounds:
+            metrics["filter/rounds"] = float(sampling_round + 1)
+            kept = best_groups(kept, batch.group_ids, c.rollout.groups)
         rollout_seconds = time.perf_counter() - started
         new_tokens = sum(turn.completion_tokens for t in trajectories for turn in t.turns)
         metrics["rollout/success"] = sum(t.success for t in trajectories) / len(trajectories)
@@ -193,9 +206,14 @@ class Trainer:
             self.collapse_ema = collapse_probe.last_ema_std([metrics]) or self.collapse_ema
             metrics["time/collapse"] = time.perf_counter() - phase
 
-        # 2. filter (StarPO-S) ----------------------------------------------------------------
-        kept = filter_groups(batch.scores, batch.group_ids, ratio=c.filter.ratio, mode=c.filter.mode)
+        # 2. filter (StarPO-S's std, or RAGEN-2's rollout filter; run on the rollout above) ------------
         metrics.update({f"filter/{name}": value for name, value in filter_metrics(kept).items()})
+        if kept.rows.numel() == 0:  # nothing to learn from (RAGEN-2 skips such a step too)
+            self.empty_steps += 1
+            metrics["filter/empty_steps"] = float(self.empty_steps)
+            metrics["time/step"] = time.perf_counter() - started
+            return metrics
+        self.empty_steps = 0
         batch = select_rows(batch, kept.rows)
 
         # 3. prepare: old/reference log-probs, values, advantages --------------------------------------
@@ -212,6 +230,11 @@ class Trainer:
             with reference_of(self.policy):
                 ref_log_probs = self._no_grad_log_probs(batch, model=self.reference)
         rewards = batch.rewards
+        if c.overlong_buffer.len > 0:  # DAPO: replies that ran into the token limit's last len tokens pay
+            penalty = overlong_rewards(mask, c.rollout.max_new_tokens, c.overlong_buffer.len,
+                                       c.overlong_buffer.penalty_factor)
+            rewards = rewards + penalty
+            metrics["reward/overlong_penalty"] = float(penalty.sum(dim=1).mean())
         if ref_log_probs is not None and c.kl.placement == "reward":
             behaviour = old_log_probs if old_log_probs is not None else batch.old_log_probs
             rewards, kl_metrics = kl_penalized_rewards(rewards, behaviour, ref_log_probs, mask, c.kl.coef, _kl(c))
@@ -231,6 +254,20 @@ class Trainer:
         metrics["time/step"] = time.perf_counter() - started
         self.policy.eval()
         return metrics
+
+    def _play(self, seeds: Sequence[int], sampling_seed: int) -> tuple[list[Any], dict[str, Any]]:
+        """``group_size`` episodes of each seed, played in lockstep; their trajectories and the policy's samples."""
+        c = self.config
+        self.agent.sampling = replace(self.agent.sampling, sampling_seed=sampling_seed)
+        episodes = [
+            ChatEpisode(self.envs[g * c.rollout.group_size + j], self.chat, env_id=c.env, seed=seed, sample=j,
+                        split="train")
+            for g, seed in enumerate(seeds)
+            for j in range(c.rollout.group_size)
+        ]
+        with torch.no_grad():
+            played = run_lockstep(episodes, self.agent)
+        return played, self.agent.pop_samples([t.episode_key for t in played])
 
     def _update(self, batch: RolloutBatch, advantages: torch.Tensor, returns: torch.Tensor, values: torch.Tensor | None,
                 old_log_probs: torch.Tensor | None, ref_log_probs: torch.Tensor | None) -> dict[str, float]:
