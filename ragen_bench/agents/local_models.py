@@ -78,28 +78,46 @@ def load_model(model: str | Path, *, dtype: str = "float32") -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    adapter = Path(model).expanduser()
-    if (adapter / ADAPTER_CONFIG).is_file():
-        return _load_adapter(adapter, dtype=dtype)
+    adapter = adapter_config(model)
+    if adapter is not None:
+        return _load_adapter(Path(model).expanduser(), adapter["base_model_name_or_path"], dtype=dtype)
     path = resolve_model_path(model)
     tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
     loaded = AutoModelForCausalLM.from_pretrained(str(path), dtype=getattr(torch, dtype), local_files_only=True)
     return loaded, tokenizer
 
 
-def _load_adapter(adapter: Path, *, dtype: str) -> tuple[Any, Any]:
-    """The adapter's base model with the adapter merged in, and the adapter's tokenizer (else the base's)."""
+def adapter_config(model: str | Path) -> dict[str, Any] | None:
+    """``model``'s peft adapter config when it names a LoRA adapter directory, else None.
+
+    The config must name its base model (``base_model_name_or_path``: an alias or a path,
+    resolved like ``model``); a broken one is an :class:`AgentError` naming the file.
+    """
     import json
 
-    from transformers import AutoTokenizer
-
-    config_file = adapter / ADAPTER_CONFIG
+    config_file = Path(model).expanduser() / ADAPTER_CONFIG
+    if not config_file.is_file():
+        return None
     try:
-        base_name = json.loads(config_file.read_text())["base_model_name_or_path"]
+        config = json.loads(config_file.read_text())
+        base_name = config["base_model_name_or_path"]
     except (ValueError, KeyError, TypeError) as broken:
         raise AgentError(f"{config_file}: not a peft adapter config with a base_model_name_or_path") from broken
     if not isinstance(base_name, str) or not base_name:
         raise AgentError(f"{config_file}: base_model_name_or_path must name the base model, got {base_name!r}")
+    return config
+
+
+def has_tokenizer(adapter: Path) -> bool:
+    """Whether an adapter directory carries its own tokenizer (``ragen-bench train`` saves one beside it)."""
+    return (adapter / "tokenizer_config.json").is_file()
+
+
+def _load_adapter(adapter: Path, base_name: str, *, dtype: str) -> tuple[Any, Any]:
+    """The adapter's base model with the adapter merged in, and the adapter's tokenizer (else the base's)."""
+    from transformers import AutoTokenizer
+
+    config_file = adapter / ADAPTER_CONFIG
     try:
         from peft import PeftModel
     except ImportError as missing:
@@ -108,7 +126,7 @@ def _load_adapter(adapter: Path, *, dtype: str) -> tuple[Any, Any]:
         base, tokenizer = load_model(base_name, dtype=dtype)
     except FileNotFoundError as unknown:
         raise AgentError(f"{config_file}: base model not found: {unknown}") from unknown
-    if (adapter / "tokenizer_config.json").is_file():
+    if has_tokenizer(adapter):
         tokenizer = AutoTokenizer.from_pretrained(str(adapter), local_files_only=True)
     return PeftModel.from_pretrained(base, str(adapter)).merge_and_unload(), tokenizer
 

@@ -6,33 +6,64 @@ Only usable where vllm is installed (here: the separate ``.venv-vllm``, see
 
 Each request carries its own sampling seed derived from ``(sampling_seed, episode_key, turn)``,
 so a sample does not depend on which requests shared its batch.  Prompts go to the engine
-``generate_batch`` at a time; a reply's ``finish_reason`` is vLLM's (``"stop"``, ``"length"``).
+``generate_batch`` at a time.
+
+Replies end where the ``hf`` agent's end, so the two agents score a model alike: at the
+model's end-of-sequence token, right after the token that completes one of ``stop_strings``
+(default ``</answer>``; an empty list turns them off), or at ``max_new_tokens``
+(``finish_reason`` ``"stop"``, ``"stop"``, ``"length"``).  vLLM is given the stop strings so
+it stops generating there; the cut itself and the reply text are this module's, made from
+the reply's token ids with the ``hf`` agent's rule, whatever vLLM's detokenizer does.
+
+``model`` may name a peft LoRA adapter directory, as for the ``hf`` agent (what ``ragen-bench
+train`` saves with ``lora.rank > 0``): vLLM loads the adapter's base model (resolved like
+``model``) with LoRA enabled, and every request runs with the adapter; the adapter's own
+tokenizer is used when it has one.
 """
 
 from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
+from ragen_bench.agents.local_models import DEFAULT_STOP_STRINGS, StopStrings, adapter_config, has_tokenizer
 from ragen_bench.agents.sampling import SamplingSettings, request_seed, resolve_model_path
 from ragen_bench.chat.protocol import AgentReply, AgentRequest
 
 # On the CPU backend vLLM sizes its KV cache from this variable (GiB); without it, it tries
 # to reserve most of the machine's memory.  A caller's own setting wins.
 DEFAULT_CPU_KVCACHE_GIB = "1"
+# The LoRA ranks vLLM accepts as ``max_lora_rank``; an adapter of rank r needs the smallest one >= r.
+VLLM_LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
 
 
 class VLLMOfflineAgent:
-    """Batched chat generation through ``vllm.LLM.chat`` with per-request seeds."""
+    """Batched chat generation through ``vllm.LLM.chat`` with per-request seeds.
 
-    def __init__(self, llm: Any, sampling: SamplingSettings, *, generate_batch: int = 64, name: str = "vllm") -> None:
+    ``lora_request`` (a ``vllm.lora.request.LoRARequest``) is sent with every request.
+    """
+
+    def __init__(
+        self,
+        llm: Any,
+        sampling: SamplingSettings,
+        *,
+        generate_batch: int = 64,
+        stop_strings: Sequence[str] = DEFAULT_STOP_STRINGS,
+        lora_request: Any = None,
+        name: str = "vllm",
+    ) -> None:
         if generate_batch < 1:
             raise ValueError(f"generate_batch must be >= 1, got {generate_batch}")
         self.llm = llm
         self.sampling = sampling
         self.generate_batch = generate_batch
+        self.lora_request = lora_request
         self.name = name
+        self.tokenizer = llm.get_tokenizer()
+        self._stop_strings = StopStrings(self.tokenizer, stop_strings)
 
     def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
         replies: list[AgentReply] = []
@@ -49,19 +80,30 @@ class VLLMOfflineAgent:
                 top_p=self.sampling.top_p,
                 max_tokens=self.sampling.max_new_tokens,
                 seed=request_seed(self.sampling.sampling_seed, request) % 2**31,
+                stop=list(self._stop_strings.strings),
+                include_stop_str_in_output=True,
             )
             for request in batch
         ]
-        outputs = self.llm.chat([request.messages for request in batch], sampling_params=params, use_tqdm=False)
-        return [
-            AgentReply(
-                text=output.outputs[0].text,
-                prompt_tokens=len(output.prompt_token_ids or []),
-                completion_tokens=len(output.outputs[0].token_ids),
-                finish_reason=output.outputs[0].finish_reason,
-            )
-            for output in outputs
-        ]
+        outputs = self.llm.chat(
+            [request.messages for request in batch], sampling_params=params, use_tqdm=False,
+            lora_request=self.lora_request,
+        )
+        return [self._reply(output) for output in outputs]
+
+    def _reply(self, output: Any) -> AgentReply:
+        """The reply up to the token completing a stop string, else all vLLM generated (hf's rule and text)."""
+        completion = output.outputs[0]
+        ids = list(completion.token_ids)
+        end = next((i for i in range(1, len(ids) + 1) if self._stop_strings.completed_by_last(ids[:i])), None)
+        # No space clean-up, as in the hf agent: it is meant for WordPiece and would alter BPE text.
+        text = self.tokenizer.decode(ids[:end], skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        return AgentReply(
+            text=text,
+            prompt_tokens=len(output.prompt_token_ids or []),
+            completion_tokens=len(ids) if end is None else end,
+            finish_reason=completion.finish_reason if end is None else "stop",
+        )
 
     def close(self) -> None:
         self.llm = None
@@ -75,6 +117,7 @@ def make_vllm_agent(
     max_new_tokens: int = 256,
     sampling_seed: int = 0,
     generate_batch: int = 64,
+    stop_strings: Sequence[str] = DEFAULT_STOP_STRINGS,
     dtype: str = "auto",
     max_model_len: int = 4096,
     enforce_eager: bool = True,
@@ -88,18 +131,44 @@ def make_vllm_agent(
     ``enforce_eager`` defaults to True: graph capture / compilation costs minutes on a CPU
     and little is gained for short evaluation runs.
     """
-    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", DEFAULT_CPU_KVCACHE_GIB)
-    from vllm import LLM
-
     sampling = SamplingSettings(
         temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, sampling_seed=sampling_seed
     )
+    engine, lora_request = _engine_model(model)
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", DEFAULT_CPU_KVCACHE_GIB)
+    from vllm import LLM
+
     llm = LLM(
-        model=str(resolve_model_path(model)),
         dtype=dtype,
         max_model_len=max_model_len,
         enforce_eager=enforce_eager,
         seed=sampling_seed,
+        **engine,
         **(engine_options or {}),
     )
-    return VLLMOfflineAgent(llm, sampling, generate_batch=generate_batch, name=name or f"vllm:{model}")
+    return VLLMOfflineAgent(
+        llm, sampling, generate_batch=generate_batch, stop_strings=stop_strings, lora_request=lora_request,
+        name=name or f"vllm:{model}",
+    )
+
+
+def _engine_model(model: str) -> tuple[dict[str, Any], Any]:
+    """``vllm.LLM``'s model keywords for ``model``, and the LoRA request every call carries (None: no adapter)."""
+    adapter = adapter_config(model)
+    if adapter is None:
+        return {"model": str(resolve_model_path(model))}, None
+    from vllm.lora.request import LoRARequest
+
+    folder = Path(model).expanduser().resolve()
+    rank = adapter.get("r")
+    if not (isinstance(rank, int) and 0 < rank <= VLLM_LORA_RANKS[-1]):
+        raise ValueError(f"{folder}: the adapter's rank r must be an integer in 1..{VLLM_LORA_RANKS[-1]}, got {rank!r}")
+    engine = {
+        "model": str(resolve_model_path(adapter["base_model_name_or_path"])),
+        "enable_lora": True,
+        "max_lora_rank": next(allowed for allowed in VLLM_LORA_RANKS if allowed >= rank),
+        "max_loras": 1,
+    }
+    if has_tokenizer(folder):
+        engine["tokenizer"] = str(folder)
+    return engine, LoRARequest(lora_name=folder.name, lora_int_id=1, lora_path=str(folder))

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ragen_bench import values
 from ragen_bench.agents.sampling import SAMPLING_SEED_LIMIT
 from ragen_bench.eval.derive import game_chat_config, game_config, scripted_opponents
 from ragen_bench.eval.schema import (
@@ -23,6 +24,7 @@ from ragen_bench.eval.schema import (
     LAUNCH_DEFAULTS,
     LAUNCH_KEYS,
     LAUNCHERS,
+    MAX_GPUS_PER_WORKER,
     MAX_SAMPLES,
     MAX_WORKERS,
     ConfigError,
@@ -79,12 +81,18 @@ def validate_launch(config: Mapping[str, Any]) -> None:
     if launcher not in LAUNCHERS:
         raise ConfigError(f"launcher must be one of {', '.join(LAUNCHERS)}, got {launcher!r}")
     require_int("workers", workers, 1, MAX_WORKERS)
-    require_type("ray", ray, Mapping, "a mapping with address")
+    require_type("ray", ray, Mapping, "a mapping with address and gpus_per_worker")
     if unknown := sorted(set(ray) - set(LAUNCH_DEFAULTS["ray"])):
         raise ConfigError(f"unknown key ray.{unknown[0]}; ray keys: {', '.join(LAUNCH_DEFAULTS['ray'])}")
     address = ray.get("address")
     if address is not None and not (isinstance(address, str) and address.strip()):
         raise ConfigError(f"ray.address must be a cluster address (auto, host:port, ray://host:port) or null, got {address!r}")
+    gpus = ray.get("gpus_per_worker")
+    if gpus is not None and not ((values.is_int(gpus) or isinstance(gpus, float)) and 0 <= gpus <= MAX_GPUS_PER_WORKER):
+        raise ConfigError(
+            f"ray.gpus_per_worker must be a number of GPUs in 0..{MAX_GPUS_PER_WORKER} (a fraction shares one) "
+            f"or null, got {gpus!r}"
+        )
     shard = parse_shard(config["shard"])
     if launcher == "local":
         # Accepted, these would silently do nothing: one process plays the whole run.
@@ -92,6 +100,8 @@ def validate_launch(config: Mapping[str, Any]) -> None:
             raise ConfigError(f"workers={workers} needs launcher=ray (launcher=local plays in this one process)")
         if address is not None:
             raise ConfigError(f"ray.address={address} needs launcher=ray (launcher=local starts no cluster)")
+        if gpus is not None:
+            raise ConfigError(f"ray.gpus_per_worker={gpus} needs launcher=ray (launcher=local asks Ray for nothing)")
     elif shard != (0, 1):
         raise ConfigError(
             f"shard: launcher=ray splits the run into workers={workers} shards itself; give shard=0/1, not {config['shard']!r}"

@@ -30,10 +30,14 @@ LAUNCH_KEYS = ("launcher", "workers", "ray")
 # is drawn, where it is played.  They stay out of the run's identity (and so out of its
 # manifest), and a run may be resumed with other values for them (ragen_bench.runfiles.identity).
 FREE_KEYS = ("out", "progress", *LAUNCH_KEYS)
-LAUNCH_DEFAULTS: dict[str, Any] = {"launcher": "local", "workers": 1, "ray": {"address": None}}
+LAUNCH_DEFAULTS: dict[str, Any] = {
+    "launcher": "local", "workers": 1, "ray": {"address": None, "gpus_per_worker": None},
+}
 LAUNCHERS = ("local", "ray")
 # One Ray actor per worker, each playing one shard; far beyond any cluster this targets.
 MAX_WORKERS = 4096
+# launcher=ray: GPUs one worker may ask for (its agent's model on one node's cards).
+MAX_GPUS_PER_WORKER = 8
 
 
 # The plan holds every episode up front; a huge sample count would stall before the

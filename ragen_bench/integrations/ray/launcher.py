@@ -50,6 +50,10 @@ SHARDS_SUFFIX = ".shards"
 LOCAL_OBJECT_STORE_BYTES = 256 * 1024**2
 # How long a stopped run waits for its killed workers to be gone.
 STOP_TIMEOUT_S = 60
+# Agents that run a model in the worker's own process: on a cluster with GPUs each of their
+# workers asks for one (Ray hides the GPUs from an actor that asks for none).  Scripted agents
+# and ``openai`` (a remote server does the work) ask for none.
+MODEL_AGENTS = ("hf", "vllm")
 
 
 class WorkerLostError(RunDirError):
@@ -89,6 +93,28 @@ class ShardWorker:
         return run_eval(config).duplicate_lines
 
 
+def _agent_names(config: Mapping[str, Any]) -> set[str]:
+    """The agents a run builds: its agent, and its opponent when that is an agent config."""
+    opponent = config.get("opponent")
+    return {config["agent"]["name"], *([opponent["name"]] if isinstance(opponent, Mapping) else [])}
+
+
+def worker_gpus(config: Mapping[str, Any], cluster_gpus: float) -> float:
+    """GPUs each shard's actor asks Ray for: ``ray.gpus_per_worker``, else 1 for a model agent on a GPU cluster, else 0.
+
+    A request no node of the cluster could grant would leave the workers waiting forever: refused.
+    """
+    asked = config["ray"].get("gpus_per_worker")
+    if asked is None:
+        return 1.0 if cluster_gpus >= 1 and _agent_names(config) & set(MODEL_AGENTS) else 0.0
+    if asked > cluster_gpus:
+        raise ConfigError(
+            f"ray.gpus_per_worker={asked}: the Ray cluster has {cluster_gpus:g} GPUs; "
+            "give a number it can grant (0 plays on CPUs)"
+        )
+    return float(asked)
+
+
 def shard_count(shards: Path, workers: int) -> int:
     """``workers``, unless ``shards`` holds an unfinished run split another way (refused)."""
     counts = {path.name.split("-of-")[-1] for path in shards.glob("*-of-*")} if shards.is_dir() else set()
@@ -125,7 +151,8 @@ def _play_shards(config: Mapping[str, Any], directories: list[Path]) -> int:
     The first failure (or Ctrl-C) stops every worker; the shards keep their finished episodes.
     """
     count = len(directories)
-    workers = [ShardWorker.remote() for _ in directories]  # type: ignore[attr-defined]
+    gpus = worker_gpus(config, ray.cluster_resources().get("GPU", 0.0))
+    workers = [ShardWorker.options(num_gpus=gpus).remote() for _ in directories]  # type: ignore[attr-defined]
     calls = {
         worker.play.remote(shard_config(config, directory, index, count), os.getcwd()): (worker, directory)
         for index, (worker, directory) in enumerate(zip(workers, directories))
