@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import shutil
+import subprocess
 from typing import Any
 
 # The eight games of textworld-express 1.1.0, in the library's own order (getGameNames()).
@@ -28,6 +29,14 @@ JVM_HINT = (
     "the RAGEN/TWX-* ids need a Java runtime (textworld-express runs on a JVM) and no `java` is on PATH: "
     "install Debian's default-jre-headless (apt-get install default-jre-headless)"
 )
+
+
+# TWX 1.1.0 seeds these games' gold agents (a random walk through the house) from the clock, so
+# its own gold path changes from one reset to the next.  For them the same agent class runs with
+# its walk seeded by the episode's seed instead; the other six games' gold paths are fixed.
+_SEEDED_GOLD_AGENTS = {"coin": "CoinGoldAgent", "twc": "TWCGoldAgent"}
+# TWX's own generator gives its gold agent this many tries before giving up (1.1.0).
+_GOLD_ATTEMPTS = 50
 
 
 class TWXUnavailableError(RuntimeError):
@@ -58,3 +67,40 @@ def open_game(game: str, step_limit: int) -> Any:
     server = library.TextWorldExpressEnv(envStepLimit=step_limit + 1)
     server.load(game, "")
     return server
+
+
+def close_game(server: Any) -> None:
+    """Stop a server's JVM and release its pipes (the library's ``close`` leaves them open)."""
+    server.close()
+    process = server._gateway.java_process
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    for pipe in (process.stdin, process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
+def reset_with_gold(server: Any, game: str, seed: int) -> tuple[str, dict[str, Any], tuple[str, ...]]:
+    """Start the game of ``seed`` in its fold: ``(observation, TWX's info, gold path)``, the same in every process."""
+    fold = fold_of(seed)
+    agent_class = _SEEDED_GOLD_AGENTS.get(game)
+    if agent_class is None:
+        observation, info = server.reset(seed=seed, gameFold=fold, generateGoldPath=True)
+        return observation, info, tuple(server.getGoldActionSequence())
+    jvm = server._gateway.jvm
+    walk = jvm.scala.util.Random(seed)
+    for _ in range(_GOLD_ATTEMPTS):
+        server.reset(seed=seed, gameFold=fold, generateGoldPath=False)
+        # The agent plays the live game; what it returns is the game's whole action history, whose
+        # first entry is the reset's own opening look.
+        found = getattr(jvm.textworldexpress.goldagent, agent_class)(server.server.game()).mkGoldPath(walk)
+        if found._1:
+            gold = tuple(found._2)[1:]
+            break
+    else:
+        raise RuntimeError(f"TextWorld-Express {game}: no gold path for seed {seed} in {_GOLD_ATTEMPTS} tries")
+    observation, info = server.reset(seed=seed, gameFold=fold, generateGoldPath=False)  # the game afresh
+    return observation, info, gold

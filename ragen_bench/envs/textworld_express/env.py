@@ -5,11 +5,20 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ragen_bench.envs.base import AnyText, InvalidActionError, TextEnv, text_charset
-from ragen_bench.envs.textworld_express.backend import FOLD_SEEDS, GAMES, SEED_LIMIT, fold_of, open_game
+from ragen_bench.envs.textworld_express.backend import (
+    FOLD_SEEDS,
+    GAMES,
+    SEED_LIMIT,
+    close_game,
+    fold_of,
+    open_game,
+    reset_with_gold,
+)
 
 MAX_ACTION_CHARS = 200
 MAX_OBSERVATION_CHARS = 100_000
 VALID_ACTIONS_HEADER = "Valid actions: "
+UNLISTED = "That is not a valid action here."
 
 # The goal of each game in our words; the episode's own task text comes with the first observation.
 GOALS: dict[str, str] = {
@@ -61,11 +70,13 @@ class TextWorldExpressEnv(TextEnv):
     The folds differ in content (TWX keeps some objects and ingredients for dev and test).
 
     ## Action Space
-    :class:`ValidActionText`: exactly one of the actions TWX lists as valid in the current
-    state (``"open door to north"``, ``"take coin"``), matched exactly.  Anything else -- a
-    typo, other casing, a command TWX would answer with "Unknown action" -- raises
-    ``InvalidActionError`` listing the valid actions; in a chat it is an invalid action and
-    costs the format penalty.
+    :class:`ValidActionText`: the space contains exactly the actions TWX lists as valid in
+    the current state (``"open door to north"``, ``"take coin"``), matched exactly; that is
+    what ``sample()`` draws and what the chat layer accepts (any other answer there is an
+    invalid action: not played, and it costs the format penalty).  ``step`` also takes any
+    other ``str`` of at most 200 characters -- a typo, other casing, a command TWX does not
+    know -- and answers ``That is not a valid action here.``: nothing changes, the step
+    counts.  A non-``str`` or a longer text raises ``InvalidActionError``.
 
     ## Observation Space
     ``AnyText(1, 100000)``.  Reset: the episode's task (TWX's task description), a blank
@@ -74,7 +85,11 @@ class TextWorldExpressEnv(TextEnv):
     valid actions, sorted and without duplicates.
 
     ## Starting State
-    The game TWX generates for (game, fold, seed), with its gold action sequence.
+    The game TWX generates for (game, fold, seed), with its gold action sequence: the
+    ``optimal`` agent follows it (``optimal_action``) while every action so far did.  TWX
+    1.1.0 draws the coin and twc gold paths (a random walk) from the clock; here the same
+    gold agent walks with its random generator seeded by the seed, so every gold path is
+    the same in every process.
 
     ## Rewards
     TWX's normalised score change (its score runs from 0 to 1 on a won game; a game's own
@@ -86,9 +101,11 @@ class TextWorldExpressEnv(TextEnv):
 
     ## Information
     Every call: ``success``, ``level_seed``, ``fold``, ``score``, ``valid_actions`` (the tuple
-    the action space holds).  Reset adds ``optimal_length`` (the gold path's length).  Step
-    adds ``action_is_valid`` (always True: invalid actions raise) and
-    ``action_is_effective`` (the score rose).
+    the action space holds).  Reset adds ``gold_length`` (the length of TWX's gold path, which
+    may explore or run one action past the win) and ``optimal_length`` = None (no shortest
+    length is known).  Step
+    adds ``action_is_valid`` (the action was listed) and ``action_is_effective`` (the
+    score rose).
 
     ## Arguments
     ``game`` (one of the eight), ``valid_actions_in_prompt=True``, ``max_steps=100``
@@ -130,7 +147,7 @@ class TextWorldExpressEnv(TextEnv):
         self._set_action_space(ValidActionText(min_length=1, max_length=MAX_ACTION_CHARS, charset=_SAMPLE_CHARSET))
         self._server: Any = None
         self._gold: tuple[str, ...] = ()
-        self._on_gold = False
+        self._next_gold: int | None = None  # index of the gold path's next action; None once off it
         self._steps = 0
         self._score = 0.0
         self._success = False
@@ -144,21 +161,31 @@ class TextWorldExpressEnv(TextEnv):
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         if self._server is None:
             self._server = open_game(self.game, self.max_steps)
-        observation, twx = self._server.reset(seed=seed, gameFold=fold_of(seed), generateGoldPath=True)
-        self._gold = tuple(self._server.getGoldActionSequence())
-        self._on_gold = True
+        observation, twx, self._gold = reset_with_gold(self._server, self.game, seed)
+        self._next_gold = 0
         self._steps = 0
         self._score = 0.0
         self._success = False
         self._show(f"{twx['taskDescription'].strip()}\n\n{observation.strip()}", twx["validActions"])
         info = self._info()
-        info["optimal_length"] = len(self._gold)
+        # TWX's gold path is a reference plan, not a shortest one (coin's explores room by room,
+        # twc's may add a move after the game is won), so no optimal length is claimed.
+        info["optimal_length"] = None
+        info["gold_length"] = len(self._gold)
         return self._text, info
 
     def _step_action(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
-        observation, _, _, twx = self._server.step(action)
-        self._on_gold = self._on_gold and self._steps < len(self._gold) and action == self._gold[self._steps]
         self._steps += 1
+        truncated = self._steps >= self.max_steps
+        if action not in self.action_space.valid:
+            # Answered here, never sent to the JVM: TWX would only say "Unknown action" too.
+            self._show(UNLISTED, self.action_space.valid)
+            info = self._info()
+            info["action_is_valid"] = info["action_is_effective"] = False
+            return self._text, 0.0, False, truncated, info
+        ahead = self._gold_ahead()
+        self._next_gold = ahead + 1 if ahead is not None and action == self._gold[ahead] else None
+        observation, _, _, twx = self._server.step(action)
         reward = float(twx["score"]) - self._score
         self._score = float(twx["score"])
         self._success = bool(twx["tasksuccess"])
@@ -167,7 +194,7 @@ class TextWorldExpressEnv(TextEnv):
         info = self._info()
         info["action_is_valid"] = True
         info["action_is_effective"] = reward > 0
-        return self._text, reward, terminated, not terminated and self._steps >= self.max_steps, info
+        return self._text, reward, terminated, truncated and not terminated, info
 
     def _show(self, text: str, valid_actions: list[str]) -> None:
         # TWX's list has no fixed order (and may repeat an action): sorted, it is the same in every process.
@@ -180,18 +207,26 @@ class TextWorldExpressEnv(TextEnv):
         return self._text
 
     def optimal_action(self, steps_left: int | None = None) -> str | None:
-        """The next action of TWX's gold path, while every action so far followed it (else ``None``)."""
-        if not self._on_gold or self._steps >= len(self._gold) or self.episode_finished:
+        """The next action of TWX's gold path, while every listed action so far followed it (else ``None``)."""
+        ahead = None if self.episode_finished else self._gold_ahead()
+        return None if ahead is None else self._gold[ahead]
+
+    def _gold_ahead(self) -> int | None:
+        """Index of the gold path's next listed action.  Some cookingworld gold paths hold an action TWX
+        does not list at that point (opening a cupboard that is open): TWX would answer it as an
+        unknown action and change nothing, so it is passed over."""
+        if self._next_gold is None:
             return None
-        return self._gold[self._steps]
+        listed = self.action_space.valid
+        return next((i for i in range(self._next_gold, len(self._gold)) if self._gold[i] in listed), None)
 
     def _check_action(self, action: Any) -> str:
-        if self.action_space.contains(action):
+        if isinstance(action, str) and len(action) <= MAX_ACTION_CHARS:
             return action
         shown = repr(action) if len(repr(action)) <= 80 else repr(action)[:77] + "..."
         raise InvalidActionError(
-            f"{type(self).__name__}: {shown} ({type(action).__name__}) is not a valid action now; "
-            f"valid: {', '.join(self.action_space.valid)}"
+            f"{type(self).__name__}: invalid action {shown} ({type(action).__name__}); expected a str of at most "
+            f"{MAX_ACTION_CHARS} characters, one of: {', '.join(self.action_space.valid)}"
         )
 
     def _info(self) -> dict[str, Any]:
@@ -207,7 +242,7 @@ class TextWorldExpressEnv(TextEnv):
         """Stop this env's JVM (a later reset starts a new one)."""
         if self._server is not None:
             server, self._server = self._server, None
-            server.close()
+            close_game(server)
 
 
 _SAMPLE_CHARSET = text_charset("abcdefghijklmnopqrstuvwxyz ")
