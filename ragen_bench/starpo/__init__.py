@@ -9,7 +9,9 @@ in :mod:`ragen_bench.train`):
 - :mod:`ragen_bench.starpo.groups`: per-group statistics of trajectory scores.
 - :mod:`ragen_bench.starpo.advantages`: token-level GAE, GRPO / RLOO outcome advantages,
   bi-level (turn + token) GAE.
-- :mod:`ragen_bench.starpo.filter`: the StarPO-S filter (keep the groups whose scores vary most).
+- :mod:`ragen_bench.starpo.filter`: the rollout filter (RAGEN-2's strategies over group metrics;
+  StarPO-S's keep-the-groups-whose-scores-vary-most as its preset).
+- :mod:`ragen_bench.starpo.shaping`: DAPO's overlong reward shaping.
 - :mod:`ragen_bench.starpo.losses`: loss aggregation, clipped policy loss with dual clip,
   entropy, KL estimators, clipped value loss.
 - :mod:`ragen_bench.starpo.forward`: training forward passes (log-probs, entropies and hidden
