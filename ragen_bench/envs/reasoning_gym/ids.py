@@ -22,9 +22,9 @@ _ENV_IDS = {row.kwargs["dataset"]: row.id for row in registry.ENTRIES if row.fam
 
 # Datasets whose item stores no answer (None) but whose generator keeps a solution of its
 # own in the item's metadata: that solution is the reference answer (it scores 1.0).
+# propositional_logic stores none either; its reference is solved (env.reference_answer).
 REFERENCE_METADATA_KEYS: dict[str, str] = {
     "graph_color": "possible_answer",
-    "propositional_logic": "example_answer",
     "rubiks_cube": "example_correct_answer",
 }
 
