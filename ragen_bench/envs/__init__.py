@@ -10,6 +10,7 @@ SokobanEnv``) and holds only what that family has, with imports running one way:
 ``countdown``   ``env`` (generator, scoring) -> ``solver`` (exhaustive search) -> ``arith`` (parser)
 ``math_qa``     ``env`` (answer checking) -> ``questions`` (data files, built-in problems)
 ``rubikscube``  ``env`` -> ``solver`` (distance table, meet in the middle) -> ``cube`` (turns, scramble)
+``reasoning_gym`` ``env`` (reasoning-gym's items and scorers, loaded when made) -> ``ids`` (the library's facts)
 =============  ==============================================================
 
 Shared by all: ``base`` (:class:`~ragen_bench.envs.base.TextEnv`, the reset/step
