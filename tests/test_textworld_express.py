@@ -291,7 +291,7 @@ def test_unseeded_resets_play_listed_train_seeds(twx):
 def test_close_stops_the_jvm_and_a_reset_starts_another(twx):
     env = gymnasium.make("RAGEN/TWX-coin-v0").unwrapped
     first, _ = env.reset(seed=20_001)
-    process = env._server._gateway.java_process
+    process = env._server.env._gateway.java_process
     env.close()
     assert process.wait(timeout=10) is not None
     assert env.reset(seed=20_001)[0] == first

@@ -2,7 +2,7 @@
 
 Nothing here runs at import: registering the ``RAGEN/TWX-*`` ids and importing
 ``ragen_bench`` never touch the library, so they cost nothing without the ``twx`` extra.
-:func:`open_game` is called by the env's first reset.
+:class:`TWXServer` is started by the env's first reset.
 """
 
 from __future__ import annotations
@@ -55,52 +55,62 @@ def fold_of(seed: int) -> str:
     return "train"
 
 
-def open_game(game: str, step_limit: int) -> Any:
-    """A started ``TextWorldExpressEnv`` (its own JVM) with ``game`` loaded at the library's default parameters."""
-    if shutil.which("java") is None:
-        raise TWXUnavailableError(JVM_HINT)
-    try:
-        library = importlib.import_module("textworld_express")
-    except ImportError:
-        raise TWXUnavailableError(LIBRARY_HINT) from None
-    # Our env ends episodes itself (max_steps); the library's own limit only has to stay out of the way.
-    server = library.TextWorldExpressEnv(envStepLimit=step_limit + 1)
-    server.load(game, "")
-    return server
+class TWXServer:
+    """One library env (``TextWorldExpressEnv``, its own JVM) with one game loaded.
 
+    The Java classes a seeded gold path needs are looked up once here: each py4j look-up is a
+    round trip to the JVM (about a millisecond).
+    """
 
-def close_game(server: Any) -> None:
-    """Stop a server's JVM and release its pipes (the library's ``close`` leaves them open)."""
-    server.close()
-    process = server._gateway.java_process
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    for pipe in (process.stdin, process.stdout, process.stderr):
-        if pipe is not None:
-            pipe.close()
+    def __init__(self, game: str, step_limit: int) -> None:
+        if shutil.which("java") is None:
+            raise TWXUnavailableError(JVM_HINT)
+        try:
+            library = importlib.import_module("textworld_express")
+        except ImportError:
+            raise TWXUnavailableError(LIBRARY_HINT) from None
+        self.game = game
+        # Our env ends episodes itself (max_steps); the library's own limit only has to stay out of the way.
+        self.env = library.TextWorldExpressEnv(envStepLimit=step_limit + 1)
+        self.env.load(game, "")
+        jvm = self.env._gateway.jvm
+        agent = _SEEDED_GOLD_AGENTS.get(game)
+        self._gold_agent = None if agent is None else getattr(jvm.textworldexpress.goldagent, agent)
+        self._random = jvm.scala.util.Random
 
+    def reset(self, seed: int) -> tuple[str, dict[str, Any], tuple[str, ...]]:
+        """Start the game of ``seed`` in its fold: ``(observation, TWX's info, gold path)``, the same in every process."""
+        fold = fold_of(seed)
+        if self._gold_agent is None:
+            observation, info = self.env.reset(seed=seed, gameFold=fold, generateGoldPath=True)
+            return observation, info, tuple(self.env.getGoldActionSequence())
+        walk = self._random(seed)
+        for _ in range(_GOLD_ATTEMPTS):
+            self.env.reset(seed=seed, gameFold=fold, generateGoldPath=False)
+            # The agent plays the live game; it returns the game's whole action history, whose first
+            # entry is the reset's own opening look.
+            found = self._gold_agent(self.env.server.game()).mkGoldPath(walk)
+            if found._1:
+                gold = tuple(found._2)[1:]
+                break
+        else:
+            raise RuntimeError(f"TextWorld-Express {self.game}: no gold path for seed {seed} in {_GOLD_ATTEMPTS} tries")
+        observation, info = self.env.reset(seed=seed, gameFold=fold, generateGoldPath=False)  # the game afresh
+        return observation, info, gold
 
-def reset_with_gold(server: Any, game: str, seed: int) -> tuple[str, dict[str, Any], tuple[str, ...]]:
-    """Start the game of ``seed`` in its fold: ``(observation, TWX's info, gold path)``, the same in every process."""
-    fold = fold_of(seed)
-    agent_class = _SEEDED_GOLD_AGENTS.get(game)
-    if agent_class is None:
-        observation, info = server.reset(seed=seed, gameFold=fold, generateGoldPath=True)
-        return observation, info, tuple(server.getGoldActionSequence())
-    jvm = server._gateway.jvm
-    walk = jvm.scala.util.Random(seed)
-    for _ in range(_GOLD_ATTEMPTS):
-        server.reset(seed=seed, gameFold=fold, generateGoldPath=False)
-        # The agent plays the live game; what it returns is the game's whole action history, whose
-        # first entry is the reset's own opening look.
-        found = getattr(jvm.textworldexpress.goldagent, agent_class)(server.server.game()).mkGoldPath(walk)
-        if found._1:
-            gold = tuple(found._2)[1:]
-            break
-    else:
-        raise RuntimeError(f"TextWorld-Express {game}: no gold path for seed {seed} in {_GOLD_ATTEMPTS} tries")
-    observation, info = server.reset(seed=seed, gameFold=fold, generateGoldPath=False)  # the game afresh
-    return observation, info, gold
+    def step(self, action: str) -> tuple[str, dict[str, Any]]:
+        observation, _, _, info = self.env.step(action)
+        return observation, info
+
+    def close(self) -> None:
+        """Stop the JVM and release its pipes (the library's ``close`` leaves them open)."""
+        self.env.close()
+        process = self.env._gateway.java_process
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        for pipe in (process.stdin, process.stdout, process.stderr):
+            if pipe is not None:
+                pipe.close()

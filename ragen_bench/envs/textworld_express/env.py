@@ -5,15 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from ragen_bench.envs.base import AnyText, InvalidActionError, TextEnv, text_charset
-from ragen_bench.envs.textworld_express.backend import (
-    FOLD_SEEDS,
-    GAMES,
-    SEED_LIMIT,
-    close_game,
-    fold_of,
-    open_game,
-    reset_with_gold,
-)
+from ragen_bench.envs.textworld_express.backend import FOLD_SEEDS, GAMES, SEED_LIMIT, TWXServer, fold_of
 
 MAX_ACTION_CHARS = 200
 MAX_OBSERVATION_CHARS = 100_000
@@ -145,7 +137,7 @@ class TextWorldExpressEnv(TextEnv):
         )
         self.observation_space = AnyText(min_length=1, max_length=MAX_OBSERVATION_CHARS, charset=_SAMPLE_CHARSET)
         self._set_action_space(ValidActionText(min_length=1, max_length=MAX_ACTION_CHARS, charset=_SAMPLE_CHARSET))
-        self._server: Any = None
+        self._server: TWXServer | None = None
         self._gold: tuple[str, ...] = ()
         self._next_gold: int | None = None  # index of the gold path's next action; None once off it
         self._steps = 0
@@ -160,8 +152,8 @@ class TextWorldExpressEnv(TextEnv):
 
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         if self._server is None:
-            self._server = open_game(self.game, self.max_steps)
-        observation, twx, self._gold = reset_with_gold(self._server, self.game, seed)
+            self._server = TWXServer(self.game, self.max_steps)
+        observation, twx, self._gold = self._server.reset(seed)
         self._next_gold = 0
         self._steps = 0
         self._score = 0.0
@@ -185,7 +177,7 @@ class TextWorldExpressEnv(TextEnv):
             return self._text, 0.0, False, truncated, info
         ahead = self._gold_ahead()
         self._next_gold = ahead + 1 if ahead is not None and action == self._gold[ahead] else None
-        observation, _, _, twx = self._server.step(action)
+        observation, twx = self._server.step(action)
         reward = float(twx["score"]) - self._score
         self._score = float(twx["score"])
         self._success = bool(twx["tasksuccess"])
@@ -242,7 +234,7 @@ class TextWorldExpressEnv(TextEnv):
         """Stop this env's JVM (a later reset starts a new one)."""
         if self._server is not None:
             server, self._server = self._server, None
-            close_game(server)
+            server.close()
 
 
 _SAMPLE_CHARSET = text_charset("abcdefghijklmnopqrstuvwxyz ")
