@@ -66,4 +66,5 @@ test: $(STAMP)
 	bash scripts/check_wheel.sh
 
 bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[twx-peer]'
 	RAGEN_BENCH_BENCHMARKS=1 $(PY) -m pytest tests/benchmarks --benchmark-enable --benchmark-only --benchmark-columns=median,iqr,ops,rounds
