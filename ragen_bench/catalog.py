@@ -117,16 +117,13 @@ def verify_lines(env_ids: Sequence[str]) -> Iterator[tuple[str, bool]]:
     """
     from ragen_bench import panels
     from ragen_bench.envs.reasoning_gym.env import DatasetError
-    from ragen_bench.games.registry import GAME_IDS, INSTALL_HINT
+    from ragen_bench.games.registry import GAME_IDS, game_entry
     from ragen_bench.registry import ENV_IDS
 
-    games_installed = importlib.util.find_spec("pettingzoo") is not None
     for env_id in env_ids or (*ENV_IDS, *GAME_IDS):
-        if env_id in GAME_IDS and not games_installed:
-            # Regenerating a game's seeds needs the game itself; without the extra, say so.
-            yield f"{'FAIL' if env_ids else 'skip'} {env_id}: {INSTALL_HINT}", bool(env_ids)
-            continue
-        if env_id not in GAME_IDS and (hint := missing_extra(env_id)):
+        # Regenerating a panel needs the env itself: without its extra, say which to install.
+        hint = game_entry(env_id).missing_extra() if env_id in GAME_IDS else missing_extra(env_id)
+        if hint:
             yield f"{'FAIL' if env_ids else 'skip'} {env_id}: {hint}", bool(env_ids)
             continue
         for split in panels.SPLITS:

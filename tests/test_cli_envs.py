@@ -27,6 +27,16 @@ def test_a_game_asked_for_by_name_fails_with_the_install_hint(no_pettingzoo, cap
     assert "FAIL RAGEN/TicTacToe-v0: the multi-agent games need PettingZoo: pip install 'ragen-bench[games]'" in out
 
 
+def test_an_openspiel_game_without_its_extra_names_the_extra_instead_of_crashing(monkeypatch, capsys):
+    pytest.importorskip("pettingzoo")  # PettingZoo there, OpenSpiel not: the extra that is missing is named
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name == "pyspiel" else real(name, *rest))
+    assert main(["envs", "verify", "RAGEN/OS-Hex-v0"]) == 1
+    assert capsys.readouterr().out == (
+        "FAIL RAGEN/OS-Hex-v0: needs the 'openspiel' extra: pip install 'ragen-bench[openspiel]'\n"
+    )
+
+
 def test_with_pettingzoo_the_game_panels_are_verified(capsys):
     pytest.importorskip("pettingzoo")
     assert main(["envs", "verify", "RAGEN/TicTacToe-v0"]) == 0
