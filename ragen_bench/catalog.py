@@ -42,10 +42,31 @@ def env_rows() -> list[dict[str, str]]:
 
 
 def _description(row, single_agent: bool) -> str:
-    if not single_agent:
-        return f"multi-agent (PettingZoo): {row.description}"
-    hint = missing_extra(row.id)
-    return f"[not installed: extra '{row.extra}'] {row.description}" if hint else row.description
+    hint = missing_extra(row.id) if single_agent else row.missing_extra()
+    text = row.description if single_agent else f"multi-agent (PettingZoo): {row.description}"
+    return f"[not installed: extra '{row.extra}'] {text}" if hint else text
+
+
+def family_rows() -> list[dict[str, str]]:
+    """``envs list``'s second table: per family, its kind, how many ids, the extra it needs and
+    whether that extra is installed; a last row counts all single-agent ids and games."""
+    from ragen_bench.games.registry import GAME_ENTRIES
+    from ragen_bench.registry import ENTRIES
+
+    families: dict[tuple[str, str], list] = {}
+    for row in ENTRIES:
+        families.setdefault((row.family, "single-agent"), []).append(row)
+    for row in GAME_ENTRIES:
+        families.setdefault((row.family, "game"), []).append(row)
+    table = []
+    for (name, kind), rows in families.items():
+        extras = sorted({row.extra or "-" for row in rows})
+        missing = any(missing_extra(row.id) if kind == "single-agent" else row.missing_extra() for row in rows)
+        table.append({"family": name, "kind": kind, "ids": str(len(rows)), "extra": ",".join(extras),
+                      "installed": "no" if missing else "yes"})
+    table.append({"family": "all", "kind": f"{len(ENTRIES)} single-agent, {len(GAME_ENTRIES)} games",
+                  "ids": str(len(ENTRIES) + len(GAME_ENTRIES)), "extra": "", "installed": ""})
+    return table
 
 
 def env_page(env_id: str, seed: int) -> str:

@@ -108,10 +108,12 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _envs_list(args: argparse.Namespace) -> int:
-    from ragen_bench.catalog import env_rows
+    from ragen_bench.catalog import env_rows, family_rows
     from ragen_bench.eval.report import format_table
 
     print(format_table(env_rows()))
+    print()
+    print(format_table(family_rows()))
     return 0
 
 

@@ -71,3 +71,22 @@ def test_envs_show_of_a_single_agent_id_prints_its_header_once_and_the_seeds_arm
     names = env.unwrapped.action_names
     assert f"\nactions: {', '.join(names)}\n" in out  # the order of the seed shown, not of the unreset env
     assert out.endswith(f"\nseed 0:\n{observation}\n")
+
+
+def test_envs_list_ends_with_the_families_and_their_counts(no_pettingzoo, capsys):
+    from ragen_bench.catalog import family_rows
+
+    rows = family_rows()
+    *families, total = rows
+    assert sum(int(row["ids"]) for row in families) == int(total["ids"]) == len(ENV_IDS) + len(GAME_IDS)
+    assert total["kind"] == f"{len(ENV_IDS)} single-agent, {len(GAME_IDS)} games"
+    by_name = {row["family"]: row for row in families}
+    assert by_name["sokoban"] == {"family": "sokoban", "kind": "single-agent",
+                                  "ids": str(sum(entry(i).family == "sokoban" for i in ENV_IDS)),
+                                  "extra": "-", "installed": "yes"}
+    # Without PettingZoo every game family says so.
+    assert {row["installed"] for row in families if row["kind"] == "game"} == {"no"}
+    assert main(["envs", "list"]) == 0
+    out = capsys.readouterr().out
+    assert out.rstrip().splitlines()[-1].split()[:2] == ["all", f"{len(ENV_IDS)}"]
+    assert "[not installed: extra 'games'] multi-agent (PettingZoo)" in out
