@@ -100,11 +100,12 @@ def test_drgrpo_trains_on_cpu(tmp_path):
     assert all("actor/pg_loss" in r and r["filter/kept_groups"] == 4 for r in rows)
 
 
-def test_dapo_refills_until_enough_groups_vary_and_charges_overlong_replies(tmp_path, monkeypatch):
+@pytest.fixture
+def varied_scores(monkeypatch):
+    """The tiny model never answers, so every rollout scores the same; this gives the rollouts of
+    even seeds a spread (sample 1 gets +1), so that half of each round's groups vary."""
     from ragen_bench.train import trainer
 
-    # The tiny model never answers, so every rollout scores the same; give the rollouts of even
-    # seeds a spread (sample 1 gets +1) so that half of each round's groups survive.
     real = trainer.build_batch
 
     def varied(trajectories, samples, **kwargs):
@@ -116,6 +117,11 @@ def test_dapo_refills_until_enough_groups_vary_and_charges_overlong_replies(tmp_
         return dataclasses.replace(batch, scores=batch.scores + bonus, rewards=rewards)
 
     monkeypatch.setattr(trainer, "build_batch", varied)
+
+
+def test_dapo_refills_until_enough_groups_vary_and_charges_overlong_replies(tmp_path, varied_scores):
+    from ragen_bench.train import trainer
+
     out = tmp_path / "dapo"
     config = train_config.from_preset("dapo", [*SMALL, "steps=1", "overlong_buffer.len=3", f"out={out}"])
     trainer.train(config)
@@ -205,3 +211,18 @@ def test_train_takes_the_same_keys_and_refuses_a_window_its_rows_cannot_hold():
         train_config.from_preset("grpo", ["context_window_mode=limited_multi_turn", "max_context_window=2"])
     with pytest.raises(TrainConfigError, match="max_context_window=2 needs context_window_mode"):
         train_config.from_preset("grpo", ["max_context_window=2"])
+
+
+def test_filter_loss_scaling_shrinks_the_advantages_by_the_kept_share(tmp_path, varied_scores):
+    from ragen_bench.train.trainer import train
+
+    rows = {}
+    for scaling in ("none", "linear", "sqrt"):
+        out = tmp_path / scaling
+        train(train_config.from_preset("starpo-s", [*SMALL, "steps=1", f"actor.filter_loss_scaling={scaling}",
+                                                    f"out={out}"]))
+        (rows[scaling],) = metrics(out)
+    # starpo-s keeps int(0.25 x 4) = 1 of 4 groups: advantages x 1/4, or x 1/2 with sqrt.
+    assert rows["none"]["filter/kept_groups"] == 1 and rows["none"]["adv/abs_mean"] > 0
+    assert rows["linear"]["adv/abs_mean"] == pytest.approx(rows["none"]["adv/abs_mean"] / 4)
+    assert rows["sqrt"]["adv/abs_mean"] == pytest.approx(rows["none"]["adv/abs_mean"] / 2)

@@ -24,6 +24,7 @@ BACKENDS = ("local", "verl")
 ESTIMATORS = ("gae", "grpo", "bi_level_gae")
 GRPO_MODES = ("mean_std", "mean", "rloo")
 LOSS_AGGS = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean")
+FILTER_LOSS_SCALINGS = ("none", "linear", "sqrt")
 DTYPES = ("float32", "bfloat16", "float16")
 
 
@@ -115,6 +116,7 @@ class ActorConfig:
     dual_clip: float | None = 3.0
     entropy_coef: float = 0.001
     loss_agg: str = "seq-mean-token-mean"
+    filter_loss_scaling: str = "none"
     ppo_epochs: int = 1
     mini_batch: int = 32
     micro_batch: int = 4
@@ -376,6 +378,8 @@ def _check(c: TrainConfig) -> None:
     _require(p.dual_clip is None or p.dual_clip > 1, "actor.dual_clip", "must be > 1 or null", p.dual_clip)
     _require(p.entropy_coef >= 0, "actor.entropy_coef", "must be >= 0", p.entropy_coef)
     _require(p.loss_agg in LOSS_AGGS, "actor.loss_agg", f"must be one of {', '.join(LOSS_AGGS)}", p.loss_agg)
+    _require(p.filter_loss_scaling in FILTER_LOSS_SCALINGS, "actor.filter_loss_scaling",
+             f"must be one of {', '.join(FILTER_LOSS_SCALINGS)}", p.filter_loss_scaling)
     _require(p.ppo_epochs >= 1, "actor.ppo_epochs", "must be >= 1", p.ppo_epochs)
     _require(p.mini_batch >= 1, "actor.mini_batch", "must be >= 1", p.mini_batch)
     _require(1 <= p.micro_batch <= p.mini_batch, "actor.micro_batch", "must be in 1..actor.mini_batch", p.micro_batch)

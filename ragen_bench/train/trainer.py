@@ -241,6 +241,9 @@ class Trainer:
             metrics["actor/reward_kl"] = kl_metrics["kl"]
         values = self._per_token(batch, self.critic) if self.critic is not None else None
         advantages, returns = compute_advantages(c, rewards, values, mask, batch.group_ids)
+        if c.actor.filter_loss_scaling != "none":  # RAGEN-2: a hard filter's smaller batch takes a smaller step
+            kept_share = kept.groups.numel() / kept.stats.count.numel()
+            advantages = advantages * (kept_share if c.actor.filter_loss_scaling == "linear" else math.sqrt(kept_share))
         metrics["adv/mean"] = float(masked_mean(advantages, mask))
         metrics["adv/abs_mean"] = float(masked_mean(advantages.abs(), mask))
         metrics["time/prepare"] = time.perf_counter() - phase
