@@ -22,11 +22,12 @@ from ragen_bench import panels
 from ragen_bench.agents import make_agent
 from ragen_bench.chat import ChatConfig, ChatEpisode, run_lockstep
 from ragen_bench.chat.protocol import AgentReply
+from ragen_bench.cli import main
 from ragen_bench.envs.base import InvalidActionError
 from ragen_bench.envs.textworld_express import GAMES, TWXUnavailableError, backend
 from ragen_bench.envs.textworld_express.env import UNLISTED, VALID_ACTIONS_HEADER
 from ragen_bench.registry import ENV_IDS, entry
-from tests.conftest import in_ci, run_python
+from tests.conftest import in_ci, one_line_error, run_python
 from tests.env_contract import assert_check_env_clean
 
 IDS = [f"RAGEN/TWX-{game}-v0" for game in GAMES]
@@ -157,6 +158,13 @@ def test_missing_jvm_is_one_clear_error(monkeypatch):
     env = gymnasium.make("RAGEN/TWX-coin-v0")
     with pytest.raises(TWXUnavailableError, match="default-jre-headless"):
         env.reset(seed=0)
+
+
+def test_missing_jvm_is_one_error_line_from_the_cli(monkeypatch, capsys, tmp_path):
+    monkeypatch.setattr(backend.shutil, "which", lambda name: None)
+    command = ["eval", "env=RAGEN/TWX-coin-v0", "agent=optimal", "limit=1", f"out={tmp_path / 'run'}"]
+    assert main(command) == 2
+    one_line_error(capsys, "ragen-bench eval: error: ", "default-jre-headless")
 
 
 def test_missing_library_names_the_extra(monkeypatch):

@@ -39,8 +39,10 @@ _SEEDED_GOLD_AGENTS = {"coin": "CoinGoldAgent", "twc": "TWCGoldAgent"}
 _GOLD_ATTEMPTS = 50
 
 
-class TWXUnavailableError(RuntimeError):
-    """The library or the JVM it runs on is missing; the message says what to install."""
+class TWXUnavailableError(OSError):
+    """The library or the JVM it runs on is missing; the message says what to install.
+
+    An ``OSError`` (what the machine lacks), so the CLI prints it as its one error line."""
 
 
 def fold_of(seed: int) -> str:

@@ -84,8 +84,8 @@ class TextWorldExpressEnv(TextEnv):
     the same in every process.
 
     ## Rewards
-    TWX's normalised score change (its score runs from 0 to 1 on a won game; a game's own
-    failure, such as eating the wrong meal, may lower it).
+    TWX's normalised score change (its score runs from 0 to 1 on a won game; a failed task --
+    a wrong move in arithmetic, sorting, simonsays or peckingorder -- ends it at -1).
 
     ## Episode End
     Terminated when TWX reports the task done (success) or failed.  Truncated after
