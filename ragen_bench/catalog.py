@@ -11,9 +11,13 @@ import importlib.util
 from collections.abc import Iterator, Sequence
 
 from ragen_bench.envs.reasoning_gym import ids as reasoning_gym_ids
+from ragen_bench.envs.textworld_express import backend as textworld_express
 
 # An id's extra -> (the library it installs, the one-line hint a missing one gives).
-_EXTRA_LIBRARIES = {reasoning_gym_ids.EXTRA: (reasoning_gym_ids.LIBRARY, reasoning_gym_ids.INSTALL_HINT)}
+_EXTRA_LIBRARIES = {
+    reasoning_gym_ids.EXTRA: (reasoning_gym_ids.LIBRARY, reasoning_gym_ids.INSTALL_HINT),
+    "twx": ("textworld_express", textworld_express.LIBRARY_HINT),
+}
 
 
 def missing_extra(env_id: str) -> str | None:

@@ -260,7 +260,8 @@ ENTRIES: tuple[EnvEntry, ...] = (
             *_TWX,
             dict(game=game),
             ragen_name=None,
-            description=f"TextWorld-Express {game}: {what}; TWX's dev/test seeds (extra 'twx', a JVM).",
+            description=f"TextWorld-Express {game}: {what}; TWX's dev/test seeds (needs a JVM).",
+            extra="twx",
         )
         for game, what in _TWX_GAMES
     ),
