@@ -26,7 +26,7 @@ from ragen_bench.cli import main
 from ragen_bench.envs.base import InvalidActionError
 from ragen_bench.envs.textworld_express import GAMES, TWXUnavailableError, backend
 from ragen_bench.envs.textworld_express.env import UNLISTED, VALID_ACTIONS_HEADER
-from ragen_bench.registry import ENV_IDS, entry
+from ragen_bench.registry import BUILTIN_IDS, ENV_IDS, entry
 from tests.conftest import in_ci, one_line_error, run_python
 from tests.env_contract import assert_check_env_clean
 
@@ -173,6 +173,16 @@ def test_missing_library_names_the_extra(monkeypatch):
     env = gymnasium.make("RAGEN/TWX-coin-v0")
     with pytest.raises(TWXUnavailableError, match=r"ragen-bench\[twx\]"):
         env.reset(seed=0)
+
+
+def test_envs_list_and_verify_name_the_extra_when_the_library_is_missing(monkeypatch):
+    from ragen_bench import catalog
+
+    assert all(entry(i).extra == "twx" for i in IDS) and not set(IDS) & set(BUILTIN_IDS)
+    real = importlib.util.find_spec
+    monkeypatch.setattr(catalog.importlib.util, "find_spec", lambda n: None if n == "textworld_express" else real(n))
+    assert catalog.missing_extra("RAGEN/TWX-coin-v0") == backend.LIBRARY_HINT
+    assert list(catalog.verify_lines(["RAGEN/TWX-coin-v0"])) == [(f"FAIL RAGEN/TWX-coin-v0: {backend.LIBRARY_HINT}", True)]
 
 
 @pytest.mark.parametrize(
