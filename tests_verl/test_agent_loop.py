@@ -346,3 +346,27 @@ def test_a_history_window_is_refused_when_the_loop_is_built(setup):
     entry.chat.history_window = 2
     with pytest.raises(Exception, match="history_window must be null"):
         make_loop(setup, ScriptedServer(setup["tokenizer"], []), entry=entry)
+
+
+def test_dapo_overlong_charge_is_the_local_trainers_on_the_same_row(setup):
+    """Each reply near the token limit pays what ``overlong_rewards`` charges it on the local layout."""
+    from ragen_bench.starpo.shaping import overlong_rewards
+
+    tokenizer = setup["tokenizer"]
+    replies = [ANSWER, "<answer>Up</answer>", "a long reply that runs into the cap " * 3] + [ANSWER] * 8
+    plain = play(make_loop(setup, ScriptedServer(tokenizer, replies)), seed=5)
+    entry = OmegaConf.merge(setup["entry"], {"overlong_buffer": {"len": 8, "penalty_factor": 0.5}})
+    out = play(make_loop(setup, ScriptedServer(tokenizer, replies), entry=entry), seed=5)
+    mask = torch.tensor([out.response_mask])
+    local = overlong_rewards(mask, MAX_NEW_TOKENS, 8, 0.5)
+    charges = [turn["overlong_penalty"] for turn in out.extra_fields["turns"]]
+    assert out.response_ids == plain.response_ids and out.response_mask == plain.response_mask
+    assert charges == pytest.approx(local[0][local[0] != 0].tolist() + [0.0] * (len(charges) - int((local != 0).sum())))
+    assert min(charges) == -0.5  # the reply cut at max_new_tokens pays the whole factor
+    assert out.reward_score == pytest.approx(plain.reward_score + float(local.sum()))
+
+
+def test_a_bad_overlong_buffer_is_refused_when_the_loop_is_built(setup):
+    entry = OmegaConf.merge(setup["entry"], {"overlong_buffer": {"len": MAX_NEW_TOKENS + 1}})
+    with pytest.raises(Exception, match="overlong buffer must be in 1..max_length"):
+        make_loop(setup, ScriptedServer(setup["tokenizer"], []), entry=entry)

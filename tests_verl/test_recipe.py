@@ -44,7 +44,11 @@ def test_ragen_sokoban_maps_to_ragens_numbers_in_verls_units(sokoban):
     assert sokoban.critic.enable is True
     sampler = sokoban.trainer.v1.sampler
     assert Path(sampler.custom_sampler.path).name == "sampler.py" and sampler.custom_sampler.name == "StarPOSFilterSampler"
-    assert dict(sampler.sampler_kwargs) == {"groups": 8, "ratio": 0.25, "mode": "std"}
+    assert dict(sampler.sampler_kwargs) == {  # StarPO-S's std filter: the top_k preset of the rollout filter
+        "groups": 8, "refill_rounds": 0, "empty_stop_steps": 5, "strategy": "top_k", "value": 0.25,
+        "filter_type": "largest", "metric": "reward_variance", "include_zero": True, "top_p_prob_mode": "linear",
+        "selection_eps": 0.01,
+    }
     assert sokoban.trainer.v1.trainer_mode == "sync"
     assert rollout.response_length == 5 * 400 + 4 * recipe.BRIDGE_TOKENS and rollout.prompt_length == 1024
     assert rollout.max_model_len == rollout.prompt_length + rollout.response_length
@@ -73,6 +77,24 @@ def test_ragen_sokoban_maps_to_ragens_numbers_in_verls_units(sokoban):
           "critic.enable": True}),
         ("starpo-s", ["lora.rank=8", "log.tensorboard=true"],
          {"actor_rollout_ref.model.lora_rank": 8, "trainer.logger": ["console", "tensorboard"]}),
+        # Dr. GRPO: no std normalisation, token losses summed per sequence.
+        ("drgrpo", [], {"algorithm.adv_estimator": "grpo", "algorithm.norm_adv_by_std_in_grpo": False,
+                        "actor_rollout_ref.actor.loss_agg_mode": "seq-mean-token-sum", "critic.enable": False}),
+        # DAPO: clip-higher, token-mean, no KL; dynamic sampling in the sampler, every group slot trained.
+        ("dapo", [], {"actor_rollout_ref.actor.clip_ratio_high": 0.28, "actor_rollout_ref.actor.loss_agg_mode": "token-mean",
+                      "actor_rollout_ref.actor.use_kl_loss": False, "data.train_batch_size": 8,
+                      "trainer.v1.sampler.sampler_kwargs.include_zero": False,
+                      "trainer.v1.sampler.sampler_kwargs.refill_rounds": 2,
+                      "trainer.v1.sampler.sampler_kwargs.strategy": "top_p",
+                      "trainer.v1.sampler.custom_sampler.name": "StarPOSFilterSampler"}),
+        # RAGEN-2's filter: a varying number of the 8 groups (veRL pads to mini-batches), so 8 per step.
+        ("starpo-s", ["filter.mode=rollout", "filter.strategy=min_p", "filter.value=0.5", "filter.metric=length",
+                      "filter.type=smallest"],
+         {"data.train_batch_size": 8, "trainer.v1.sampler.sampler_kwargs.strategy": "min_p",
+          "trainer.v1.sampler.sampler_kwargs.value": 0.5, "trainer.v1.sampler.sampler_kwargs.metric": "length",
+          "trainer.v1.sampler.sampler_kwargs.filter_type": "smallest"}),
+        # RAGEN-2's default (top_p 1, zeros kept) keeps every group: veRL's own sampling.
+        ("starpo-s", ["filter.mode=rollout"], {"trainer.v1.sampler.custom_sampler.path": None}),
     ],
 )
 def test_presets_and_options_compose_with_verls_config(preset, overrides, expected):
@@ -110,6 +132,8 @@ def test_dry_run_runs_verls_own_checks_on_a_local_model():
         (["critic.coef=0.5"], [], r"critic.coef: "),
         (["lora.dropout=0.1"], [], r"lora.dropout: "),
         (["chat.history_window=2"], [], r"chat.history_window: "),
+        (["filter.mode=rollout", "filter.strategy=top_k", "filter.value=2"], [],
+         r"train config: filter: value must be in \(0, 1\] for strategy top_k"),
         ([], ["trainer.no_such_key=1"], r"veRL's config refused an override: .*no_such_key"),
         ([], ["oops"], r"veRL override 'oops': expected key=value"),
         (["advantage.estimator=reinforce"], [], r"advantage.estimator: 'reinforce' is not one of gae, grpo, bi_level_gae"),

@@ -1,4 +1,4 @@
-"""The StarPO-S custom sampler keeps exactly the groups ``filter_groups`` keeps.
+"""The custom sampler keeps exactly the groups the local trainer's filter keeps (StarPO-S's and RAGEN-2's).
 
 The sampler is loaded the way veRL loads it (by file path) and runs against an in-memory
 stand-in for TransferQueue's key-value calls (``kv_list``, ``kv_batch_get``, ``kv_clear``), so
@@ -7,6 +7,7 @@ veRL's own ReplayBuffer helpers (metadata sync, clearing, batch materialisation)
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 from verl.utils.import_utils import load_extern_type
 
 from ragen_bench.integrations.verl import recipe
-from ragen_bench.starpo.filter import filter_groups
+from ragen_bench.starpo.filter import FilterSpec, filter_groups, filter_rollouts, preset
 
 
 class FakeQueue:
@@ -28,14 +29,16 @@ class FakeQueue:
         self.values: dict[str, dict] = {}
         self.listed = 0
 
-    def add_group(self, partition, uid, seed, scores, status="finished", step=1):
+    def add_group(self, partition, uid, seed, scores, status="finished", step=1, tokens=None, charges=None):
         self.tags[(partition, uid)] = {"is_prompt": True, "status": status, "global_steps": step}
         for session, score in enumerate(scores):
             key = f"{uid}_{session}_0"
             self.tags[(partition, key)] = {"status": "finished"}
+            charge = charges[session] if charges else 0.0
             rm = torch.zeros(4)
-            rm[-1] = score
-            self.values[(partition, key)] = {"rm_scores": rm, "extra_fields": {"seed": seed}}
+            rm[-1] = score + charge  # the agent loop's reward_score: the episode's score plus overlong charges
+            turns = [{"tokens": tokens[session] if tokens else 1, "overlong_penalty": charge}]
+            self.values[(partition, key)] = {"rm_scores": rm, "extra_fields": {"seed": seed, "turns": turns}}
 
     # -- the TransferQueue calls the sampler makes ------------------------------------------
     def kv_list(self, partition_id=None):
@@ -67,14 +70,16 @@ def queue(monkeypatch):
     return fake
 
 
-def make_sampler(groups, ratio, mode="std", refill=None):
+def make_sampler(groups, ratio=None, mode="std", refill=None, spec=None, refill_rounds=0, empty_stop_steps=0):
     cls = load_extern_type(str(recipe.SAMPLER_FILE), recipe.SAMPLER_CLASS)
+    spec = spec or preset(mode, ratio)
     sampler = cls(
         trainer_mode="sync",
         trainer_config={},
         max_off_policy_threshold=8,
         max_off_policy_strategy="drop",
-        sampler_kwargs={"groups": groups, "ratio": ratio, "mode": mode},
+        sampler_kwargs={"groups": groups, "refill_rounds": refill_rounds, "empty_stop_steps": empty_stop_steps,
+                        **dataclasses.asdict(spec)},
         refill_fn=refill or (lambda count: count),
     )
     sampler.poll_interval = 0.0
@@ -141,7 +146,7 @@ def test_validation_batches_pass_through_unfiltered(queue):
 
 
 def test_sampler_settings_are_checked(queue):
-    with pytest.raises(ValueError, match=r"lacks \['ratio'\]"):
+    with pytest.raises(ValueError, match=r"lacks \['strategy', 'value'"):
         cls = load_extern_type(str(recipe.SAMPLER_FILE), recipe.SAMPLER_CLASS)
         cls("sync", {}, 8, "drop", {"groups": 4}, refill_fn=lambda n: n)
     with pytest.raises(ValueError, match=r"groups \(2\) is below the 4 groups"):
@@ -174,3 +179,102 @@ def test_kept_groups_equal_the_starpo_s_filter(queue, data, groups, size, ratio,
     ids = [seed for seed, group_scores in by_seed for _ in group_scores]
     expected = filter_groups(flat, ids, ratio=ratio, mode=mode)
     assert kept_seeds(queue, batch) == sorted(ids[row] for row in expected.rows.tolist()[::size])
+
+
+# -- RAGEN-2's filter, dynamic sampling, empty steps ---------------------------------------------
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    data=st.data(),
+    groups=st.integers(2, 8),
+    size=st.integers(1, 4),
+    spec=st.builds(
+        lambda strategy, value, **rest: FilterSpec(
+            strategy=strategy, value=1 + int(value * 3) if strategy == "top_k_abs" else value, **rest),
+        strategy=st.sampled_from(["top_p", "top_k", "top_k_abs", "min_p"]),
+        value=st.sampled_from([0.3, 0.5, 0.9, 1.0]),
+        filter_type=st.sampled_from(["largest", "smallest"]),
+        metric=st.sampled_from(["reward_variance", "reward", "reward_sum", "length"]),
+        include_zero=st.booleans(),
+        top_p_prob_mode=st.sampled_from(["linear", "softmax"]),
+    ),
+)
+def test_kept_groups_equal_ragen2s_filter_run_locally(queue, data, groups, size, spec):
+    queue.tags.clear()
+    queue.values.clear()
+    seeds = data.draw(st.lists(st.integers(0, 10_000), min_size=groups, max_size=groups, unique=True))
+    scores = data.draw(st.lists(st.lists(st.sampled_from([0.0, 0.5, 1.0, 10.0]), min_size=size, max_size=size),
+                                min_size=groups, max_size=groups))
+    tokens = data.draw(st.lists(st.lists(st.integers(1, 40), min_size=size, max_size=size),
+                                min_size=groups, max_size=groups))
+    for number, (seed, group_scores, group_tokens) in enumerate(zip(seeds, scores, tokens)):
+        queue.add_group("train", f"g{number}", seed, group_scores, tokens=group_tokens)
+    by_seed = sorted(zip(seeds, scores, tokens))
+    flat = torch.tensor([s for _, group_scores, _ in by_seed for s in group_scores], dtype=torch.float64)
+    lengths = torch.tensor([t for *_, group_tokens in by_seed for t in group_tokens], dtype=torch.float64)
+    ids = [seed for seed, group_scores, _ in by_seed for _ in group_scores]
+    expected = filter_rollouts(flat, ids, spec, lengths=lengths)
+    if expected.groups.numel() == 0:
+        with pytest.raises(RuntimeError, match="kept no group"):
+            make_sampler(groups=groups, spec=spec).sample(1, "train", groups)
+        return
+    batch, metrics = make_sampler(groups=groups, spec=spec).sample(1, "train", groups)
+    assert kept_seeds(queue, batch) == sorted(ids[row] for row in expected.rows.tolist()[::size])
+    assert metrics["training/starpo_s/kept_groups"] == expected.groups.numel()
+
+
+DROP_EQUAL = FilterSpec(strategy="top_p", value=1.0, include_zero=False)  # DAPO's dynamic sampling
+
+
+def test_dynamic_sampling_refills_fresh_rounds_until_every_group_slot_is_filled(queue):
+    rounds = []
+
+    def refill(count):  # each round: count fresh groups, one of them with varying scores
+        rounds.append(count)
+        for i in range(count):
+            varied = i == 0
+            queue.add_group("train", f"r{len(rounds)}x{i}", 100 * len(rounds) + i, [0, 3 if varied else 0])
+        return count
+
+    for uid, seed, scores in (("a", 1, [0, 1]), ("b", 2, [0, 0]), ("c", 3, [1, 1])):
+        queue.add_group("train", uid, seed, scores)
+    batch, metrics = make_sampler(groups=3, spec=DROP_EQUAL, refill=refill, refill_rounds=2).sample(1, "train", 3)
+    assert rounds == [3, 3]  # round 1 keeps 1 group, round 2 a second, round 3 a third: 3 kept
+    assert kept_seeds(queue, batch) == [1, 100, 200] and metrics["training/starpo_s/rounds"] == 3.0
+
+
+def test_dynamic_sampling_keeps_the_best_groups_when_a_round_overshoots(queue):
+    def refill(count):
+        for i in range(count):
+            queue.add_group("train", f"r{i}", 50 + i, [0, i + 1])
+        return count
+
+    queue.add_group("train", "a", 1, [0, 0.5])
+    queue.add_group("train", "b", 2, [0, 0])
+    spec = FilterSpec(strategy="top_p", value=1.0, include_zero=False)
+    batch, _ = make_sampler(groups=2, spec=spec, refill=refill, refill_rounds=1).sample(1, "train", 2)
+    assert kept_seeds(queue, batch) == [50, 51]  # spreads 0.71 and 1.41 beat seed 1's 0.35
+
+
+def test_a_step_that_keeps_nothing_rolls_out_again_then_stops_the_run(queue):
+    rounds = []
+
+    def refill(count):
+        rounds.append(count)
+        for i in range(count):
+            queue.add_group("train", f"r{len(rounds)}x{i}", 10 * len(rounds) + i, [1, 1])
+        return count
+
+    queue.add_group("train", "a", 1, [0, 0])
+    with pytest.raises(RuntimeError, match=r"kept no group of 3 in 3 rounds .*empty_stop_steps=2"):
+        make_sampler(groups=1, spec=DROP_EQUAL, refill=refill, empty_stop_steps=2).sample(1, "train", 1)
+    assert rounds == [1, 1]
+
+
+def test_the_filter_sees_episode_scores_without_the_overlong_charge(queue):
+    # Equal episode scores, different overlong charges: RAGEN-2's variance filter drops the group, as locally.
+    queue.add_group("train", "a", 1, [1, 1], charges=[0.0, -0.5])
+    queue.add_group("train", "b", 2, [0, 1])
+    batch, _ = make_sampler(groups=2, spec=DROP_EQUAL).sample(1, "train", 2)
+    assert kept_seeds(queue, batch) == [2]

@@ -18,7 +18,11 @@ reply ends, and the end-of-turn id a stop string adds).  So both trainers see th
 * the response always ends on a reply (the final observation is not appended), so the score
   that veRL puts on the last response token sits on a masked token and reaches GAE;
 * ``reward_score``: the episode's total score, format penalties included (as the local trainer's
-  ``score_placement: last``); per-turn records go to ``extra_fields["turns"]``.
+  ``score_placement: last``), plus DAPO's overlong charge of each reply when ``overlong_buffer.len``
+  is set (:func:`ragen_bench.starpo.shaping.overlong_penalty` on the reply's token count, as the
+  local trainer charges it on the reply's last token; on the last token instead, the return of
+  every earlier token is the same for GRPO's sums and for GAE with gamma = lam = 1); per-turn
+  records go to ``extra_fields["turns"]``.
 
 The episode stops early, unfinished, when the next turn could not fit in
 ``rollout.response_length``; it is then scored on the turns it played.
@@ -30,6 +34,7 @@ import uuid
 from typing import Any
 
 import gymnasium
+import torch
 
 import ragen_bench  # noqa: F401  (registers the env ids in this worker process)
 from ragen_bench.agents.local_models import DEFAULT_STOP_STRINGS
@@ -37,6 +42,7 @@ from ragen_bench.chat import AgentReply, ChatEpisode
 from ragen_bench.chat.config import check_chat
 from ragen_bench.chat.tokens import TokenLayout
 from ragen_bench.integrations.verl.data import AGENT_NAME
+from ragen_bench.starpo.shaping import overlong_penalty
 from ragen_bench.train.stops import ReplyStops
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
 
@@ -46,7 +52,8 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
     """Plays ``extra_info.env_id`` reset with ``extra_info.seed`` as a chat (module docstring).
 
     Constructor keys beyond veRL's (set in the agent-loop YAML the recipe writes):
-    ``chat`` (:class:`ChatConfig` fields), ``max_new_tokens`` (per turn) and ``stop_strings``.
+    ``chat`` (:class:`ChatConfig` fields), ``max_new_tokens`` (per turn), ``stop_strings`` and
+    ``overlong_buffer`` (``len``, ``penalty_factor``: the train config's; ``len`` 0 or absent: off).
     """
 
     def __init__(
@@ -55,6 +62,7 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
         chat: dict[str, Any] | None = None,
         max_new_tokens: int = 128,
         stop_strings: list[str] | tuple[str, ...] = DEFAULT_STOP_STRINGS,
+        overlong_buffer: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
@@ -67,6 +75,11 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
         if max_new_tokens < 1:
             raise ValueError(f"agent loop {AGENT_NAME!r}: max_new_tokens must be >= 1, got {max_new_tokens}")
         self.max_new_tokens = max_new_tokens
+        overlong = dict(overlong_buffer or {})
+        self.overlong_len = int(overlong.get("len", 0))
+        self.overlong_factor = float(overlong.get("penalty_factor", 1.0))
+        if self.overlong_len:  # the same checks the local trainer's shaping makes, before any episode
+            overlong_penalty(torch.zeros(1), max_new_tokens, self.overlong_len, self.overlong_factor)
         if self.tokenizer.eos_token_id is None:
             raise ValueError(f"agent loop {AGENT_NAME!r}: the tokenizer names no end-of-turn (eos) token")
         self.layout = TokenLayout(self.tokenizer)
@@ -151,12 +164,16 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
                 "(aborted requests?); the trajectory has nothing to train on"
             )
         trajectory = episode.trajectory()
+        charges = [0.0] * len(trajectory.turns)
+        if self.overlong_len:
+            lengths = torch.tensor([turn.completion_tokens for turn in trajectory.turns])
+            charges = overlong_penalty(lengths, self.max_new_tokens, self.overlong_len, self.overlong_factor).tolist()
         return AgentLoopOutput(
             prompt_ids=prompt_ids,
             response_ids=response,
             response_mask=mask,
             response_logprobs=log_probs,
-            reward_score=float(trajectory.total_reward),
+            reward_score=float(trajectory.total_reward) + sum(charges),
             num_turns=len(trajectory.messages) - 1,
             metrics={},
             extra_fields={
@@ -171,8 +188,9 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
                         "valid": turn.valid,
                         "actions": len(turn.action_ids),
                         "tokens": turn.completion_tokens,
+                        "overlong_penalty": charge,
                     }
-                    for turn in trajectory.turns
+                    for turn, charge in zip(trajectory.turns, charges, strict=True)
                 ],
             },
         )

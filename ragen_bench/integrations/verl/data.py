@@ -62,7 +62,10 @@ def write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
     pandas.DataFrame(rows).to_parquet(path, index=False)
 
 
-def agent_loop_file(path: Path, *, chat: Mapping[str, Any], max_new_tokens: int, stop_strings: list[str]) -> None:
+def agent_loop_file(
+    path: Path, *, chat: Mapping[str, Any], max_new_tokens: int, stop_strings: list[str],
+    overlong_buffer: Mapping[str, Any] | None = None,
+) -> None:
     """The ``agent_loop_config_path`` file: our loop under :data:`AGENT_NAME`, with its constructor keys."""
     from omegaconf import OmegaConf
 
@@ -72,5 +75,6 @@ def agent_loop_file(path: Path, *, chat: Mapping[str, Any], max_new_tokens: int,
         "chat": dict(chat),
         "max_new_tokens": max_new_tokens,
         "stop_strings": list(stop_strings),
+        "overlong_buffer": dict(overlong_buffer or {}),
     }
     OmegaConf.save(OmegaConf.create([entry]), path)

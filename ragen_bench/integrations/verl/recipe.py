@@ -14,6 +14,7 @@ or adds a new one, as on veRL's own command line.
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import subprocess
 import sys
@@ -22,7 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from ragen_bench.integrations.verl.data import AGENT_NAME
-from ragen_bench.starpo.filter import groups_to_keep
+from ragen_bench.starpo.filter import FilterSpec, groups_to_keep
+from ragen_bench.train.config import FilterConfig
 
 BI_LEVEL_MODULE = "ragen_bench.integrations.verl.bi_level"
 BI_LEVEL_TRAINER_MODE = "ragen_bi_level_sync"  # the name bi_level registers its trainer under
@@ -153,12 +155,35 @@ def _algorithm(config: Mapping[str, Any]) -> dict[str, Any]:
     return overrides
 
 
+def filter_spec(config: Mapping[str, Any]) -> FilterSpec:
+    """The train config's rollout filter (StarPO-S's std preset or RAGEN-2's filter), as the local trainer builds it."""
+    try:
+        return FilterConfig(**_get(config, "filter")).spec
+    except (TypeError, ValueError) as error:
+        raise RecipeError(f"train config: filter: {error}") from error
+
+
+def fixed_kept_groups(config: Mapping[str, Any]) -> int | None:
+    """Groups trained on per step when the filter keeps a fixed number (std / std_rev), else None (RAGEN-2's filter)."""
+    if _get(config, "filter.mode") == "rollout":
+        return None
+    return groups_to_keep(_get(config, "rollout.groups"), _get(config, "filter.ratio"))
+
+
 def _batches(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Sizes in veRL's units: prompts (groups) for the batch and mini-batch, trajectories per GPU for micro-batches."""
+    """Sizes in veRL's units: prompts (groups) for the batch and mini-batch, trajectories per GPU for micro-batches.
+
+    ``data.train_batch_size`` is the groups a step trains on: std / std_rev keep a fixed number; RAGEN-2's
+    filter keeps a varying number of the ``rollout.groups`` (veRL pads a batch to whole mini-batches with
+    no-op rows, ``PPOTrainer._balance_batch``), and with ``filter.refill_rounds`` the sampler rolls out
+    fresh seeds until ``rollout.groups`` groups are kept, as the local trainer does.
+    """
     groups = _get(config, "rollout.groups")
     group_size = _get(config, "rollout.group_size")
-    ratio = _get(config, "filter.ratio")
-    kept = groups_to_keep(groups, ratio)
+    spec = filter_spec(config)
+    fixed = fixed_kept_groups(config)
+    kept = fixed or groups
+    refill = _get(config, "filter.refill_rounds")
     micro = _get(config, "actor.micro_batch")
     overrides: dict[str, Any] = {
         "data.train_batch_size": kept,
@@ -169,14 +194,16 @@ def _batches(config: Mapping[str, Any]) -> dict[str, Any]:
         "actor_rollout_ref.ref.log_prob_micro_batch_size_per_gpu": micro,
         "critic.ppo_micro_batch_size_per_gpu": micro,
     }
-    if kept < groups:  # StarPO-S: roll out every group, train on the kept ones
+    if (kept < groups) if fixed else (not spec.keeps_all or refill):  # roll out every group, train on the kept ones
+        settings = {
+            "groups": groups, "refill_rounds": refill, "empty_stop_steps": _get(config, "filter.empty_stop_steps"),
+            **dataclasses.asdict(spec),
+        }
         overrides.update(
             {
                 "trainer.v1.sampler.custom_sampler.path": str(SAMPLER_FILE),
                 "trainer.v1.sampler.custom_sampler.name": SAMPLER_CLASS,
-                "+trainer.v1.sampler.sampler_kwargs.groups": groups,
-                "+trainer.v1.sampler.sampler_kwargs.ratio": ratio,
-                "+trainer.v1.sampler.sampler_kwargs.mode": _get(config, "filter.mode"),
+                **{f"+trainer.v1.sampler.sampler_kwargs.{key}": value for key, value in settings.items()},
             }
         )
     return overrides
@@ -263,7 +290,8 @@ def check_invariants(config: Mapping[str, Any], verl_config: Any) -> None:
     group_size = _get(config, "rollout.group_size")
     mini = _get(config, "actor.mini_batch")
     micro = _get(config, "actor.micro_batch")
-    kept = groups_to_keep(groups, _get(config, "filter.ratio")) * group_size
+    # RAGEN-2's filter keeps a varying number of groups, which veRL pads to whole mini-batches.
+    kept = (fixed_kept_groups(config) or groups) * group_size
     gpus = int(verl_config.trainer.n_gpus_per_node) * int(verl_config.trainer.nnodes)
     tp = int(verl_config.actor_rollout_ref.rollout.tensor_model_parallel_size)
     rollout = verl_config.actor_rollout_ref.rollout
@@ -274,7 +302,8 @@ def check_invariants(config: Mapping[str, Any], verl_config: Any) -> None:
         (kept >= mini,
          f"the filter keeps {kept} trajectories per step (groups x group_size x filter.ratio), fewer than "
          f"actor.mini_batch ({mini})"),
-        (kept % mini == 0, f"the {kept} kept trajectories do not split into mini-batches of {mini}"),
+        (kept % mini == 0 or fixed_kept_groups(config) is None,
+         f"the {kept} kept trajectories do not split into mini-batches of {mini}"),
         (micro * gpus <= mini and mini % (micro * gpus) == 0,
          f"actor.mini_batch ({mini}) must be a multiple of actor.micro_batch x GPUs ({micro} x {gpus})"),
         (gpus % tp == 0, f"tensor_model_parallel_size ({tp}) must divide the {gpus} GPUs"),
@@ -342,7 +371,8 @@ def write_run_folder(config: Mapping[str, Any]) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     env_id = str(_get(config, "env"))
     chat = dict(_get(config, "chat") or {})
-    train_count = _get(config, "steps") * _get(config, "rollout.groups")
+    # Dynamic sampling's refill rounds draw fresh seeds from the same file.
+    train_count = _get(config, "steps") * _get(config, "rollout.groups") * (1 + _get(config, "filter.refill_rounds"))
     write_parquet(out / "train.parquet", seed_rows(env_id, "train", train_count, chat))
     write_parquet(out / "val.parquet", seed_rows(env_id, _get(config, "val.split"), _get(config, "val.limit"), chat))
     agent_loop_file(
@@ -350,6 +380,7 @@ def write_run_folder(config: Mapping[str, Any]) -> Path:
         chat=chat,
         max_new_tokens=_get(config, "rollout.max_new_tokens"),
         stop_strings=list(_get(config, "rollout.stop_strings")),
+        overlong_buffer=dict(_get(config, "overlong_buffer")),
     )
     return out
 

@@ -1,15 +1,25 @@
-"""The StarPO-S filter as a veRL V1 custom sampler: over-generate, keep the groups whose scores vary most.
+"""The rollout filter as a veRL V1 custom sampler: roll out every group, train on the ones the filter keeps.
 
 veRL loads this file by path (``trainer.v1.sampler.custom_sampler.path``/``.name``); the recipe
-sets ``data.train_batch_size`` to the number of groups kept per step and passes the filter's
-settings in ``trainer.v1.sampler.sampler_kwargs``: ``groups`` (rolled out per step), ``ratio``
-and ``mode``.  Each training step the sampler asks the trainer for ``groups - train_batch_size``
-more prompts, waits until every group has finished, and keeps exactly the groups
-:func:`ragen_bench.starpo.filter.filter_groups` keeps for those scores: a group is one prompt's
-``rollout.n`` trajectories (its veRL uid), a trajectory's score is the sum of its ``rm_scores``
-(the episode's total score the agent loop set).  Groups are listed by seed (then uid), so ties
-go to the smaller seed.  The other groups are cleared from TransferQueue.  Validation batches
-pass through veRL's own sampling unchanged.
+sets ``data.train_batch_size`` to the groups a step trains on (std / std_rev: the kept count;
+RAGEN-2's filter: ``rollout.groups``) and passes the filter in ``trainer.v1.sampler.sampler_kwargs``:
+``groups`` (rolled out per step), ``refill_rounds``, ``empty_stop_steps`` and the fields of a
+:class:`ragen_bench.starpo.filter.FilterSpec` (the train config's ``filter.spec``, StarPO-S's
+std preset included).  Each training step the sampler asks the trainer for ``groups -
+train_batch_size`` more prompts, waits until every group has finished, and keeps exactly the
+groups :func:`ragen_bench.starpo.filter.filter_rollouts` keeps for those scores: a group is one
+prompt's ``rollout.n`` trajectories (its veRL uid), a trajectory's score is the sum of its
+``rm_scores`` (the episode's total score the agent loop set, less the overlong charge the local
+trainer adds only after filtering), its length the tokens of its
+replies (the ``length`` metric).  Groups are listed by seed (then uid), so ties go to the
+smaller seed.  The other groups are cleared from TransferQueue.  Validation batches pass
+through veRL's own sampling unchanged.
+
+As the local trainer: with ``refill_rounds`` (DAPO's dynamic sampling) fresh rounds of
+``groups`` prompts are rolled out until the filter keeps ``groups`` groups, and the best
+``groups`` are kept.  veRL cannot skip a step, so where the local trainer skips a step that
+keeps no group (and stops after ``empty_stop_steps`` in a row), the sampler rolls out fresh
+rounds instead, and after ``empty_stop_steps`` of them with nothing kept stops the run.
 
 This reuses :class:`ReplayBuffer`'s helpers (metadata sync, group clearing, batch
 materialisation), which are private to veRL: the integration pins ``verl>=0.9,<0.10``.
@@ -17,6 +27,7 @@ materialisation), which are private to veRL: the integration pins ``verl>=0.9,<0
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections import defaultdict
 from typing import Any
@@ -25,26 +36,28 @@ import torch
 import transfer_queue as tq
 from transfer_queue import KVBatchMeta
 
-from ragen_bench.starpo.filter import filter_groups, filter_metrics
+from ragen_bench.starpo.filter import FilterSpec, best_groups, filter_metrics, filter_rollouts
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer
 
 METRIC_PREFIX = "training/starpo_s/"
+SPEC_FIELDS = tuple(field.name for field in dataclasses.fields(FilterSpec))
 
 
 class StarPOSFilterSampler(ReplayBuffer):
-    """Synchronous sampling with the StarPO-S group filter (module docstring)."""
+    """Synchronous sampling with the rollout filter (module docstring)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         settings = dict(self.sampler_kwargs or {})
-        missing = [key for key in ("groups", "ratio") if key not in settings]
+        missing = [key for key in ("groups", *SPEC_FIELDS) if key not in settings]
         if missing:
             raise ValueError(f"{type(self).__name__}: trainer.v1.sampler.sampler_kwargs lacks {missing}")
         if self.refill_fn is None:
             raise ValueError(f"{type(self).__name__}: needs the trainer's refill function to over-generate")
         self.groups = int(settings["groups"])
-        self.ratio = float(settings["ratio"])
-        self.mode = str(settings.get("mode", "std"))
+        self.refill_rounds = int(settings.get("refill_rounds", 0))
+        self.empty_stop_steps = int(settings.get("empty_stop_steps", 0))
+        self.spec = FilterSpec(**{name: settings[name] for name in SPEC_FIELDS})
         self._topped_up_step: int | None = None
         self._step_groups = self.groups
 
@@ -58,19 +71,45 @@ class StarPOSFilterSampler(ReplayBuffer):
             )
         if self._topped_up_step != global_steps:
             # The trainer submitted batch_size prompts for this step; the filter needs them all.
-            # The refill says how many it could submit (fewer at the end of the data).
-            submitted = self.refill_fn(self.groups - batch_size)
-            self._step_groups = batch_size + (submitted if isinstance(submitted, int) else self.groups - batch_size)
+            self._step_groups = batch_size + self._refill(self.groups - batch_size)
             self._topped_up_step = global_steps
-        uids = self._wait_for_groups(partition_id)
-        group_ids, scores = self._scored_trajectories(partition_id, uids)
-        result = filter_groups(torch.tensor(scores, dtype=torch.float64), group_ids, ratio=self.ratio, mode=self.mode)
+        rounds = 1
+        while True:
+            uids = self._wait_for_groups(partition_id)
+            group_ids, scores, lengths = self._scored_trajectories(partition_id, uids)
+            result = filter_rollouts(torch.tensor(scores, dtype=torch.float64), group_ids, self.spec,
+                                     lengths=torch.tensor(lengths, dtype=torch.float64))
+            kept = result.groups.numel()
+            refill = rounds <= self.refill_rounds and kept < self.groups
+            retry = kept == 0 and rounds <= self.refill_rounds + self.empty_stop_steps
+            if not (refill or retry):
+                break
+            added = self._refill(self.groups)
+            if added == 0:
+                break  # the train data ran out: train on what was kept
+            self._step_groups += added
+            rounds += 1
+        if kept == 0:
+            raise RuntimeError(
+                f"{type(self).__name__}: the filter kept no group of {len(uids)} in {rounds} rounds of rollouts "
+                f"at step {global_steps} (filter.empty_stop_steps={self.empty_stop_steps}); veRL cannot skip a step"
+            )
+        if self.refill_rounds:
+            result = best_groups(result, group_ids, self.groups)
         order = list(dict.fromkeys(group_ids))  # group number -> uid, first appearance first
-        kept = [order[number] for number in result.groups.tolist()]
-        self._clear_groups(partition_id, set(uids) - set(kept))
-        batch = self._materialize_batch(partition_id, kept, dict(self.partitions[partition_id]))
+        kept_uids = [order[number] for number in result.groups.tolist()]
+        self._clear_groups(partition_id, set(uids) - set(kept_uids))
+        batch = self._materialize_batch(partition_id, kept_uids, dict(self.partitions[partition_id]))
         metrics = {METRIC_PREFIX + name: value for name, value in filter_metrics(result).items()}
+        metrics[METRIC_PREFIX + "rounds"] = float(rounds)
         return batch, metrics
+
+    def _refill(self, count: int) -> int:
+        """Ask the trainer for ``count`` more prompts; how many it could submit (fewer at the end of the data)."""
+        if count <= 0:
+            return 0
+        submitted = self.refill_fn(count)
+        return submitted if isinstance(submitted, int) else count
 
     def _wait_for_groups(self, partition_id: str) -> list[str]:
         """Poll until nothing is pending or running and every group of the step is terminal; their uids."""
@@ -83,8 +122,8 @@ class StarPOSFilterSampler(ReplayBuffer):
                 return sorted(terminal)
             last_debug_time = self._wait_for_next_poll(partition_id, last_debug_time)
 
-    def _scored_trajectories(self, partition_id: str, uids: list[str]) -> tuple[list[str], list[float]]:
-        """Each trajectory's group uid and score, ordered by (seed, uid, key)."""
+    def _scored_trajectories(self, partition_id: str, uids: list[str]) -> tuple[list[str], list[float], list[int]]:
+        """Each trajectory's group uid, score and reply tokens, ordered by (seed, uid, key)."""
         wanted = set(uids)
         keys = [key for key in self.partitions[partition_id] if key.split("_")[0] in wanted]
         if not keys:
@@ -94,7 +133,12 @@ class StarPOSFilterSampler(ReplayBuffer):
         rows = []
         for key, rm_scores, extra in zip(keys, data["rm_scores"], data["extra_fields"], strict=True):
             uid = key.split("_")[0]
-            seeds[uid] = int(getattr(extra, "data", extra)["seed"])
-            rows.append((key, uid, float(rm_scores.sum())))
+            fields = getattr(extra, "data", extra)
+            seeds[uid] = int(fields["seed"])
+            turns = fields.get("turns", ())
+            tokens = sum(int(turn["tokens"]) for turn in turns)
+            # The local trainer filters on the episode scores, before DAPO's overlong charge is added.
+            score = float(rm_scores.sum()) - sum(float(turn.get("overlong_penalty", 0.0)) for turn in turns)
+            rows.append((key, uid, score, tokens))
         rows.sort(key=lambda row: (seeds[row[1]], row[1], row[0]))
-        return [row[1] for row in rows], [row[2] for row in rows]
+        return [row[1] for row in rows], [row[2] for row in rows], [row[3] for row in rows]
