@@ -188,6 +188,23 @@ def test_a_corrupt_config_json_is_one_line_naming_the_file(tmp_path, capsys, con
     assert (out / "config.json").read_text() == content and [p.name for p in out.iterdir()] == ["config.json"]
 
 
+def test_a_run_written_before_a_key_existed_resumes_and_a_changed_value_is_still_refused(tmp_path):
+    from ragen_bench.train import checkpoint
+
+    out = tmp_path / "run"
+    config = small(out=out)
+    checkpoint.prepare_out(out, config)
+    recorded = json.loads((out / "config.json").read_text())
+    # As a config.json from before the DAPO keys and the rollout filter's strategies.
+    del recorded["overlong_buffer"], recorded["filter"]["strategy"], recorded["actor"]["clip_high"]
+    (out / "config.json").write_text(json.dumps(recorded))
+    checkpoint.check_out(out, config)  # the defaults of the new keys are what the run computed
+    recorded["filter"]["ratio"] = 0.5 if config.filter.ratio != 0.5 else 0.25
+    (out / "config.json").write_text(json.dumps(recorded))
+    with pytest.raises(checkpoint.CheckpointError, match="filter.ratio"):
+        checkpoint.check_out(out, config)
+
+
 def test_step_seeds_are_train_seeds_in_order_and_never_held_out():
     config = train_config.from_preset("starpo-s", ["env=RAGEN/Sokoban-6x6-v0"])
     first_three = [step_seeds(config, step) for step in range(3)]

@@ -52,11 +52,31 @@ def check_out(out: Path, config: TrainConfig) -> None:
     """Refuse ``out`` unless it is new, empty or a run of the same config; writes nothing."""
     path = out / CONFIG
     if path.exists():
-        previous = runfiles.identity(_read_config(path), FREE_KEYS)
+        previous = runfiles.identity(with_later_keys(_read_config(path)), FREE_KEYS)
         wanted = runfiles.identity(config.to_dict(), FREE_KEYS)
         runfiles.require_same_config(out, previous, wanted, error=CheckpointError)
     elif out.exists() and any(out.iterdir()):
         raise CheckpointError(f"{out} is not empty and holds no training run; out= must name a new or empty folder")
+
+
+def with_later_keys(recorded: dict[str, Any]) -> dict[str, Any]:
+    """``recorded`` plus, at their defaults, the keys added to :class:`TrainConfig` after it was written.
+
+    A key is only ever added with a default that computes what the trainer computed before it
+    existed, so a run started then resumes now.  ``chat`` holds only the keys given, and
+    stays as recorded.
+    """
+    return _fill(TrainConfig().to_dict(), recorded)
+
+
+def _fill(defaults: dict[str, Any], recorded: dict[str, Any]) -> dict[str, Any]:
+    filled = dict(recorded)
+    for key, default in defaults.items():
+        if key not in filled:
+            filled[key] = default
+        elif isinstance(default, dict) and isinstance(filled[key], dict) and key != "chat":
+            filled[key] = _fill(default, filled[key])
+    return filled
 
 
 def prepare_out(out: Path, config: TrainConfig) -> None:
