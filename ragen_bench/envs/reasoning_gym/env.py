@@ -120,10 +120,10 @@ class ReasoningGymEnv(TextEnv):
     and ``action_is_effective`` (full credit).
 
     ## Arguments
-    ``dataset`` (one of the 103 names in :mod:`ragen_bench.envs.reasoning_gym.ids`),
+    ``dataset`` (one of the 98 names in ``registry.RG_DATASETS``),
     ``max_attempts=1`` (1..100), ``difficulty="default"`` (the dataset's default config;
     ``"easy"``/``"hard"``: every curriculum attribute at its first/last level only, for
-    the 100 datasets with a curriculum; registered ids use the default), ``render_mode="ansi"``
+    the 96 datasets with a curriculum; registered ids use the default), ``render_mode="ansi"``
     or ``None``.  Building the env imports reasoning-gym (the ``rg`` extra; a missing
     extra is one ``ImportError`` naming it); a dataset that fails to build or generate
     raises :class:`DatasetError` naming the dataset and seed.
@@ -139,7 +139,7 @@ class ReasoningGymEnv(TextEnv):
         "answer only, written exactly in the form the question asks for."
     )
     seed_limit = 2**32
-    # Smaller panels than the default 256 per split: the 103 ids' items take up to a second each
+    # Smaller panels than the default 256 per split: the 98 ids' items take up to a second each
     # to generate, and `ragen-bench envs verify` regenerates every one.
     split_seeds = {"train": range(10_000, 10_032), "val": range(1000, 1032), "test": range(123, 187)}
 
