@@ -15,6 +15,10 @@ the placement:
    the shard folder is then removed.  Interrupted before that, the same command resumes
    the shards (with the same ``workers``).
 
+Each actor asks Ray for one CPU and :func:`worker_gpus` GPUs (``ray.gpus_per_worker``; by
+default one when the run's agent runs a model and the cluster has GPUs), so a model agent's
+worker is granted a card and workers wait for one as they wait for CPUs.
+
 Shard directories are written by the workers and read by this process, so on a
 multi-node cluster ``out`` must be on a filesystem every node mounts at the same path
 (the workers run in this process's working directory).  ``launcher``, ``workers`` and
