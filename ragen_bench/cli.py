@@ -213,13 +213,14 @@ def _usage_errors() -> tuple[type[BaseException], ...]:
     ``OSError`` is among them: out of disk, a read-only file; its message names the file.
     """
     from ragen_bench.chat.protocol import AgentError
+    from ragen_bench.envs.base import MissingExtra
     from ragen_bench.eval.rundir import RunDirError
     from ragen_bench.leaderboard.errors import LeaderboardError
     from ragen_bench.panels import PanelError
     from ragen_bench.suites import SuiteError
 
     errors: list[type[BaseException]] = [
-        ValueError, KeyError, OSError, RunDirError, PanelError, SuiteError, AgentError, LeaderboardError
+        ValueError, KeyError, OSError, MissingExtra, RunDirError, PanelError, SuiteError, AgentError, LeaderboardError
     ]
     if "hydra" in sys.modules:
         from hydra.errors import HydraException

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 import gymnasium
 import pytest
@@ -90,3 +91,12 @@ def test_envs_list_ends_with_the_families_and_their_counts(no_pettingzoo, capsys
     out = capsys.readouterr().out
     assert out.rstrip().splitlines()[-1].split()[:2] == ["all", f"{len(ENV_IDS)}"]
     assert "[not installed: extra 'games'] multi-agent (PettingZoo)" in out
+
+
+@pytest.mark.parametrize("command", [["envs", "show", "RAGEN/RG-word_sorting-v0"],
+                                     ["eval", "env=RAGEN/RG-word_sorting-v0", "agent=random", "limit=1"]])
+def test_an_id_whose_extra_is_missing_is_one_error_line_naming_the_extra(command, monkeypatch, tmp_path, capsys):
+    monkeypatch.setitem(sys.modules, "reasoning_gym", None)  # as if the 'rg' extra were not installed
+    monkeypatch.chdir(tmp_path)
+    assert main(command) == 2
+    one_line_error(capsys, "pip install 'ragen-bench[rg]'")

@@ -82,6 +82,13 @@ from gymnasium.utils import seeding
 from gymnasium.vector.utils import shared_memory
 
 
+class MissingExtra(ImportError):
+    """An id whose optional library (its pip extra) is not installed; the message names the extra.
+
+    The CLI prints it as one error line: it is a request the install cannot serve, not a bug.
+    """
+
+
 class InvalidActionError(InvalidAction, ValueError):
     """An action outside the env's action space (wrong type or out of range)."""
 

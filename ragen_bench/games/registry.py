@@ -13,6 +13,8 @@ import importlib.util
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragen_bench.envs.base import MissingExtra
+
 INSTALL_HINT = "the multi-agent games need PettingZoo: pip install 'ragen-bench[games]'"
 # The top-level modules each extra brings; a game whose extra is missing says which extra to install.
 EXTRA_MODULES = {"games": ("pettingzoo",), "openspiel": ("pettingzoo", "pyspiel", "shimmy")}
@@ -103,7 +105,7 @@ def game_module(env_id: str) -> Any:
         return importlib.import_module(row.module)
     except ModuleNotFoundError as error:
         if error.name is not None and error.name.split(".")[0] in EXTRA_MODULES[row.extra]:
-            raise ImportError(f"{env_id}: {row.install_hint}") from None
+            raise MissingExtra(f"{env_id}: {row.install_hint}") from None
         raise
 
 

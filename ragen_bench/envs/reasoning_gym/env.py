@@ -7,7 +7,7 @@ import importlib
 import json
 from typing import Any
 
-from ragen_bench.envs.base import AnyText, TextEnv, text_charset
+from ragen_bench.envs.base import AnyText, MissingExtra, TextEnv, text_charset
 from ragen_bench.envs.reasoning_gym.ids import DATASETS, INSTALL_HINT, LIBRARY, REFERENCE_METADATA_KEYS
 
 DIFFICULTIES = ("default", "easy", "hard")
@@ -26,7 +26,7 @@ def load_library() -> Any:
         return importlib.import_module(LIBRARY)
     except Exception as error:  # a broken install is reported (envs verify), not crashed on
         if isinstance(error, ModuleNotFoundError) and (error.name or "").split(".")[0] == LIBRARY:
-            raise ImportError(INSTALL_HINT) from None
+            raise MissingExtra(INSTALL_HINT) from None
         raise DatasetError(f"{LIBRARY} failed to import: {type(error).__name__}: {error}") from error
 
 
