@@ -119,6 +119,33 @@ _RAGEN2_TRACKS = (
     _same_tag_track("2048", "RAGEN/2048-v0"),  # _9_2048.yaml: game_2048
     _same_tag_track("rubikscube", "RAGEN/RubiksCube-2x2-Depth1-v0"),  # _10_rubikscube.yaml: scramble depth 1
 )
+# breadth-v0: one id per family (several for the libraries with many tasks), each tested on
+# its own test panel, so one command gives a score across kinds of task.  Fixed here; a new
+# member means breadth-v1.
+_BREADTH_IDS = (
+    "RAGEN/Sokoban-6x6-v0",
+    "RAGEN/FrozenLake-4x4-v0",
+    "RAGEN/Bandit-v0",
+    "RAGEN/Countdown-v0",
+    "RAGEN/MathQA-v0",
+    "RAGEN/Sudoku-4x4-v0",
+    "RAGEN/2048-v0",
+    "RAGEN/RubiksCube-2x2-Depth3-v0",
+    "RAGEN/TWX-coin-v0",
+    "RAGEN/TWX-mapreader-v0",
+    "RAGEN/TWX-arithmetic-v0",
+    "RAGEN/RG-basic_arithmetic-v0",
+    "RAGEN/RG-chain_sum-v0",
+    "RAGEN/RG-letter_counting-v0",
+    "RAGEN/RG-word_sorting-v0",
+    "RAGEN/RG-family_relationships-v0",
+    "RAGEN/RG-maze-v0",
+    "RAGEN/RG-knights_knaves-v0",
+    "RAGEN/RG-mini_sudoku-v0",
+)
+_BREADTH_TRACKS = tuple(_same_tag_track(env_id.removeprefix("RAGEN/").removesuffix("-v0"), env_id)
+                        for env_id in _BREADTH_IDS)
+
 DEFINITIONS: dict[str, tuple[str, tuple[Any, ...]]] = {
     "ragen-sokoban-generalization-v0": (
         "RAGEN's generalization table: train on 6x6 Sokoban, test on larger rooms, another symbol set and FrozenLake.",
@@ -136,6 +163,12 @@ DEFINITIONS: dict[str, tuple[str, tuple[Any, ...]]] = {
         "RAGEN-2's experiments (mll-lab-nu/RAGEN 20daedc config/_*.yaml): each train tag and the tags it is "
         "validated on, for the tags this project provides (no WebShop, ALFWorld, SearchQA, DeepCoder, Lean).",
         _RAGEN2_TRACKS,
+    ),
+    "breadth-v0": (
+        "A fixed sample across families: grid puzzles, bandits, arithmetic, math, Sudoku, 2048, the cube, "
+        "TextWorld-Express adventures and reasoning-gym tasks, each on its own test panel "
+        "(needs the 'rg' and 'twx' extras and a JVM).",
+        _BREADTH_TRACKS,
     ),
 }
 

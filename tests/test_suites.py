@@ -12,6 +12,7 @@ from ragen_bench import panels, suites
 from ragen_bench.registry import BUILTIN_IDS
 
 SUITE_NAMES = [
+    "breadth-v0",
     "ragen-bandit-generalization-v0",
     "ragen-generalization-v0",
     "ragen-sokoban-generalization-v0",
@@ -22,6 +23,17 @@ OUR_IDS = [i for i in BUILTIN_IDS if not i.startswith("RAGEN/Sokoban-")]
 
 def test_names_lists_the_frozen_suites():
     assert suites.names() == SUITE_NAMES == sorted(suites.DEFINITIONS)
+
+
+def test_breadth_suite_samples_every_single_agent_family_once_or_more():
+    from ragen_bench.registry import ENTRIES
+
+    suite = suites.get("breadth-v0")
+    families = {panels.family(track.train.env_id) for track in suite.tracks}
+    assert families == {row.family for row in ENTRIES}
+    for track in suite.tracks:  # each id trained on its train panel, tested on its own test panel
+        assert (track.train.split, [(p.env_id, p.split, p.axis) for p in track.evaluate]) == (
+            "train", [(track.train.env_id, "test", "in-distribution")])
 
 
 def test_sokoban_suite_is_ragens_generalization_table():
