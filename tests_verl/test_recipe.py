@@ -131,6 +131,7 @@ def test_dry_run_runs_verls_own_checks_on_a_local_model():
         (["advantage.whiten=false"], [], r"advantage.whiten: veRL's GAE always whitens"),
         (["critic.coef=0.5"], [], r"critic.coef: "),
         (["lora.dropout=0.1"], [], r"lora.dropout: "),
+        (["actor.filter_loss_scaling=sqrt"], [], r"actor.filter_loss_scaling: .* use none"),
         (["chat.history_window=2"], [], r"chat.history_window: "),
         (["filter.mode=rollout", "filter.strategy=top_k", "filter.value=2"], [],
          r"train config: filter: value must be in \(0, 1\] for strategy top_k"),

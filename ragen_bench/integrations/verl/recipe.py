@@ -101,6 +101,8 @@ def _refuse_unsupported(config: Mapping[str, Any]) -> None:
         ("critic.coef", _get(config, "critic.coef") == 1.0,
          "veRL trains the critic with its own optimiser, so a loss weight has no meaning there; use 1.0"),
         ("lora.dropout", _get(config, "lora.dropout") == 0.0, "veRL's LoRA has no dropout setting; use 0.0"),
+        ("actor.filter_loss_scaling", _get(config, "actor.filter_loss_scaling") == "none",
+         "veRL computes the advantages in its trainer, which the recipe does not scale by the kept share; use none"),
         ("chat.history_window", (_get(config, "chat") or {}).get("history_window") is None,
          "the agent loop extends one token context per episode; use null"),
     ]
