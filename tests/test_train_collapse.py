@@ -85,8 +85,11 @@ def test_cross_log_probs_equal_one_forward_per_pair_whatever_the_micro_batch(tin
                 alone, _ = token_log_probs(tiny, ids, torch.ones_like(ids), response, 0.7, with_entropy=False)
             assert float(total[i, j]) == pytest.approx(float(alone.sum()), abs=1e-4)
             assert float(mean[i, j]) == pytest.approx(float(alone.sum()) / len(z), abs=1e-4)
-    other_mean, other_total = cross_log_probs(tiny, contexts, reasonings, temperature=0.7, micro_batch=5, pad_id=3)
-    assert torch.allclose(other_total, total, atol=1e-4) and torch.allclose(other_mean, mean, atol=1e-5)
+    # Another micro-batch and padding id, and a repeated context (scored once, the same column).
+    other_mean, other_total = cross_log_probs(tiny, [*contexts, contexts[1]], reasonings, temperature=0.7,
+                                              micro_batch=5, pad_id=3)
+    assert torch.allclose(other_total[:, :3], total, atol=1e-4) and torch.allclose(other_mean[:, :3], mean, atol=1e-5)
+    assert torch.equal(other_total[:, 3], other_total[:, 1])
 
 
 class StateModel(torch.nn.Module):

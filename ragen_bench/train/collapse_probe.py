@@ -84,7 +84,10 @@ def sample_rows(rows: Sequence[FirstTurn], num_samples: int | None, seed: int) -
 def cross_log_probs(model: Any, contexts: Sequence[Sequence[int]], reasonings: Sequence[Sequence[int]], *,
                     temperature: float, micro_batch: int, pad_id: int) -> tuple[Any, Any]:
     """``(mean, total)``, each ``[len(reasonings), len(contexts)]``: the per-token mean and the sum of
-    log p(z_i | x_j) under ``softmax(logits / temperature)``, teacher-forced, without gradient."""
+    log p(z_i | x_j) under ``softmax(logits / temperature)``, teacher-forced, without gradient.
+
+    Equal contexts (two seeds rendering the same prompt) are scored once: their columns are equal.
+    """
     import torch
 
     from ragen_bench.starpo.forward import token_log_probs
@@ -92,8 +95,13 @@ def cross_log_probs(model: Any, contexts: Sequence[Sequence[int]], reasonings: S
     device = next(model.parameters()).device
     total = torch.zeros(len(reasonings), len(contexts))
     lengths = torch.tensor([len(z) for z in reasonings], dtype=torch.float32)
+    first_column: dict[tuple[int, ...], int] = {}
     with torch.no_grad():
         for j, context in enumerate(contexts):
+            seen = first_column.setdefault(tuple(context), j)
+            if seen != j:
+                total[:, j] = total[:, seen]
+                continue
             for start in range(0, len(reasonings), micro_batch):
                 chunk = reasonings[start : start + micro_batch]
                 width = len(context) + max(len(z) for z in chunk)
