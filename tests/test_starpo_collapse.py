@@ -1,6 +1,7 @@
 """Collapse diagnostics (`ragen_bench.starpo.collapse`): hand-computed cases for each formula,
 constructed policies whose reasoning copies the prompt (high I(X;Z)) or is one template for
-every prompt (I(X;Z) = 0), and parity with RAGEN-2's ``CollapseDetector`` on random matrices.
+every prompt (I(X;Z) = 0).  Parity with RAGEN-2's ``CollapseDetector``, whose module imports
+veRL, is in ``tests_verl/test_collapse_parity.py``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,6 @@ from ragen_bench.starpo.collapse import (  # noqa: E402
     reasoning_entropy,
     retrieval_accuracy,
 )
-from tests.benchmarks.peer_checkout import RAGEN2, load  # noqa: E402
 
 # Rows 0, 1 come from prompt 0, row 2 from prompt 1.
 CROSS = torch.tensor([[-1.0, -3.0], [-2.0, -2.0], [-4.0, -1.0]])
@@ -132,55 +132,3 @@ def test_one_template_for_every_prompt_carries_nothing():
     assert found["reasoning_entropy_est"] == pytest.approx(found["conditional_entropy_est"], abs=1e-6)
     # Every column ties, argmax picks prompt 0: only its 4 rows of 32 are "retrieved", chance exactly.
     assert found["retrieval_accuracy"] == pytest.approx(1 / 8) == found["retrieval_chance_level"]
-
-
-# -- parity with RAGEN-2 -------------------------------------------------------------------------------
-
-# ragen/trainer/collapse_metrics.py at 20daedc (it imports torch, numpy and veRL's DataProto; ragen/trainer
-# has no __init__.py).
-RAGEN2_COLLAPSE = {"ragen/trainer/collapse_metrics.py": "b4eef028b5374b6a2d660b3de7bba999388df4d5"}
-
-
-def test_parity_with_ragen2_collapse_detector_on_random_log_probs():
-    """RAGEN-2's whole ``_compute_metrics_for_pairs`` (its own cross-scoring loop fed random per-token
-    log-probs through a stand-in actor) against ours on the same tokens, over two diagnostic steps
-    (the moving averages).  Needs veRL importable (the ``.venv-verl`` venv): RAGEN-2's module
-    imports ``verl.DataProto``."""
-    pytest.importorskip("verl", reason="RAGEN-2's collapse_metrics imports verl.DataProto: run this test with "
-                        ".venv-verl/bin/python -m pytest (and RAGEN2_CHECKOUT set)")
-    peer = load(RAGEN2, "ragen.trainer.collapse_metrics", RAGEN2_COLLAPSE)
-    import numpy as np
-    from verl import DataProto
-
-    generator = torch.Generator().manual_seed(0)
-    n_prompts, k, width = 5, 3, 7
-    detector = peer.CollapseDetector(micro_batch_size=4, std_eps=1e-3, ema_decay=0.8)
-    previous = None
-    for step in range(2):
-        # Prompts of two tokens: column j is [100 + j, 200 + j]; prompt 4 repeats prompt 3's text.
-        group_ids = np.repeat(np.arange(n_prompts), k)
-        prompt_of = [[100 + min(g, 3), 200 + min(g, 3)] for g in group_ids]
-        lengths = torch.randint(1, width + 1, (n_prompts * k,), generator=generator)
-        lengths[0] = width  # RAGEN-2 pads the reasoning to the longest one
-        reasonings = [torch.randint(5, 50, (int(n),), generator=generator).tolist() for n in lengths]
-        table = -5 * torch.rand(n_prompts, n_prompts * k, width, generator=generator)  # log p per token under x_j
-
-        columns = iter(table)  # RAGEN-2 scores every row under prompt 0, then 1, ... (one call each)
-
-        def actor(cross_batch):
-            return DataProto.from_dict(tensors={"old_log_probs": next(columns)})
-
-        batch = DataProto.from_dict(tensors={"input_ids": torch.zeros(2, 3, dtype=torch.long),
-                                             "attention_mask": torch.ones(2, 3, dtype=torch.long)})
-        theirs = detector._compute_metrics_for_pairs(batch, actor, prompt_of, reasonings, group_ids, ema_key="x")
-
-        mask = torch.arange(width)[None, :] < lengths[:, None]
-        total = (table * mask).sum(dim=2).T  # [rows, prompts]
-        mean = total / lengths[:, None]
-        signatures = [tuple(prompt_of[j * k]) for j in range(n_prompts)]
-        ours = collapse_metrics(mean, total, torch.from_numpy(group_ids), signatures, std_eps=1e-3, ema_decay=0.8,
-                                ema_std=previous)
-        previous = (ours["marginal_std_ema"], ours["marginal_std_ema_seq"])
-        assert {f"collapse/{name}" for name in ours} == set(theirs)
-        for name, value in ours.items():
-            assert value == pytest.approx(theirs[f"collapse/{name}"], rel=1e-5, abs=1e-6), (step, name)
