@@ -61,7 +61,7 @@ test: $(STAMP)
 	bash scripts/setup_vllm_venv.sh
 	# .venv-verl: verl 0.9 (no extras) beside torch 2.13 CPU; runs tests_verl/ (recipe, agent loop, sampler, parity).
 	bash scripts/setup_verl_venv.sh
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n 2
 	# The wheel alone, in a fresh venv, from a folder outside the checkout.
 	bash scripts/check_wheel.sh
 
