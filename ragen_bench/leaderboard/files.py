@@ -27,6 +27,9 @@ LIMITS: dict[str, int] = {
     "manifest.json": 1024 * 1024,
     "summary.json": 4 * 1024 * 1024,
     "episodes.jsonl": 256 * 1024 * 1024,
+    # A training run's logs (``training_metrics`` and the validation.jsonl beside it).
+    "metrics.jsonl": 16 * 1024 * 1024,
+    "validation.jsonl": 1024 * 1024,
 }
 # One episode record: 5 turns of 4096-character replies fit many times over.
 MAX_LINE_BYTES = 4 * 1024 * 1024

@@ -49,6 +49,16 @@ class SubmissionInfo(BaseModel):
     notes: Annotated[str, StringConstraints(strict=True, max_length=2000)] = Field(
         default="", description="anything a reader should know (coverage, settings)"
     )
+    base_entry: Name | None = Field(
+        default=None,
+        description=("for a trained entry: the entry of the checkpoint it was trained from (a folder beside this "
+                     "one); the leaderboard pairs the two on their shared episodes"),
+    )
+    training_metrics: Annotated[str, StringConstraints(strict=True, min_length=1, max_length=200)] | None = Field(
+        default=None,
+        description=("the metrics.jsonl copied from the training run, relative to this file, inside the submission "
+                     "folder; a validation.jsonl beside it (as the trainer writes both) adds the validation curve"),
+    )
 
     @field_validator("date")
     @classmethod

@@ -52,6 +52,14 @@ _EPISODE_ORDER = (
 
 
 @dataclass(frozen=True)
+class TrainingLog:
+    """A trained entry's recorded curves: ``metrics.jsonl`` rows and, when it was copied too, ``validation.jsonl``'s."""
+
+    metrics: list[dict[str, Any]]
+    validation: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class VerifiedRun:
     """A submission that passed every check, with what the leaderboard needs of it."""
 
@@ -64,6 +72,7 @@ class VerifiedRun:
     rows: list[dict[str, Any]]
     turns: int
     seconds: float
+    training: TrainingLog | None = None
 
     @property
     def episodes_per_second(self) -> float:
@@ -96,6 +105,8 @@ def verify(path: str | Path) -> VerifiedRun:
     run_dir = files.inside(root, info.run_dir, what=f"{root / SUBMISSION}: run_dir")
     if not run_dir.is_dir():
         raise LeaderboardError(f"run_dir {info.run_dir!r} is not a folder", file=str(root / SUBMISSION))
+    check_base_entry(root, info)
+    training = read_training_log(root, info)
     manifest_path = run_dir / "manifest.json"
     manifest = files.read_json_file(manifest_path, name="manifest.json")
     spec = check_manifest(manifest, name=str(manifest_path))
@@ -106,8 +117,61 @@ def verify(path: str | Path) -> VerifiedRun:
     check_summary(summary, expected_summary(spec, rows), name=str(summary_path))
     return VerifiedRun(
         path=root, run_dir=run_dir, episodes_path=episodes_path, info=info, manifest=manifest, summary=summary,
-        rows=rows, turns=turns, seconds=time.perf_counter() - started,
+        rows=rows, turns=turns, seconds=time.perf_counter() - started, training=training,
     )
+
+
+def check_base_entry(root: Path, info: SubmissionInfo) -> None:
+    """``base_entry`` must name another entry of the same leaderboard: a submission folder beside ``root``."""
+    if info.base_entry is None:
+        return
+    where = {"file": str(root / SUBMISSION), "field": "base_entry"}
+    if info.base_entry == info.name:
+        raise LeaderboardError("an entry cannot be its own base entry", **where)
+    base = Path(os.path.abspath(root)).parent / info.base_entry
+    if base.is_symlink() or not (base / SUBMISSION).is_file():
+        raise LeaderboardError(f"names no entry: there is no submission folder {info.base_entry!r} beside this one",
+                               **where)
+
+
+def read_training_log(root: Path, info: SubmissionInfo) -> TrainingLog | None:
+    """The ``training_metrics`` file (and a ``validation.jsonl`` beside it), checked line by line.
+
+    Each line is a JSON object with an int ``step``; the values the leaderboard plots
+    (``rollout/success``, a validation's ``split`` and ``success_rate``) must have their types.
+    The curves are the trainer's word, like the recipe: replay cannot check them.
+    """
+    if info.training_metrics is None:
+        return None
+    path = files.inside(root, info.training_metrics, what="training_metrics")
+    metrics = _log_rows(path, "metrics.jsonl", {"rollout/success": (int, float)})
+    validation = path.parent / "validation.jsonl"
+    rows = (_log_rows(validation, "validation.jsonl", {"split": (str,), "success_rate": (int, float)}, required=True)
+            if os.path.lexists(validation) else [])
+    return TrainingLog(metrics, rows)
+
+
+def _log_rows(path: Path, limit_name: str, types: Mapping[str, tuple[type, ...]], *,
+              required: bool = False) -> list[dict[str, Any]]:
+    rows = []
+    for number, line in enumerate(files.read_bounded(path, files.LIMITS[limit_name]).splitlines(), start=1):
+        if not line.strip():
+            continue
+        row = files.parse_json(line, name=str(path), line=number)
+        where = {"file": str(path), "line": number}
+        if not isinstance(row, dict):
+            raise LeaderboardError("each line must be a JSON object", **where)
+        step = row.get("step")
+        if type(step) is not int or step < 0:
+            raise LeaderboardError("needs a non-negative int step", field="step", found=step, **where)
+        for key, allowed in types.items():
+            if key not in row and not required:
+                continue
+            if type(row.get(key)) not in allowed:
+                raise LeaderboardError(f"must be {' or '.join(t.__name__ for t in allowed)}", field=key,
+                                       found=row.get(key), **where)
+        rows.append(row)
+    return rows
 
 
 # -- manifest ------------------------------------------------------------------------
