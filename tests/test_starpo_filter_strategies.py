@@ -24,6 +24,7 @@ from ragen_bench.starpo.filter import (  # noqa: E402
     filter_rollouts,
     preset,
     select_groups,
+    trajectory_entropies,
 )
 
 torch.set_num_threads(1)
@@ -87,8 +88,8 @@ def test_min_p_keeps_the_groups_within_a_factor_of_the_best():
     assert kept(S, strategy="min_p", value=0.5) == [0, 3, 4]  # >= 4 x 0.5
     # Smallest among the non-zero: min 1, keep <= 1 / 0.4 = 2.5.
     assert kept(S, strategy="min_p", value=0.4, filter_type="smallest", include_zero=False) == [2, 4]
-    # 1 / 0.5 is computed as 1 / (0.5 + 1e-10), just under 2: the score 2 is out, as in RAGEN-2.
-    assert kept(S, strategy="min_p", value=0.5, filter_type="smallest", include_zero=False) == [2]
+    # A score exactly at 1 / 0.5 is in: RAGEN-2's 1 / (0.5 + 1e-10) is 2.0 in its float32.
+    assert kept(S, strategy="min_p", value=0.5, filter_type="smallest", include_zero=False) == [2, 4]
     # With the zero group the smallest is 0 and only scores <= 0 survive.
     assert kept(S, strategy="min_p", value=0.5, filter_type="smallest") == [1]
 
@@ -100,10 +101,12 @@ def test_ties_go_to_the_earlier_group():
     assert kept(tied, strategy="top_k_abs", value=1, filter_type="smallest", include_zero=False) == [0]
 
 
-# Three seeds x 2 rollouts: scores (0, 2), (1, 1), (-1, 0); response lengths (10, 30), (5, 5), (40, 60).
+# Three seeds x 2 rollouts: scores (0, 2), (1, 1), (-1, 0); response lengths (10, 30), (5, 5), (40, 60);
+# mean token entropies (1, 3), (0.5, 0.5), (2, 2.5).
 SCORES = torch.tensor([0.0, 2.0, 1.0, 1.0, -1.0, 0.0])
 SEEDS = [7, 7, 8, 8, 9, 9]
 LENGTHS = torch.tensor([10, 30, 5, 5, 40, 60])
+ENTROPIES = torch.tensor([1.0, 3.0, 0.5, 0.5, 2.0, 2.5])
 
 
 @pytest.mark.parametrize(
@@ -113,10 +116,13 @@ LENGTHS = torch.tensor([10, 30, 5, 5, 40, 60])
         ("reward", [1.0, 1.0, -0.5], 7),  # mean; the tie goes to the earlier seed
         ("reward_sum", [2.0, 2.0, -1.0], 7),
         ("length", [20.0, 5.0, 50.0], 9),  # mean response tokens
+        ("entropy", [2.0, 0.5, 2.25], 9),  # mean of the trajectories' mean token entropies
+        ("entropy_variance", [math.sqrt(2), 0.0, math.sqrt(0.125)], 7),  # their unbiased std
     ],
 )
 def test_each_metric_scores_the_groups_by_hand(metric, group_scores, best):
-    result = filter_rollouts(SCORES, SEEDS, FilterSpec(strategy="top_k_abs", value=1, metric=metric), lengths=LENGTHS)
+    result = filter_rollouts(SCORES, SEEDS, FilterSpec(strategy="top_k_abs", value=1, metric=metric), lengths=LENGTHS,
+                             entropies=ENTROPIES)
     assert result.scores.tolist() == pytest.approx(group_scores)
     assert [SEEDS[i] for i in result.rows.tolist()] == [best, best]
 
@@ -145,7 +151,7 @@ def test_std_presets_are_top_k_of_the_spread():
     [
         ({"strategy": "top_q"}, "strategy must be one of top_p, top_k, top_k_abs, min_p"),
         ({"filter_type": "biggest"}, "filter_type must be one of largest, smallest"),
-        ({"metric": "entropy"}, "metric must be one of"),
+        ({"metric": "entropy_std"}, "metric must be one of"),
         ({"top_p_prob_mode": "cubic"}, "top_p_prob_mode must be one of linear, softmax"),
         ({"value": 0.0}, "value must be a finite number > 0"),
         ({"value": float("nan")}, "value must be a finite number > 0"),
@@ -163,6 +169,19 @@ def test_bad_specs_are_refused_naming_the_setting(spec, message):
 def test_length_needs_lengths():
     with pytest.raises(ValueError, match="needs the trajectories' response lengths"):
         filter_rollouts(SCORES, SEEDS, FilterSpec(metric="length"))
+
+
+@pytest.mark.parametrize("metric", ["entropy", "entropy_variance"])
+def test_entropy_metrics_need_entropies(metric):
+    with pytest.raises(ValueError, match=f"metric '{metric}' needs the trajectories' mean token entropies"):
+        filter_rollouts(SCORES, SEEDS, FilterSpec(metric=metric), lengths=LENGTHS)
+
+
+def test_trajectory_entropy_is_the_mean_over_response_tokens_only():
+    per_token = torch.tensor([[9.0, 1.0, 2.0, 9.0], [9.0, 9.0, 9.0, 9.0], [0.0, 4.0, 0.0, 5.0]])
+    mask = torch.tensor([[0, 1, 1, 0], [0, 0, 0, 0], [0, 1, 0, 1]], dtype=torch.bool)
+    # (1 + 2) / 2; a row without response tokens averages to 0 (RAGEN-2's count clamped at 1); (4 + 5) / 2.
+    assert trajectory_entropies(per_token, mask).tolist() == [1.5, 0.0, 4.5]
 
 
 # -- parity with RAGEN-2's filter -------------------------------------------------------------
@@ -196,21 +215,37 @@ class _Rows(dict):
         return super().__getitem__(key)
 
 
-def _ragen2_kept(module, spec: FilterSpec, scores: torch.Tensor, lengths: torch.Tensor, groups: int, size: int):
+def _ragen2_kept(module, spec: FilterSpec, scores: torch.Tensor, lengths: torch.Tensor, groups: int, size: int,
+                 token_entropies: torch.Tensor):
     batch = types.SimpleNamespace(non_tensor_batch=None, batch=_Rows({
         # Token-level scores: the trajectory's score on its last token.
         "original_rm_scores": torch.nn.functional.pad(scores.float().unsqueeze(1), (3, 0)),
-        "response_mask": torch.arange(80).expand(len(scores), 80) < lengths.unsqueeze(1),
+        "response_mask": response_mask(lengths),
+        # veRL's per-token entropies, as its compute_log_prob would have put them in the batch.
+        "entropys": token_entropies.float(),
     }))
+
+    def compute_log_prob(_batch):  # unused: the batch already holds its entropys
+        raise AssertionError("RAGEN-2's entropy filter recomputed the entropies")
+
     ragen_filter = module.build_rollout_filter(
         value=spec.value, filter_type=spec.filter_type, num_groups=groups, group_size=size, metric=spec.metric,
         include_zero=spec.include_zero, strategy=spec.strategy, top_p_prob_mode=spec.top_p_prob_mode,
-        selection_eps=spec.selection_eps,
+        selection_eps=spec.selection_eps, compute_log_prob=compute_log_prob,
     )
     _, metrics = ragen_filter.filter(batch)
-    if spec.metric == "length":  # its length filter logs no group ids; the kept-count and means pin it down
+    if spec.metric in CHOSEN_MEAN:  # these filters log no group ids; the kept count and means pin them down
         return None, metrics
     return metrics["rollout/_selected_group_ids"].tolist(), metrics
+
+
+def response_mask(lengths: torch.Tensor) -> torch.Tensor:
+    return torch.arange(80).expand(len(lengths), 80) < lengths.unsqueeze(1)
+
+
+# RAGEN-2's logged mean of the kept groups' selection scores, for its filters that log no group ids.
+CHOSEN_MEAN = {"length": "rollout/chosen_in_group_length_mean", "entropy": "rollout/chosen_in_group_entropy_mean",
+               "entropy_variance": "rollout/chosen_in_group_entropy_std"}
 
 
 SPECS = [
@@ -219,7 +254,7 @@ SPECS = [
                                   ("top_p", 1.0, "linear"), ("top_k", 0.25, "linear"), ("top_k_abs", 3, "linear"),
                                   ("min_p", 0.5, "linear")]
     for kind in ("largest", "smallest")
-    for metric in ("reward_variance", "reward", "reward_sum", "length")
+    for metric in ("reward_variance", "reward", "reward_sum", "length", "entropy", "entropy_variance")
     for zero in (True, False)
 ]
 
@@ -239,14 +274,18 @@ def test_parity_with_ragen2_on_random_batches(ragen2_filter, discrete):
             for g in flat.tolist():
                 scores[g * size : (g + 1) * size] = scores[g * size]
         lengths = torch.randint(1, 80, (groups * size,), generator=generator)
+        token_entropies = 3 * torch.rand(groups * size, 80, generator=generator, dtype=torch.float64)
+        # A group whose every reply has one entropy (1.5 exactly at every token): its entropy spread is exactly 0.
+        token_entropies[:size] = 1.5
         seeds = [g for g in range(groups) for _ in range(size)]
+        entropies = trajectory_entropies(token_entropies.float(), response_mask(lengths))
         for spec in SPECS:
-            ours = filter_rollouts(scores.float(), seeds, spec, lengths=lengths)
-            theirs, metrics = _ragen2_kept(ragen2_filter, spec, scores, lengths, groups, size)
+            ours = filter_rollouts(scores.float(), seeds, spec, lengths=lengths, entropies=entropies)
+            theirs, metrics = _ragen2_kept(ragen2_filter, spec, scores, lengths, groups, size, token_entropies)
             assert ours.groups.numel() == int(metrics["rollout/filter_kept_count"]), spec
             kept_scores = ours.scores[ours.groups]
-            if theirs is None:  # length: the mean kept length is the same whichever tied group is kept
-                expected = float(metrics["rollout/chosen_in_group_length_mean"])
+            if theirs is None:  # the mean kept score is the same whichever tied group is kept
+                expected = float(metrics[CHOSEN_MEAN[spec.metric]])
                 assert (float(kept_scores.mean()) if len(kept_scores) else 0.0) == pytest.approx(expected), spec
                 continue
             # Ties may be broken differently (theirs: topk's order); the kept scores may not differ.
@@ -259,4 +298,4 @@ def test_parity_with_ragen2_on_random_batches(ragen2_filter, discrete):
                 same_groups += 1
             compared += 1
     # Most selections are not decided by a tie, so the same groups come out.
-    assert compared == 12 * len([s for s in SPECS if s.metric != "length"]) and same_groups > compared // 2
+    assert compared == 12 * len([s for s in SPECS if s.metric not in CHOSEN_MEAN]) and same_groups > compared // 2

@@ -56,7 +56,7 @@ def test_dapo_and_drgrpo_differ_from_grpo_exactly_by_their_techniques():
         ("filter.mode=nucleus", "filter.mode: must be one of std, std_rev, rollout"),
         ("filter.strategy=top_q", "filter.strategy: must be one of top_p, top_k, top_k_abs, min_p"),
         ("filter.type=biggest", "filter.type: must be one of largest, smallest"),
-        ("filter.metric=entropy", "filter.metric: must be one of reward_variance, reward, reward_sum, length"),
+        ("filter.metric=entropy_std", "filter.metric: must be one of reward_variance, reward, reward_sum, length, entropy, entropy_variance"),
         ("filter.top_p_prob_mode=cubic", "filter.top_p_prob_mode: must be one of linear, softmax"),
         ("filter.value=0", "filter.value: must be a finite number > 0"),
         ("filter.selection_eps=-1", "filter.selection_eps: must be >= 0"),
@@ -226,3 +226,40 @@ def test_filter_loss_scaling_shrinks_the_advantages_by_the_kept_share(tmp_path, 
     assert rows["none"]["filter/kept_groups"] == 1 and rows["none"]["adv/abs_mean"] > 0
     assert rows["linear"]["adv/abs_mean"] == pytest.approx(rows["none"]["adv/abs_mean"] / 4)
     assert rows["sqrt"]["adv/abs_mean"] == pytest.approx(rows["none"]["adv/abs_mean"] / 2)
+
+
+def test_entropy_filter_keeps_the_group_of_highest_mean_token_entropy(tmp_path, monkeypatch):
+    """filter.metric=entropy scores each group by its trajectories' mean token entropy of the sampling
+    policy: the trainer's value equals a plain full forward's, and top_k_abs 1 keeps the highest group."""
+    from ragen_bench.train import trainer
+
+    seen = {}
+    real_entropies, real_filter = trainer.Trainer._episode_entropies, trainer.filter_rollouts
+
+    def checked_entropies(self, batch):
+        found = real_entropies(self, batch)
+        with trainer.torch.no_grad():  # the whole distribution at every position, no shared-prefix pass
+            logits = self.policy(input_ids=batch.input_ids, attention_mask=batch.attention_mask).logits.float()
+        log_p = trainer.torch.log_softmax(logits[:, :-1] / self.config.rollout.temperature, dim=-1)
+        per_token = -(log_p.exp() * log_p).sum(-1)
+        mask = batch.response_mask[:, 1:].float()
+        assert found.tolist() == pytest.approx(((per_token * mask).sum(1) / mask.sum(1)).tolist(), rel=1e-4)
+        return found
+
+    def recorded_filter(scores, group_ids, spec, **kwargs):
+        seen.update(kwargs, group_ids=list(group_ids), result=real_filter(scores, group_ids, spec, **kwargs))
+        return seen["result"]
+
+    monkeypatch.setattr(trainer.Trainer, "_episode_entropies", checked_entropies)
+    monkeypatch.setattr(trainer, "filter_rollouts", recorded_filter)
+    out = tmp_path / "entropy"
+    trainer.train(train_config.from_preset("starpo-s", [
+        *SMALL, "steps=1", "filter.mode=rollout", "filter.metric=entropy", "filter.strategy=top_k_abs",
+        "filter.value=1", f"out={out}"]))
+    (row,) = metrics(out)
+    entropies, groups = seen["entropies"], seen["group_ids"]
+    means = {g: float(entropies[[i for i, h in enumerate(groups) if h == g]].mean()) for g in dict.fromkeys(groups)}
+    assert len(set(means.values())) == len(means)  # no tie: the expected group is unambiguous
+    kept_rows = seen["result"].rows.tolist()
+    assert row["filter/kept_groups"] == 1 and "actor/pg_loss" in row
+    assert {groups[i] for i in kept_rows} == {max(means, key=means.get)} and len(kept_rows) == 2

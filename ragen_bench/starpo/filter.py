@@ -1,7 +1,8 @@
 """The rollout filter: train only on the groups whose rollouts carry a learning signal.
 
 A group is the set of rollouts of one seed.  Each group gets one selection score (its
-``metric``: the spread, mean or sum of its trajectory scores, or its mean response length);
+``metric``: the spread, mean or sum of its trajectory scores, its mean response length, or
+the mean or spread of its trajectories' mean token entropy);
 a ``strategy`` then keeps some groups by that score, whole groups only:
 
 - ``top_k``: the ``floor(value x groups)`` best groups; ``top_k_abs``: the ``int(value)`` best.
@@ -33,7 +34,9 @@ from ragen_bench.starpo.groups import GroupStats, check_scores, group_index, gro
 FilterMode = Literal["std", "std_rev"]
 STRATEGIES = ("top_p", "top_k", "top_k_abs", "min_p")
 FILTER_TYPES = ("largest", "smallest")
-METRICS = ("reward_variance", "reward", "reward_sum", "length")
+METRICS = ("reward_variance", "reward", "reward_sum", "length", "entropy", "entropy_variance")
+# The metrics that score a group by its trajectories' entropies (filter_rollouts' ``entropies``).
+ENTROPY_METRICS = ("entropy", "entropy_variance")
 TOP_P_PROB_MODES = ("linear", "softmax")
 # A selection score this close to 0 counts as zero (RAGEN-2's include_zero test).
 ZERO = 1e-10
@@ -107,10 +110,13 @@ def groups_to_keep(num_groups: int, ratio: float) -> int:
     return kept
 
 
-def selection_scores(stats: GroupStats, metric: str, lengths: GroupStats | None = None) -> torch.Tensor:
+def selection_scores(stats: GroupStats, metric: str, lengths: GroupStats | None = None,
+                     entropies: GroupStats | None = None) -> torch.Tensor:
     """Each group's score under ``metric``: ``reward_variance`` is the unbiased std of its scores
     (RAGEN-2's name for it), ``reward`` their mean, ``reward_sum`` their sum, ``length`` the mean
-    response length (``lengths``: the groups' stats of per-trajectory response token counts)."""
+    response length (``lengths``: the groups' stats of per-trajectory response token counts),
+    ``entropy`` / ``entropy_variance`` the mean / unbiased std of the trajectories' mean token
+    entropies (``entropies``: their groups' stats; RAGEN-2's ``EntropyRolloutFilter``)."""
     if metric == "reward_variance":
         return stats.std
     if metric == "reward":
@@ -121,7 +127,22 @@ def selection_scores(stats: GroupStats, metric: str, lengths: GroupStats | None 
         if lengths is None:
             raise ValueError("metric 'length' needs the trajectories' response lengths")
         return lengths.mean
+    if metric in ENTROPY_METRICS:
+        if entropies is None:
+            raise ValueError(f"metric {metric!r} needs the trajectories' mean token entropies")
+        return entropies.mean if metric == "entropy" else entropies.std
     raise ValueError(f"metric must be one of {', '.join(METRICS)}, got {metric!r}")
+
+
+def trajectory_entropies(token_entropies: torch.Tensor, response_mask: torch.Tensor) -> torch.Tensor:
+    """``[batch]``: each trajectory's mean entropy over its response tokens (0 for a row without any).
+
+    ``token_entropies`` ``[batch, tokens]``: the entropy of the policy's whole next-token
+    distribution at each position (``softmax(logits / T)``, before top-p); RAGEN-2 averages
+    veRL's ``entropys`` over the ``loss_mask`` the same way (``sum / max(count, 1)``).
+    """
+    mask = response_mask.to(token_entropies.dtype)
+    return (token_entropies * mask).sum(dim=-1) / mask.sum(dim=-1).clamp(min=1)
 
 
 def select_groups(scores: torch.Tensor, spec: FilterSpec) -> torch.Tensor:
@@ -148,7 +169,9 @@ def select_groups(scores: torch.Tensor, spec: FilterSpec) -> torch.Tensor:
         if spec.filter_type == "largest":
             keep = ranked_scores >= ranked_scores[0] * spec.value - ZERO
         else:
-            keep = ranked_scores <= ranked_scores[0] / (spec.value + ZERO) + ZERO
+            # RAGEN-2 divides by value + 1e-10 in float32, where the 1e-10 vanishes: a score exactly
+            # at best / value is kept (lengths are whole numbers, so such ties happen).
+            keep = ranked_scores <= ranked_scores[0] / spec.value + ZERO
         return ranked[keep]
     if spec.value >= 1:  # top_p at 1: every candidate
         return ranked
@@ -172,24 +195,29 @@ def filter_rollouts(
     group_ids: Sequence[Hashable] | torch.Tensor,
     spec: FilterSpec,
     lengths: torch.Tensor | None = None,
+    entropies: torch.Tensor | None = None,
 ) -> FilterResult:
     """Keep the whole groups ``spec`` selects (see the module docstring).
 
     ``scores``: ``[batch]`` total score of each trajectory (format penalties included).
     ``group_ids``: one hashable per row; rows with the same id form a group (any sizes).
     ``lengths``: ``[batch]`` response tokens of each trajectory (metric ``length`` only).
+    ``entropies``: ``[batch]`` mean token entropy of each trajectory (:func:`trajectory_entropies`;
+    the entropy metrics only).
     """
     check_scores(scores, group_ids)
     index, num_groups = group_index(group_ids)
     index = index.to(scores.device)
     stats = group_stats(scores.double(), index, num_groups)
-    length_stats = None
-    if spec.metric == "length":
-        if lengths is None:
-            raise ValueError("metric 'length' needs the trajectories' response lengths")
-        check_scores(lengths.double(), group_ids, "lengths")
-        length_stats = group_stats(lengths.double().to(scores.device), index, num_groups)
-    group_scores = selection_scores(stats, spec.metric, length_stats)
+    per_row = {"length": ("lengths", lengths), "entropy": ("entropies", entropies),
+               "entropy_variance": ("entropies", entropies)}
+    measured = {}
+    if spec.metric in per_row:
+        name, values = per_row[spec.metric]
+        if values is not None:
+            check_scores(values.double(), group_ids, name)
+            measured[name] = group_stats(values.double().to(scores.device), index, num_groups)
+    group_scores = selection_scores(stats, spec.metric, **measured)
     groups = select_groups(group_scores, spec)
     return FilterResult(rows=_rows_of(groups, index, num_groups), groups=groups, stats=stats, scores=group_scores)
 
@@ -223,6 +251,20 @@ def filter_groups(
     check_scores(scores, group_ids)
     groups_to_keep(group_index(group_ids)[1], ratio)
     return filter_rollouts(scores, group_ids, preset(mode, ratio))
+
+
+def loss_scale(kept_groups: int, groups: int, scaling: str) -> float:
+    """RAGEN-2's ``filter_loss_scaling``: the factor on a step's advantages after a filter kept
+    ``kept_groups`` of ``groups``, so a hard filter's smaller batch takes a smaller step:
+    1 (``none``), the kept share (``linear``) or its square root (``sqrt``)."""
+    if scaling == "none":
+        return 1.0
+    share = kept_groups / groups
+    if scaling == "linear":
+        return share
+    if scaling == "sqrt":
+        return math.sqrt(share)
+    raise ValueError(f"filter_loss_scaling must be one of none, linear, sqrt, got {scaling!r}")
 
 
 def filter_metrics(result: FilterResult) -> dict[str, float]:

@@ -40,7 +40,8 @@ import torch
 
 from ragen_bench.chat import ChatEpisode, run_lockstep
 from ragen_bench.starpo import advantages as adv
-from ragen_bench.starpo.filter import best_groups, filter_metrics, filter_rollouts
+from ragen_bench.starpo.filter import (ENTROPY_METRICS, best_groups, filter_metrics, filter_rollouts, loss_scale,
+                                       trajectory_entropies)
 from ragen_bench.starpo.losses import aggregate, kl_estimate, kl_penalized_rewards, policy_loss, value_loss
 from ragen_bench.starpo.masked import masked_mean
 from ragen_bench.starpo.shaping import overlong_rewards
@@ -167,6 +168,7 @@ class Trainer:
         self.policy.eval()
         spec = c.filter.spec
         trajectories, samples = [], {}
+        entropies = torch.zeros(0)  # the entropy metrics': each episode's mean token entropy, round by round
         for sampling_round in range(1 + c.filter.refill_rounds):
             # Round 0 samples with the seed a run without refill has.
             labels = ("rollout", self.step, sampling_round) if sampling_round else ("rollout", self.step)
@@ -175,7 +177,11 @@ class Trainer:
             samples.update(played_samples)
             batch = build_batch(trajectories, samples, pad_id=self.agent.pad_id,
                                 score_placement=c.advantage.score_placement)
-            kept = filter_rollouts(batch.scores, batch.group_ids, spec, lengths=batch.response_mask.sum(dim=1))
+            if spec.metric in ENTROPY_METRICS:  # this round's episodes only: earlier rounds' are kept
+                new_rows = select_rows(batch, torch.arange(len(trajectories) - len(played), len(trajectories)))
+                entropies = torch.cat([entropies, self._episode_entropies(new_rows)])
+            kept = filter_rollouts(batch.scores, batch.group_ids, spec, lengths=batch.response_mask.sum(dim=1),
+                                   entropies=entropies if spec.metric in ENTROPY_METRICS else None)
             if kept.groups.numel() >= c.rollout.groups:
                 break
         if c.filter.refill_rounds:
@@ -242,8 +248,8 @@ class Trainer:
         values = self._per_token(batch, self.critic) if self.critic is not None else None
         advantages, returns = compute_advantages(c, rewards, values, mask, batch.group_ids)
         if c.actor.filter_loss_scaling != "none":  # RAGEN-2: a hard filter's smaller batch takes a smaller step
-            kept_share = kept.groups.numel() / kept.stats.count.numel()
-            advantages = advantages * (kept_share if c.actor.filter_loss_scaling == "linear" else math.sqrt(kept_share))
+            advantages = advantages * loss_scale(kept.groups.numel(), kept.stats.count.numel(),
+                                                 c.actor.filter_loss_scaling)
         metrics["adv/mean"] = float(masked_mean(advantages, mask))
         metrics["adv/abs_mean"] = float(masked_mean(advantages.abs(), mask))
         metrics["time/prepare"] = time.perf_counter() - phase
@@ -336,6 +342,14 @@ class Trainer:
                 ids, attention, mask = trim_rows(batch, rows)
                 result[rows, : ids.shape[1]] = compute(ids, attention, mask)
         return result
+
+    def _episode_entropies(self, batch: RolloutBatch) -> torch.Tensor:
+        """``[rows]``: each episode's (one row each) mean token entropy under the policy (RAGEN-2's entropy
+        filter metrics; a no-grad forward, as veRL's ``compute_log_prob`` gives RAGEN-2 its ``entropys``)."""
+        temperature = self.config.rollout.temperature
+        per_token = self._per_token(batch, lambda ids, attention, mask: token_log_probs(
+            self.policy, ids, attention, mask, temperature)[1])
+        return trajectory_entropies(per_token, batch.response_mask)
 
     def _no_grad_log_probs(self, batch: RolloutBatch, model: Any = None) -> torch.Tensor:
         temperature = self.config.rollout.temperature
