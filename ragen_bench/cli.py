@@ -14,6 +14,7 @@ Subcommands::
     ragen-bench train [preset=NAME] key=value ... [--dry-run] [-- VERL_KEY=VALUE ...]  StarPO / StarPO-S / SFT
     ragen-bench data sft ENV --split train --out DIR            the optimal agent's chat records (SFT data)
     ragen-bench render RUN_DIR --episode K [--out FILE.gif|.mp4]  replay an episode of a run as an animation
+    ragen-bench play ENV_ID [--seed N] [--split test] [--opponent NAME] [--out RUN_DIR]  play it yourself
 
 This module only parses arguments, dispatches to the module that does the work
 (:mod:`ragen_bench.eval`, :mod:`ragen_bench.catalog` for ``envs``, :mod:`ragen_bench.train`,
@@ -207,6 +208,21 @@ def _render(args: argparse.Namespace) -> int:
     return 0
 
 
+def _play(args: argparse.Namespace) -> int:
+    from ragen_bench.agents.terminal import Screen
+    from ragen_bench.eval import report
+    from ragen_bench.play import play, resume_hint
+
+    screen = Screen(sys.stdout)
+    result = play(args.env_id, screen=screen, seed=args.seed, split=args.split, opponent=args.opponent,
+                  limit=args.limit, out=args.out)
+    if result.summary["groups"]:
+        manifest, summary = report.load_summary(result.out)
+        screen.line(report.format_table(report.summary_rows(report.agent_label(manifest), summary)))
+    screen.line(resume_hint(result.out, result))
+    return 0
+
+
 def _usage_errors() -> tuple[type[BaseException], ...]:
     """Exception types that mean "bad request", not "bug" (Hydra's only once imported).
 
@@ -328,6 +344,18 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--episode", type=int, required=True, help="the episode's position in episodes.jsonl, from 0")
     render.add_argument("--out", help="FILE.gif or FILE.mp4 (default: RUN-episode-K.gif here)")
     render.set_defaults(handler=_render)
+
+    human = commands.add_parser(
+        "play", help="play an env or game yourself in the terminal, recorded as an eval run (agent=human)",
+        epilog="Arrow keys where the moves are directions, a typed answer otherwise; q quits. Guide: docs/play.md",
+    )
+    human.add_argument("env_id", help="an env id (ragen-bench envs list), e.g. RAGEN/Sokoban-6x6-v0")
+    human.add_argument("--seed", type=int, help="play this panel seed only (default: the panel's seeds in order)")
+    human.add_argument("--limit", type=int, help="only the panel's first N seeds")
+    human.add_argument("--split", default="test", help="the panel to play (default test)")
+    human.add_argument("--opponent", help="games: a scripted player of the game (default: the game's default)")
+    human.add_argument("--out", type=_new_dir, help="run directory (default runs/human-ENV-SPLIT[-seedN])")
+    human.set_defaults(handler=_play)
     return parser
 
 

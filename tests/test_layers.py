@@ -32,6 +32,7 @@ LAYERS = (
     "starpo",
     "eval",
     "render",
+    "play",
     "train",
     "leaderboard",
     "integrations",

@@ -45,6 +45,17 @@ class AgentError(RuntimeError):
     """
 
 
+class AgentStopped(Exception):
+    """An agent ends the run early on purpose: a person quit ``ragen-bench play`` (``q``,
+    Ctrl-C, a closed terminal).
+
+    The episode in flight is dropped (nothing of it is recorded, so every record is a whole
+    episode that replays); :func:`ragen_bench.eval.run_eval` keeps the finished episodes,
+    writes the summary and leaves the run ``complete: false``, to be resumed by the same
+    command.  The message says why the run stopped.
+    """
+
+
 class LiveEnvView:
     """A read-only look at an episode's live env, for privileged (scripted) agents.
 

@@ -75,8 +75,12 @@ def play_games(
     group_size: int,
     rows: list[metrics.Row],
     progress: Any,
+    on_record: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> None:
-    """Play ``todo`` in lock-step groups; each finished game is appended to the log and ``rows``."""
+    """Play ``todo`` in lock-step groups; each finished game is appended to the log and ``rows``.
+
+    ``on_record`` sees each game's log line once it is written.
+    """
     from ragen_bench.chat import GameMatch, play_matches
     from ragen_bench.chat.protocol import wants_live_env
     from ragen_bench.games.seeds import agent_seat
@@ -106,6 +110,8 @@ def play_games(
                 row = metrics.episode_row(data)
                 rows.append(row)
                 progress.add(row)
+                if on_record is not None:
+                    on_record(data)
 
             play_matches(matches, on_finished=record)
             log.sync()

@@ -7,11 +7,14 @@ once; see :class:`~ragen_bench.eval.rundir.PlannedEpisodes`), and drives the res
 episode of a group advances one turn per batched agent call.  Each finished episode
 is appended to ``episodes.jsonl`` at once (see :mod:`.rundir` for the durability
 guarantee), so re-running the same command resumes the run, after a crash or Ctrl-C.
+An agent that raises :class:`~ragen_bench.chat.protocol.AgentStopped` (a person quitting
+``ragen-bench play``) ends the run early but cleanly: the summary of the finished
+episodes is written and the manifest says ``complete: false``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +39,8 @@ class EvalResult:
     complete: bool
     # Exact copies of earlier lines found in episodes.jsonl (counted once, reported).
     duplicate_lines: int = 0
+    # Why the agent stopped the run early (AgentStopped's message); None when it was not.
+    stopped: str | None = None
 
 
 class EnvPool:
@@ -126,8 +131,16 @@ def close_agent(agent: Any) -> None:
         ) from error
 
 
-def run_eval(config: Mapping[str, Any]) -> EvalResult:
-    """Run (or resume) the evaluation ``config`` describes; see the module docstring."""
+def run_eval(
+    config: Mapping[str, Any], *, on_record: Callable[[Mapping[str, Any]], None] | None = None
+) -> EvalResult:
+    """Run (or resume) the evaluation ``config`` describes; see the module docstring.
+
+    ``on_record`` sees each new episode's record once it is in ``episodes.jsonl``
+    (``ragen-bench play`` shows a person how the episode ended).
+    """
+    from ragen_bench.chat.protocol import AgentStopped
+
     config_module.validate(config)
     targets = eval_targets(config)
     chat_config = derive.chat_config(config)
@@ -174,11 +187,16 @@ def run_eval(config: Mapping[str, Any]) -> EvalResult:
             )
             runfiles.write_json_atomic(out / rundir.MANIFEST, manifest)
             progress = Progress(len(instances), rows, enabled=config["progress"])
+            stopped = None
             try:
                 if game is None:
-                    _play(out, todo, agent, pool, chat_config, config["lockstep_episodes"], rows, progress)
+                    _play(out, todo, agent, pool, chat_config, config["lockstep_episodes"], rows, progress, on_record)
                 else:
-                    games.play_games(out, todo, agent, rival, game, config["lockstep_episodes"], rows, progress)
+                    games.play_games(out, todo, agent, rival, game, config["lockstep_episodes"], rows, progress,
+                                     on_record)
+            except AgentStopped as stop:
+                # The episodes in flight are dropped; the finished ones are in the log and in rows.
+                stopped = str(stop) or "stopped by the agent"
             finally:
                 progress.close()
                 for player in (agent, rival):
@@ -193,8 +211,8 @@ def run_eval(config: Mapping[str, Any]) -> EvalResult:
             runfiles.write_json_atomic(out / rundir.MANIFEST, manifest)
     finally:
         pool.close()
-    return EvalResult(out=out, summary=summary, new_episodes=len(todo), complete=complete,
-                      duplicate_lines=existing.duplicates)
+    return EvalResult(out=out, summary=summary, new_episodes=len(rows) - len(done), complete=complete,
+                      duplicate_lines=existing.duplicates, stopped=stopped)
 
 
 def _play(
@@ -206,6 +224,7 @@ def _play(
     group_size: int,
     rows: list[metrics.Row],
     progress: Progress,
+    on_record: Callable[[Mapping[str, Any]], None] | None,
 ) -> None:
     """Play ``todo`` in lock-step groups, appending each finished episode to the log and ``rows``."""
     from ragen_bench.chat import ChatEpisode, run_lockstep
@@ -218,6 +237,8 @@ def _play(
             row = metrics.episode_row(data)
             rows.append(row)
             progress.add(row)
+            if on_record is not None:
+                on_record(data)
 
         for group in batches(todo, group_size):
             envs = pool.take([instance.env_id for instance in group])
