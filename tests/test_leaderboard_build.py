@@ -23,11 +23,12 @@ from hypothesis import strategies as st
 from ragen_bench.agents.scripted import OptimalAgent
 from ragen_bench.chat import AgentReply, AgentRequest
 from ragen_bench.cli import main
-from ragen_bench.leaderboard.build import VIEWER_SEEDS, build, cell_text, cell_value, link_cell, newcombe_interval
+from ragen_bench.leaderboard.build import build, cell_text, cell_value, link_cell, newcombe_interval
 from ragen_bench.leaderboard.errors import LeaderboardError
 from ragen_bench.leaderboard.stats import (
     compare_submissions, mcnemar_exact, p_text, paired_bootstrap_ci, paired_comparison,
 )
+from ragen_bench.leaderboard.viewer import VIEWER_SEEDS
 
 from .conftest import REPO_ROOT, in_ci
 from .test_leaderboard import SUITE, edit_json, edit_record, make_submission, records
@@ -38,7 +39,8 @@ CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
 ]
-OUTPUTS = ["README.md", "leaderboard.csv", "success_by_env.png", "generalization.png", "index.html"]
+OUTPUTS = ["README.md", "leaderboard.csv", "ranking.csv", "success_by_env.png", "generalization.png",
+           "learning_curves.png", "index.html"]
 
 
 @pytest.fixture(scope="session")
@@ -102,7 +104,7 @@ def copy_tree(source: Path, tmp_path: Path) -> Path:
 def test_rebuild_is_byte_identical(submissions: Path, built: Path, tmp_path: Path) -> None:
     again = tmp_path / "again"
     written = build(submissions, again)
-    assert [path.name for path in written] == OUTPUTS
+    assert [path.name for path in written if path.parent == again] == OUTPUTS  # and the viewer's frames/
     for name in OUTPUTS:
         assert (again / name).read_bytes() == (built / name).read_bytes(), name
 
@@ -432,6 +434,11 @@ def column_values(page: Any, table: str, title: str) -> list[str]:
 
 def test_page_sorts_and_steps_through_an_episode(browser: Any, built: Path, submissions: Path, tmp_path: Path) -> None:
     page, errors = open_page(browser, built / "index.html")
+    # The ranking leads; the detail table opens below it.
+    assert page.eval_on_selector_all("#ranking-0 tbody tr", "rows => rows.map(r => r.cells[1].textContent)")[:2] == [
+        "optimal", "random"]
+    assert not page.is_visible("#main-0")
+    page.click("summary:text-starts-with('detail')")
     # Sorting: ascending, then descending on a second click; numbers sort as numbers.
     page.click("#main-0 thead th:text-is('success')")
     values = [float(v) for v in column_values(page, "main-0", "success")]
@@ -476,6 +483,14 @@ def test_page_sorts_and_steps_through_an_episode(browser: Any, built: Path, subm
 def test_committed_page_loads_without_errors(browser: Any) -> None:
     page, errors = open_page(browser, REPO_ROOT / "leaderboard" / "index.html")
     assert page.text_content("#v-turn").startswith("Turn 1 of ")
+    assert errors == []
+
+
+def test_committed_rankings_fit_the_window(browser: Any) -> None:
+    """At 1280 px every suite's ranking (19 env columns for breadth-v0) shows without sideways scrolling."""
+    page, errors = open_page(browser, REPO_ROOT / "leaderboard" / "index.html")
+    widths = page.eval_on_selector_all("table.ranking", "ts => ts.map(t => [t.scrollWidth, t.parentNode.clientWidth])")
+    assert len(widths) >= 4 and all(table <= room for table, room in widths), widths
     assert errors == []
 
 

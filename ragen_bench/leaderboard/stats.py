@@ -85,6 +85,15 @@ def paired_comparison(
     return [_compare_pairs(name, pairs, seed) for name, pairs in [*named, ("all", everything)]]
 
 
+def shared_episodes(rows_a: Sequence[dict[str, Any]], rows_b: Sequence[dict[str, Any]]
+                    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The rows of each on the ``(env id, split, seed, sample)`` slots both hold, for :func:`paired_comparison`."""
+    from ragen_bench.eval.rundir import slot_of
+
+    shared = {slot_of(row) for row in rows_a} & {slot_of(row) for row in rows_b}
+    return [row for row in rows_a if slot_of(row) in shared], [row for row in rows_b if slot_of(row) in shared]
+
+
 def _compare_pairs(name: str, pairs: Sequence[tuple[dict[str, Any], dict[str, Any]]], seed: int) -> dict[str, Any]:
     only_a = sum(a["success"] and not b["success"] for a, b in pairs)
     only_b = sum(b["success"] and not a["success"] for a, b in pairs)

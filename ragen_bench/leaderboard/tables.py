@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import quote
 
@@ -58,7 +59,7 @@ def link_cell(url: str) -> str:
 
 # Cells :func:`display_row` formats from numbers alone ("[0.100, 0.200]", "0.500 (k=2)", "+0.010"):
 # no submission text, so their brackets stay as written.
-FORMATTED_COLUMNS = frozenset({"ci95", "pass@k", "gap", "gap_ci95"})
+FORMATTED_COLUMNS = frozenset({"ci95", "pass@k", "gap", "gap_ci95", "score_ci95", "mcnemar_p"})
 
 
 def markdown_cell(key: str, value: Any) -> str:
@@ -73,10 +74,16 @@ MAIN_COLUMNS = {
     "env": "env", "coverage": "coverage", "success": "success", "ci95": "95% CI", "pass@1": "pass@1",
     "pass@k": "pass@k", "mean_return": "mean return", "efficiency": "efficiency",
     "valid_action_rate": "valid actions", "tokens_per_episode": "tokens/episode",
+    "paper": "paper (reported, not verified)",
 }
 ENTRY_COLUMNS = {
     "entry": "entry", "model": "model", "recipe": "recipe", "trained_on_train": "trained on train", "date": "date",
     "contact": "contact", "link": "link", "episodes": "episodes", "notes": "notes",
+}
+PAIRED_COLUMNS = {
+    "entry": "entry", "base": "base entry", "env": "env", "pairs": "shared episodes", "success": "success",
+    "base_success": "base success", "only_entry": "solved by entry only", "only_base": "solved by base only",
+    "mcnemar_p": "McNemar p",
 }
 GENERALIZATION_COLUMNS = {
     "entry": "entry", "train_env": "train env", "test_env": "held-out env", "axis": "axis",
@@ -84,9 +91,75 @@ GENERALIZATION_COLUMNS = {
 }
 
 
+# What the ranking's score is, said once for the README and the page.
+SCORE_TEXT = (
+    "score: the unweighted mean over the suite's envs of each env's success rate on its test panel; "
+    "95% CI: the per-env Wilson intervals combined by the MOVER method (Zou and Donner 2008), the panels "
+    "being independent samples. Equal scores share a rank. coverage: panel seeds played over the panels' "
+    "seeds (summed over the envs) x samples per seed: a slice shows as less than the whole."
+)
+REPORTED_MARK = "reported, not verified"
+PAIRED_TEXT = (
+    "Each trained entry against its base entry (the checkpoint it was trained from), paired on the "
+    "episodes both played (same env, split, seed and sample): successes of each, the discordant "
+    "counts, and McNemar's exact two-sided p-value, as `ragen-bench leaderboard compare` computes them."
+)
+
+
+@dataclass(frozen=True)
+class Reported:
+    """Success rates another source published for our ``(env id, split)`` pairs: shown beside ours, never verified."""
+
+    name: str  # who reports, e.g. "RAGEN paper"
+    recipe: str  # what was run and where it is printed
+    url: str
+    success: dict[tuple[str, str], float]
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}: {self.recipe}"
+
+
+@dataclass(frozen=True)
+class Board:
+    """Every table of the leaderboard, as rows (:mod:`.build` makes them, the README and the page show them)."""
+
+    ranking: list[dict[str, Any]]
+    rows: list[dict[str, Any]]
+    paired: list[dict[str, Any]]
+    general: list[dict[str, Any]]
+    info: list[dict[str, Any]]
+    reported: Reported
+
+    def suites(self) -> list[str]:
+        return sorted({row["suite"] for row in self.rows})
+
+    def ranking_of(self, suite: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
+        """``suite``'s ranking rows (the reported numbers last, unranked) and their columns: one per env."""
+        ranked = [row for row in self.ranking if row["suite"] == suite]
+        envs = sorted({row["env"] for row in self.rows if row["suite"] == suite})
+        reported = {env: self.reported.success[(env, "test")] for env in envs if (env, "test") in self.reported.success}
+        if reported:
+            ranked = [*ranked, {"entry": f"{self.reported.name} ({REPORTED_MARK})", "recipe": self.reported.recipe,
+                                **reported}]
+        columns = {"rank": "rank", "entry": "entry", "score": "score", "score_ci95": "95% CI",
+                   **{env: short_env(env) for env in envs}, "coverage": "coverage", "recipe": "recipe"}
+        return ranked, columns
+
+    def detail_of(self, suite: str) -> list[dict[str, Any]]:
+        return [row for row in self.rows if row["suite"] == suite]
+
+
+def short_env(env_id: str) -> str:
+    """A column title for an env: the id without the ``RAGEN/`` prefix and the ``-v0`` version."""
+    return env_id.removeprefix("RAGEN/").removesuffix("-v0")
+
+
 def display_row(row: Mapping[str, Any]) -> dict[str, Any]:
     """A row with its interval columns joined into one text cell, as the tables show it."""
     shown = dict(row)
+    if row.get("score_low") is not None:
+        shown["score_ci95"] = f"[{row['score_low']:.3f}, {row['score_high']:.3f}]"
     if "success_low" in row:
         shown["ci95"] = f"[{row['success_low']:.3f}, {row['success_high']:.3f}]"
     if "k" in row:
