@@ -124,7 +124,7 @@ def play_to_the_goal(session: Session) -> None:
 # -- sessions on a pseudo-terminal ------------------------------------------------------
 
 
-def test_arrow_keys_reach_the_goal_and_the_run_passes_leaderboard_verify(tmp_path):
+def test_arrow_keys_reach_the_goal_and_the_run_passes_leaderboard_verify(tmp_path, capsys):
     from ragen_bench.leaderboard.verify import verify
 
     run = tmp_path / "human-frozen" / "run"
@@ -157,6 +157,9 @@ def test_arrow_keys_reach_the_goal_and_the_run_passes_leaderboard_verify(tmp_pat
     }))
     verified = verify(run.parent)
     assert verified.rows[0]["success"] is True and verified.turns == 2
+    capsys.readouterr()
+    assert cli.main(["compare", str(run)]) == 0
+    assert re.search(r"human\s+RAGEN/FrozenLake-4x4-NoSlip-v0\s+test\s+1\s+1\.000", capsys.readouterr().out)
 
 
 def test_ctrl_c_after_a_finished_episode_keeps_it_and_the_same_command_resumes(tmp_path):
@@ -341,3 +344,38 @@ def test_the_human_agent_is_registered_and_needs_no_settings():
     assert agent.name == "human" and agent.needs_live_env is True
     agent.close()
 
+
+
+class OptimalThenStop:
+    """The optimal agent for the first episode, then a quit (what a person's ``q`` raises)."""
+
+    name = "optimal-then-stop"
+    needs_live_env = True
+
+    def __init__(self) -> None:
+        from ragen_bench.agents.scripted import OptimalAgent
+
+        self.optimal = OptimalAgent()
+
+    def act(self, requests):
+        from ragen_bench.chat.protocol import AgentStopped
+
+        if any(request.episode_key.endswith("/124/0") for request in requests):
+            raise AgentStopped("quit")
+        return self.optimal.act(requests)
+
+    def close(self) -> None:
+        pass
+
+
+def test_an_agent_that_stops_ends_the_run_cleanly_and_incomplete(tmp_path):
+    from ragen_bench.eval import compose_config, run_eval
+
+    config = compose_config("eval", [f"env={FROZEN}", "limit=3",
+                                     "lockstep_episodes=1", "progress=false", f"out={tmp_path / 'run'}"])
+    config["agent"] = {"name": "tests.test_play:OptimalThenStop"}
+    seen = []
+    result = run_eval(config, on_record=lambda record: seen.append(record["seed"]))
+    assert (result.stopped, result.complete, result.new_episodes, seen) == ("quit", False, 1, [123])
+    assert manifest(result.out)["complete"] is False
+    assert json.loads((result.out / "summary.json").read_text())["groups"][0]["episodes"] == 1
