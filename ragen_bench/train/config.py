@@ -53,6 +53,7 @@ class RolloutConfig:
     max_new_tokens: int = 128
     stop_strings: list[str] = field(default_factory=lambda: ["</answer>"])
     generate_batch: int = 64
+    dtype: str | None = None  # the sampler's precision (None: the training dtype)
 
 
 @dataclass(frozen=True)
@@ -188,7 +189,7 @@ class CollapseDetectionConfig:
 # is written, how many CPU threads, what it logs; the collapse diagnostics only read the
 # policy, with their own seeded draw): a run may be resumed with other values for them;
 # every other key must match its config.json (ragen_bench.runfiles.identity).
-FREE_KEYS = ("steps", "out", "threads", "log", "collapse_detection")
+FREE_KEYS = ("steps", "out", "threads", "sampling_threads", "log", "collapse_detection")
 
 
 @dataclass(frozen=True)
@@ -202,6 +203,7 @@ class TrainConfig:
     seed: int = 0
     steps: int = 20
     threads: int | None = None
+    sampling_threads: int | None = None
     out: str | None = None
     lora: LoraConfig = field(default_factory=LoraConfig)
     rollout: RolloutConfig = field(default_factory=RolloutConfig)
@@ -218,6 +220,11 @@ class TrainConfig:
     log: LogConfig = field(default_factory=LogConfig)
     overlong_buffer: OverlongBufferConfig = field(default_factory=OverlongBufferConfig)
     collapse_detection: CollapseDetectionConfig = field(default_factory=CollapseDetectionConfig)
+
+    @property
+    def sampling_dtype(self) -> str:
+        """The precision rollouts are sampled in (``rollout.dtype``, else ``dtype``)."""
+        return self.rollout.dtype or self.dtype
 
     @property
     def uses_critic(self) -> bool:
@@ -350,6 +357,8 @@ def _check(c: TrainConfig) -> None:
     _require(0 <= c.seed < 2**32, "seed", "must be in 0..2**32-1", c.seed)
     _require(c.steps >= 0, "steps", "must be >= 0", c.steps)
     _require(c.threads is None or c.threads >= 1, "threads", "must be >= 1 or null", c.threads)
+    _require(c.sampling_threads is None or c.sampling_threads >= 1, "sampling_threads", "must be >= 1 or null",
+             c.sampling_threads)
     _require(c.lora.rank >= 0, "lora.rank", "must be >= 0 (0: full fine-tuning)", c.lora.rank)
     _require(c.lora.alpha > 0, "lora.alpha", "must be > 0", c.lora.alpha)
     _require(0 <= c.lora.dropout < 1, "lora.dropout", "must be in [0, 1)", c.lora.dropout)
@@ -361,6 +370,8 @@ def _check(c: TrainConfig) -> None:
     _require(r.max_new_tokens >= 1, "rollout.max_new_tokens", "must be >= 1", r.max_new_tokens)
     _require(all(r.stop_strings), "rollout.stop_strings", "must be non-empty strings", r.stop_strings)
     _require(r.generate_batch >= 1, "rollout.generate_batch", "must be >= 1", r.generate_batch)
+    _require(r.dtype is None or r.dtype in DTYPES, "rollout.dtype", f"must be one of {', '.join(DTYPES)} or null",
+             r.dtype)
     a = c.advantage
     _require(a.estimator in ESTIMATORS, "advantage.estimator", f"must be one of {', '.join(ESTIMATORS)}", a.estimator)
     _require(a.grpo_mode in GRPO_MODES, "advantage.grpo_mode", f"must be one of {', '.join(GRPO_MODES)}", a.grpo_mode)

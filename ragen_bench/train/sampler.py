@@ -7,12 +7,17 @@ stops by the rules of :class:`~ragen_bench.train.stops.ReplyStops`.  Each row's 
 kept (``reuse_cache``) so a later turn prefills only the ids its context gained.  The
 transformers patches it decodes under live in :mod:`ragen_bench.train.cache_patches`.
 
+:class:`SamplingCopy` is the policy in a lower precision for the sampler to decode with
+(``rollout.dtype``), refreshed from the policy after each update; :func:`torch_threads` sets
+torch's thread count for a block (``sampling_threads``).
+
 torch is imported inside the functions that need it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -57,6 +62,80 @@ class _RowCache:
     def length(self) -> int:
         return int(self.mask.sum())
 
+
+class SamplingCopy:
+    """A copy of ``policy`` in ``dtype`` (``model``) for the sampler; :meth:`refresh` re-copies the trained weights.
+
+    bfloat16 runs the decode's matrix products on the CPU's bf16 units (AMX, AVX512-BF16), at
+    half the memory traffic; its log-probs are not those of the fp32 policy, so the trainer
+    recomputes the update's old log-probs with the policy from the sampled ids (as veRL does
+    when vLLM samples) and only logs the sampler's as ``rollout/log_prob_gap``.  A LoRA
+    policy's copy is its base with the adapter merged in, so decoding costs what the base
+    costs; each refresh rewrites every adapted weight as base + delta, summed in the policy's
+    precision and rounded once.  A fully trained policy's copy takes every trainable
+    parameter.  The trainable weights of a peft policy must be its LoRA layers' (what
+    :func:`ragen_bench.train.models.with_lora` makes).
+    """
+
+    def __init__(self, policy: Any, dtype: str) -> None:
+        import copy
+
+        import torch
+
+        adapted = _lora_layers(policy)
+        clone = copy.deepcopy(policy)
+        if adapted:
+            clone = clone.merge_and_unload()
+        self.model = clone.to(getattr(torch, dtype)).eval().requires_grad_(False)
+        if adapted:
+            modules = dict(self.model.named_modules())
+            self._pairs: list[tuple[Any, Any]] = [(modules[name].weight, layer) for name, layer in adapted.items()]
+        else:
+            copies = dict(self.model.named_parameters())
+            self._pairs = [(copies[name], weight) for name, weight in policy.named_parameters() if weight.requires_grad]
+
+    def refresh(self) -> None:
+        """Copy the policy's current weights into the sampler's (call after each optimiser step)."""
+        import torch
+
+        with torch.no_grad():
+            for target, source in self._pairs:
+                target.copy_(_merged_weight(source))
+
+
+def _lora_layers(policy: Any) -> dict[str, Any]:
+    """A peft policy's LoRA layers by their names in the merged model ({} for a plain model)."""
+    if not hasattr(policy, "peft_config"):
+        return {}
+    from peft.tuners.lora import LoraLayer
+
+    return {name: module for name, module in policy.base_model.model.named_modules() if isinstance(module, LoraLayer)}
+
+
+def _merged_weight(source: Any) -> Any:
+    """A parameter itself, or a LoRA layer's base weight plus its active adapters' deltas."""
+    if not hasattr(source, "base_layer"):
+        return source
+    return source.base_layer.weight + sum(source.get_delta_weight(name) for name in source.active_adapters)
+
+
+@contextmanager
+def torch_threads(count: int | None) -> Iterator[None]:
+    """Inside the block torch runs ``count`` intra-op threads (None: as it is), then as it was.
+
+    One thread keeps decoding steady on a shared machine: with two threads and another busy
+    process on two cores, every small matrix product waits for the descheduled thread
+    (docs/performance.md, "Rollouts").
+    """
+    import torch
+
+    before = torch.get_num_threads()
+    if count is not None:
+        torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 class Sampler:

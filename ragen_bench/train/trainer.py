@@ -14,8 +14,9 @@ Each training step has four phases, labelled below as in CleanRL's ``ppo.py``:
    filter (``filter.mode=rollout``); with ``filter.refill_rounds`` the rollout repeats on fresh
    seeds until ``rollout.groups`` groups survive (DAPO's dynamic sampling).  A step that keeps
    nothing is skipped.
-3. **prepare**: old log-probs (only when there is more than one optimiser step per batch;
-   otherwise the policy is still the sampling one and the ratio is 1), reference log-probs
+3. **prepare**: old log-probs, recomputed by the policy from the sampled ids when there is
+   more than one optimiser step per batch or the sampler runs in another precision
+   (``rollout.dtype``; otherwise the policy is still the sampling one and the ratio is 1), reference log-probs
    (only with KL), the critic's values (only for GAE), then advantages.
 4. **update**: PPO epochs over shuffled mini-batches with gradient accumulation over
    micro-batches, for the actor and, with GAE, the critic.
@@ -48,6 +49,7 @@ from ragen_bench.starpo.shaping import overlong_rewards
 from ragen_bench.train.batch import RolloutBatch, build_batch, select_rows, trim_rows
 from ragen_bench.train import collapse_probe
 from ragen_bench.train.policy_agent import PolicyAgent
+from ragen_bench.train.sampler import SamplingCopy, torch_threads
 from ragen_bench.train import checkpoint as ckpt
 from ragen_bench.train.config import TrainConfig
 from ragen_bench.train.schedule import derived_seed, out_dir, step_seeds, train_seeds
@@ -110,7 +112,10 @@ class Trainer:
             [row for row in read_lines(out / METRICS) if row["step"] <= self.step])
         sampling = SamplingSettings(temperature=config.rollout.temperature, top_p=config.rollout.top_p,
                                     max_new_tokens=config.rollout.max_new_tokens)
-        self.agent = PolicyAgent(self.policy, self.tokenizer, sampling=sampling,
+        # rollout.dtype other than dtype: the sampler decodes its own copy, refreshed after each update.
+        self.sampling_copy = SamplingCopy(self.policy, config.sampling_dtype) if config.sampling_dtype != config.dtype else None
+        sampler_model = self.sampling_copy.model if self.sampling_copy is not None else self.policy
+        self.agent = PolicyAgent(sampler_model, self.tokenizer, sampling=sampling,
                                  stop_strings=config.rollout.stop_strings,
                                  generate_batch=config.rollout.generate_batch, name=f"policy:{config.model}")
         self.envs = [gymnasium.make(config.env) for _ in range(config.batch_size)] if config.algo == "starpo" else []
@@ -228,7 +233,9 @@ class Trainer:
         mask = batch.response_mask
         updates_per_batch = c.actor.ppo_epochs * math.ceil(len(batch.group_ids) / c.actor.mini_batch)
         old_log_probs = None
-        if updates_per_batch > 1:
+        # The ratio's reference is the policy's own fp32 log-probs of the sampled ids: recomputed once
+        # the policy moves (a second optimiser step), and whenever the sampler runs in another precision.
+        if updates_per_batch > 1 or self.sampling_copy is not None:
             old_log_probs = self._no_grad_log_probs(batch)
             metrics["rollout/log_prob_gap"] = float(masked_mean((old_log_probs - batch.old_log_probs).abs(), mask))
         ref_log_probs = None
@@ -260,6 +267,10 @@ class Trainer:
         metrics.update(update)
         metrics["time/update"] = time.perf_counter() - phase
         metrics["update/tokens_per_s"] = c.actor.ppo_epochs * float(batch.attention_mask.sum()) / metrics["time/update"]
+        if self.sampling_copy is not None:  # the next rollout samples the updated weights
+            phase = time.perf_counter()
+            self.sampling_copy.refresh()
+            metrics["time/sampler_sync"] = time.perf_counter() - phase
         metrics["time/step"] = time.perf_counter() - started
         self.policy.eval()
         return metrics
@@ -274,7 +285,7 @@ class Trainer:
             for g, seed in enumerate(seeds)
             for j in range(c.rollout.group_size)
         ]
-        with torch.no_grad():
+        with torch.no_grad(), torch_threads(c.sampling_threads):
             played = run_lockstep(episodes, self.agent)
         return played, self.agent.pop_samples([t.episode_key for t in played])
 
