@@ -15,6 +15,7 @@ import pty
 import re
 import select
 import struct
+import subprocess
 import sys
 import termios
 import traceback
@@ -64,6 +65,17 @@ class Session:
         self.pid, self.fd = pid, fd
         self.screen = ""
         self._seen = 0
+
+    @classmethod
+    def console_script(cls, *args: str) -> tuple[Session, int]:
+        """The installed ``ragen-bench play ARGS`` on a new pty; the session and the terminal side of the pty."""
+        master, terminal = os.openpty()
+        fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 160, 0, 0))
+        script = Path(sys.executable).with_name("ragen-bench")
+        child = subprocess.Popen([str(script), "play", *args], stdin=terminal, stdout=terminal, stderr=terminal)
+        session = cls.__new__(cls)
+        session.pid, session.fd, session.screen, session._seen = child.pid, master, "", 0
+        return session, terminal
 
     def expect(self, pattern: str) -> re.Match[str]:
         """Wait for ``pattern`` (a regex) in what the child wrote after the last match."""
@@ -160,6 +172,23 @@ def test_arrow_keys_reach_the_goal_and_the_run_passes_leaderboard_verify(tmp_pat
     capsys.readouterr()
     assert cli.main(["compare", str(run)]) == 0
     assert re.search(r"human\s+RAGEN/FrozenLake-4x4-NoSlip-v0\s+test\s+1\s+1\.000", capsys.readouterr().out)
+
+
+def test_the_console_script_reads_keys_in_cbreak_mode_and_gives_the_terminal_back(tmp_path):
+    session, terminal = Session.console_script(FROZEN, "--limit", "1", "--out", str(tmp_path / "run"))
+    before = termios.tcgetattr(terminal)
+    try:
+        session.expect(r"keys: arrows add a move")
+        session.send(ARROW["up"])
+        session.expect(r"moves: Up")
+        during = termios.tcgetattr(terminal)
+        assert not during[3] & (termios.ICANON | termios.ECHO)  # cbreak: keys arrive one by one, unechoed
+        session.send(b"q")
+        session.expect(r"stopped: quit")  # printed after the agent was closed
+        assert termios.tcgetattr(terminal) == before
+        assert session.wait() == 0
+    finally:
+        os.close(terminal)
 
 
 def test_ctrl_c_after_a_finished_episode_keeps_it_and_the_same_command_resumes(tmp_path):
