@@ -90,20 +90,35 @@ def episode_record(run_dir: Path, episode: int) -> dict[str, Any]:
     raise RenderError(f"--episode {episode}: {path} holds episodes 0..{count - 1}")
 
 
-def replay_frames(record: Mapping[str, Any], env_kwargs: Mapping[str, Any]) -> list[Frame]:
-    """The frames of a recorded episode, replayed on a fresh env (see the module doc)."""
+def replay_frames(record: Mapping[str, Any], env_kwargs: Mapping[str, Any], env: Any = None) -> list[Frame]:
+    """The frames of a recorded episode, replayed on a fresh env (see the module doc).
+
+    ``env``: for a single-agent record, a :func:`replay_env` of its id to replay on
+    instead (reset here, left open), so a caller replaying many episodes starts each env
+    once (a TextWorld-Express env starts a JVM).
+    """
     if record["env_id"] in GAME_IDS:
         return list(_game_frames(record, env_kwargs))
     if record["env_id"] not in ENV_IDS:
         raise RenderError(f"the episode's env {record['env_id']!r} is not registered here (an id of another version?)")
-    return list(_env_frames(record, env_kwargs))
+    if env is not None:
+        return list(_env_frames(record, env))
+    env = replay_env(record["env_id"], env_kwargs)
+    try:
+        return list(_env_frames(record, env))
+    finally:
+        env.close()
 
 
-def _env_frames(record: Mapping[str, Any], env_kwargs: Mapping[str, Any]) -> Iterator[Frame]:
-    env_id, seed = record["env_id"], record["seed"]
+def replay_env(env_id: str, env_kwargs: Mapping[str, Any]) -> Any:
+    """The (unwrapped) env a single-agent episode of ``env_id`` replays on: its pictures, or its text."""
     modes = load_env_creator(gymnasium.spec(env_id).entry_point).metadata["render_modes"]
     mode = "rgb_array" if "rgb_array" in modes else "ansi"
-    env = gymnasium.make(env_id, **{**env_kwargs, "render_mode": mode}).unwrapped
+    return gymnasium.make(env_id, **{**env_kwargs, "render_mode": mode}).unwrapped
+
+
+def _env_frames(record: Mapping[str, Any], env: Any) -> Iterator[Frame]:
+    env_id, seed = record["env_id"], record["seed"]
     env.reset(seed=seed)
     names = env.action_names
     total, step = 0.0, 0
@@ -119,7 +134,6 @@ def _env_frames(record: Mapping[str, Any], env_kwargs: Mapping[str, Any]) -> Ite
             total += reward
             shown = names[action] if names is not None else _short(str(action))
             yield Frame(env.render(), f"step {step}  turn {turn_number}  {shown}  reward {reward:+g}  return {total:+g}")
-    env.close()
 
 
 def _game_frames(record: Mapping[str, Any], env_kwargs: Mapping[str, Any]) -> Iterator[Frame]:

@@ -18,6 +18,7 @@ chunks): a rebuild writes the same bytes, and the leaderboard needs no image lib
 from __future__ import annotations
 
 import hashlib
+import json
 import struct
 import zlib
 from collections.abc import Mapping, Sequence
@@ -40,35 +41,49 @@ def viewer_data(entries: Sequence[Any]) -> tuple[dict[str, Any], dict[str, bytes
     ``entries`` are :class:`.build.Entry` objects (verified runs); labels read
     ``"<env id> <split> seed <seed>"``.
     """
-    from ragen_bench.chat import parse_response
-    from ragen_bench.chat.config import check_chat
-    from ragen_bench.leaderboard import files
-
     book = _FrameBook()
-    data: dict[str, Any] = {}
-    for entry in entries:
-        config = check_chat(entry.run.manifest["config"]["chat"])
-        env_kwargs = dict(entry.run.manifest["config"].get("env_kwargs") or {})
-        shown: dict[tuple[str, str], list[int]] = {(env["env_id"], env["split"]): [] for env in entry.run.manifest["envs"]}
-        episodes = {}
-        for _, record in files.episode_lines(entry.run.episodes_path):
-            seeds = shown[(record["env_id"], record["split"])]
-            if record["sample"] != 0 or (len(seeds) >= VIEWER_SEEDS and record["seed"] not in seeds):
-                continue
-            seeds.append(record["seed"])
-            label = f"{record['env_id']} {record['split']} seed {record['seed']}"
-            episodes[label] = viewer_episode(record, config, env_kwargs, book, parse_response)
-        data[entry.run.info.name] = dict(sorted(episodes.items()))
+    envs: dict[str, Any] = {}  # one replay env per id and env kwargs, reset for each episode
+    try:
+        data = {entry.run.info.name: _entry_episodes(entry, book, envs) for entry in entries}
+    finally:
+        for env in envs.values():
+            env.close()
     return {"entries": data, "texts": book.texts}, book.pictures
 
 
-def viewer_episode(record: Mapping[str, Any], config: Any, env_kwargs: Mapping[str, Any], book: _FrameBook,
-                   parse_response: Any) -> dict[str, Any]:
-    """One episode for the page: its turns, each naming its frames (before, then after each action)."""
+def _entry_episodes(entry: Any, book: _FrameBook, envs: dict[str, Any]) -> dict[str, Any]:
+    """``{label: episode}`` of one entry, sorted: the first :data:`VIEWER_SEEDS` seeds of each panel, sample 0."""
+    from ragen_bench.chat.config import check_chat
+    from ragen_bench.leaderboard import files
+    from ragen_bench.render import replay_env
+
+    config = check_chat(entry.run.manifest["config"]["chat"])
+    env_kwargs = dict(entry.run.manifest["config"].get("env_kwargs") or {})
+    shown: dict[tuple[str, str], list[int]] = {(env["env_id"], env["split"]): [] for env in entry.run.manifest["envs"]}
+    episodes = {}
+    for _, record in files.episode_lines(entry.run.episodes_path):
+        seeds = shown[(record["env_id"], record["split"])]
+        if record["sample"] != 0 or (len(seeds) >= VIEWER_SEEDS and record["seed"] not in seeds):
+            continue
+        seeds.append(record["seed"])
+        key = json.dumps([record["env_id"], env_kwargs], sort_keys=True)
+        if key not in envs:
+            envs[key] = replay_env(record["env_id"], env_kwargs)
+        label = f"{record['env_id']} {record['split']} seed {record['seed']}"
+        episodes[label] = viewer_episode(record, config, envs[key], book)
+    return dict(sorted(episodes.items()))
+
+
+def viewer_episode(record: Mapping[str, Any], config: Any, env: Any, book: _FrameBook) -> dict[str, Any]:
+    """One episode for the page: its turns, each naming its frames (before, then after each action).
+
+    ``env`` is a :func:`ragen_bench.render.replay_env` of the record's id; ``config`` its run's chat settings.
+    """
+    from ragen_bench.chat import parse_response
     from ragen_bench.chat.trajectory import unpack_text
     from ragen_bench.render import replay_frames
 
-    frames = replay_frames(record, env_kwargs)
+    frames = replay_frames(record, {}, env)
     messages = [unpack_text(message["content"]) for message in record["messages"]]
     turns, start = [], 0
     for k, turn in enumerate(record["turns"]):
