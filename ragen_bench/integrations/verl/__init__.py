@@ -6,13 +6,15 @@ for the tests; a GPU machine installs verl's ``vllm`` or ``sglang`` extra instea
 
 * :mod:`.agent_loop`: the agent loop that plays a ``ChatEpisode`` through veRL's server;
 * :mod:`.sampler`: the StarPO-S filter as a V1 custom sampler;
-* :mod:`.bi_level`: bi-level GAE through the V1 trainer's advantage step;
+* :mod:`.trainer`: veRL's V1 sync trainer with StarPO's advantage hooks (:mod:`.bi_level`'s
+  bi-level GAE, ``actor.filter_loss_scaling``);
+* :mod:`.bi_level`: bi-level GAE on veRL's advantage-step tensors;
 * :mod:`.data`: the Parquet seed files and the agent-loop file a run reads;
 * :mod:`.recipe`: train config -> ``verl.trainer.main_ppo`` overrides, dry run, launch.
 
 :func:`main` is what ``ragen-bench train backend=verl [--dry-run]`` calls.  Importing this
 package imports neither verl nor torch; the submodules :mod:`.agent_loop`, :mod:`.sampler` and
-:mod:`.bi_level` import verl.
+:mod:`.trainer` import verl.
 """
 
 from __future__ import annotations

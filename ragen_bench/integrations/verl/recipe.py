@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from ragen_bench.integrations.verl.data import AGENT_NAME
-from ragen_bench.starpo.filter import FilterSpec, groups_to_keep
+from ragen_bench.starpo.filter import ENTROPY_METRICS, FilterSpec, groups_to_keep
 from ragen_bench.train.config import FilterConfig
 
-BI_LEVEL_MODULE = "ragen_bench.integrations.verl.bi_level"
-BI_LEVEL_TRAINER_MODE = "ragen_bi_level_sync"  # the name bi_level registers its trainer under
+TRAINER_MODULE = "ragen_bench.integrations.verl.trainer"
+TRAINER_MODE = "ragen_sync"  # the name the trainer module registers its trainer under
 SAMPLER_FILE = Path(__file__).with_name("sampler.py")
 SAMPLER_CLASS = "StarPOSFilterSampler"
 # A dual-clip bound no ratio reaches: veRL clamps the log-ratio to 20 (ratio < 4.9e8).
@@ -101,10 +101,12 @@ def _refuse_unsupported(config: Mapping[str, Any]) -> None:
         ("critic.coef", _get(config, "critic.coef") == 1.0,
          "veRL trains the critic with its own optimiser, so a loss weight has no meaning there; use 1.0"),
         ("lora.dropout", _get(config, "lora.dropout") == 0.0, "veRL's LoRA has no dropout setting; use 0.0"),
-        ("actor.filter_loss_scaling", _get(config, "actor.filter_loss_scaling") == "none",
-         "veRL computes the advantages in its trainer, which the recipe does not scale by the kept share; use none"),
         ("chat.history_window", (_get(config, "chat") or {}).get("history_window") is None,
          "the agent loop extends one token context per episode; use null"),
+        ("filter.metric",
+         _get(config, "filter.mode") != "rollout" or _get(config, "filter.metric") not in ENTROPY_METRICS,
+         "the sampler filters before veRL computes any entropy (its old-log-prob step); use a reward or length "
+         "metric, or the local backend"),
     ]
     for key, ok, why in checks:
         if not ok:
@@ -132,14 +134,15 @@ def _algorithm(config: Mapping[str, Any]) -> dict[str, Any]:
     else:  # gae, bi_level_gae: veRL's critic; bi-level GAE replaces the estimator inside the trainer
         overrides["algorithm.adv_estimator"] = "gae"
         overrides["critic.enable"] = True
-        if estimator == "bi_level_gae":
-            overrides["trainer.v1.trainer_mode"] = BI_LEVEL_TRAINER_MODE
-            overrides[f"+trainer.v1.{BI_LEVEL_TRAINER_MODE}.high_level_gamma"] = _get(
-                config, "advantage.high_level_gamma"
-            )
-            # The trainer class must be registered in veRL's TaskRunner actor: veRL imports the
-            # modules named here on every `import verl`, in every process of the job.
-            overrides["+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES"] = BI_LEVEL_MODULE
+    scaling = _choice(config, "actor.filter_loss_scaling", ("none", "linear", "sqrt"))
+    if estimator == "bi_level_gae" or scaling != "none":  # our trainer's advantage hooks (.trainer)
+        overrides["trainer.v1.trainer_mode"] = TRAINER_MODE
+        overrides[f"+trainer.v1.{TRAINER_MODE}.bi_level"] = estimator == "bi_level_gae"
+        overrides[f"+trainer.v1.{TRAINER_MODE}.high_level_gamma"] = _get(config, "advantage.high_level_gamma")
+        overrides[f"+trainer.v1.{TRAINER_MODE}.filter_loss_scaling"] = scaling
+        # The trainer class must be registered in veRL's TaskRunner actor: veRL imports the
+        # modules named here on every `import verl`, in every process of the job.
+        overrides["+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES"] = TRAINER_MODULE
     coef = _get(config, "kl.coef")
     in_reward = coef > 0 and _choice(config, "kl.placement", ("loss", "reward")) == "reward"
     in_loss = coef > 0 and not in_reward

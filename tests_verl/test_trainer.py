@@ -1,5 +1,6 @@
-"""Bi-level GAE through veRL's V1 advantage step: veRL's own ``_compute_advantage`` runs, on batches
-read from and written to an in-memory TransferQueue, and the advantages it writes back are ours."""
+"""Our veRL trainer's advantage hooks (bi-level GAE, filter_loss_scaling) in veRL's V1 advantage step:
+veRL's own ``_compute_advantage`` runs, on batches read from and written to an in-memory
+TransferQueue, and the advantages it writes back are ours."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ from verl.trainer.ppo import core_algos
 from verl.trainer.ppo.v1 import get_trainer_cls, trainer_base
 
 from ragen_bench.integrations.verl import recipe
-from ragen_bench.integrations.verl.bi_level import BiLevelGAETrainer
+from ragen_bench.integrations.verl.sampler import METRIC_PREFIX
+from ragen_bench.integrations.verl.trainer import StarPOTrainer, kept_share_scale
 from ragen_bench.starpo.advantages import compute_bi_level_gae
 from tests_verl.conftest import train_config
 
@@ -32,8 +34,12 @@ def nested(rows, dtype):
     return torch.nested.nested_tensor([torch.tensor(row, dtype=dtype) for row in rows], layout=torch.jagged)
 
 
-def run_step(monkeypatch, trainer_cls, values, *, high_level_gamma=HIGH_LEVEL_GAMMA):
-    """veRL's ``_compute_advantage`` of ``trainer_cls`` on the batch above; the advantages it writes back (padded)."""
+BI_LEVEL = {"bi_level": True, "high_level_gamma": HIGH_LEVEL_GAMMA, "filter_loss_scaling": "none"}
+
+
+def run_step(monkeypatch, trainer_cls, values, *, settings=BI_LEVEL, metrics=None):
+    """veRL's ``_compute_advantage`` of ``trainer_cls`` (our trainer's ``settings``; the step's sampler
+    ``metrics``) on the batch above; the advantages and returns it writes back (padded)."""
     stored = TensorDict(
         {
             "response_mask": nested(MASKS, torch.int64),
@@ -52,10 +58,11 @@ def run_step(monkeypatch, trainer_cls, values, *, high_level_gamma=HIGH_LEVEL_GA
             "algorithm": {"use_kl_in_reward": False, "adv_estimator": "gae", "gamma": 1.0, "lam": 1.0,
                           "norm_adv_by_std_in_grpo": True, "rollout_correction": None},
             "actor_rollout_ref": {"rollout": {"n": 2}},
-            "trainer": {"v1": {recipe.BI_LEVEL_TRAINER_MODE: {"high_level_gamma": high_level_gamma}}},
+            "trainer": {"v1": {recipe.TRAINER_MODE: dict(settings)}},
         }
     )
-    trainer._compute_advantage(KVBatchMeta(partition_id="train", keys=["a_0_0", "b_0_0"], tags=[{}, {}]), {})
+    trainer._compute_advantage(KVBatchMeta(partition_id="train", keys=["a_0_0", "b_0_0"], tags=[{}, {}]),
+                               dict(metrics or {}))
     return written["advantages"].to_padded_tensor(padding=0.0), written["returns"].to_padded_tensor(padding=0.0)
 
 
@@ -71,7 +78,7 @@ def values():
 
 
 def test_the_trainer_writes_bi_level_advantages_back(monkeypatch, values):
-    advantages, returns = run_step(monkeypatch, BiLevelGAETrainer, values)
+    advantages, returns = run_step(monkeypatch, StarPOTrainer, values)
     mask = padded(MASKS).bool()
     expected, expected_returns = compute_bi_level_gae(
         padded(REWARDS), padded(values), mask, gamma=1.0, lam=1.0, high_level_gamma=HIGH_LEVEL_GAMMA
@@ -86,16 +93,16 @@ def test_the_hook_changes_only_the_estimator(monkeypatch, values):
     mask = padded(MASKS).bool()
     gae, _ = core_algos.compute_gae_advantage_return(padded(REWARDS), padded(values), mask.float(), 1.0, 1.0)
     torch.testing.assert_close(plain[mask], gae[mask])
-    ours, _ = run_step(monkeypatch, BiLevelGAETrainer, values)
+    ours, _ = run_step(monkeypatch, StarPOTrainer, values)
     assert not torch.allclose(ours[mask], plain[mask])
     # Afterwards veRL's own dispatch is back in place for every other trainer.
     assert trainer_base.compute_advantage_for_multi_trajectories.__module__ == "verl.trainer.ppo.v1.utils"
 
 
 def test_the_trainer_is_registered_and_behaves_as_veRLs_sync_mode():
-    assert get_trainer_cls(recipe.BI_LEVEL_TRAINER_MODE) is BiLevelGAETrainer
-    trainer = object.__new__(BiLevelGAETrainer)
-    trainer.trainer_mode = recipe.BI_LEVEL_TRAINER_MODE  # what veRL's __init__ assigns
+    assert get_trainer_cls(recipe.TRAINER_MODE) is StarPOTrainer
+    trainer = object.__new__(StarPOTrainer)
+    trainer.trainer_mode = recipe.TRAINER_MODE  # what veRL's __init__ assigns
     assert trainer.trainer_mode == "sync"
 
 
@@ -105,7 +112,7 @@ def test_a_failing_step_restores_veRLs_dispatch(monkeypatch, values):
         lambda *a, **k: (_ for _ in ()).throw(RuntimeError("boom")),
     )
     with pytest.raises(RuntimeError, match="boom"):
-        run_step(monkeypatch, BiLevelGAETrainer, values)
+        run_step(monkeypatch, StarPOTrainer, values)
     assert trainer_base.compute_advantage_for_multi_trajectories.__module__ == "verl.trainer.ppo.v1.utils"
 
 
@@ -114,8 +121,47 @@ def test_the_module_the_recipe_names_registers_the_trainer_on_import_verl():
     config = train_config("starpo-s", ["advantage.estimator=bi_level_gae"])
     verl_config = recipe.compose_verl(recipe.verl_overrides(config))
     module = verl_config.ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES
-    code = "import verl\nfrom verl.trainer.ppo.v1 import get_trainer_cls\nprint(get_trainer_cls('ragen_bi_level_sync').__name__)"
+    code = "import verl\nfrom verl.trainer.ppo.v1 import get_trainer_cls\nprint(get_trainer_cls('ragen_sync').__name__)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                           env={**os.environ, "VERL_USE_EXTERNAL_MODULES": module})
     assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] == "BiLevelGAETrainer"
+    assert done.stdout.strip().splitlines()[-1] == "StarPOTrainer"
+
+
+# -- filter_loss_scaling ------------------------------------------------------------------------------
+
+# The sampler kept 1 of 4 groups this step (its logged metrics, as veRL hands them to the advantage step).
+KEPT_ONE_OF_FOUR = {METRIC_PREFIX + "groups": 4.0, METRIC_PREFIX + "kept_groups": 1.0}
+
+
+@pytest.mark.parametrize(("scaling", "factor"), [("none", 1.0), ("linear", 0.25), ("sqrt", 0.5)])
+def test_filter_loss_scaling_multiplies_veRLs_advantages_by_the_kept_share(monkeypatch, values, scaling, factor):
+    plain, plain_returns = run_step(monkeypatch, get_trainer_cls("sync"), values, metrics=KEPT_ONE_OF_FOUR)
+    settings = {"bi_level": False, "filter_loss_scaling": scaling}
+    ours, returns = run_step(monkeypatch, StarPOTrainer, values, settings=settings, metrics=KEPT_ONE_OF_FOUR)
+    mask = padded(MASKS).bool()
+    torch.testing.assert_close(ours[mask], factor * plain[mask])
+    torch.testing.assert_close(returns[mask], plain_returns[mask])  # the critic's targets are not scaled
+
+
+def test_filter_loss_scaling_composes_with_bi_level_gae(monkeypatch, values):
+    bi_level, _ = run_step(monkeypatch, StarPOTrainer, values)
+    scaled, _ = run_step(monkeypatch, StarPOTrainer, values, settings={**BI_LEVEL, "filter_loss_scaling": "linear"},
+                         metrics=KEPT_ONE_OF_FOUR)
+    mask = padded(MASKS).bool()
+    torch.testing.assert_close(scaled[mask], 0.25 * bi_level[mask])
+
+
+def test_a_step_without_the_filter_sampler_is_not_scaled():
+    # veRL's own sampling (a filter that keeps every group) logs no kept share: factor 1.
+    assert kept_share_scale({"filter_loss_scaling": "linear"}, {}) == 1.0
+    assert kept_share_scale({"filter_loss_scaling": "sqrt"}, KEPT_ONE_OF_FOUR) == 0.5
+
+
+def test_the_recipe_selects_the_trainer_for_filter_loss_scaling():
+    overrides = recipe.verl_overrides(train_config("starpo-s", ["model=tiny", "actor.filter_loss_scaling=sqrt"]))
+    assert f"trainer.v1.trainer_mode={recipe.TRAINER_MODE}" in overrides
+    assert f"+trainer.v1.{recipe.TRAINER_MODE}.filter_loss_scaling=sqrt" in overrides
+    assert f"+trainer.v1.{recipe.TRAINER_MODE}.bi_level=false" in overrides
+    plain = recipe.verl_overrides(train_config("starpo-s", ["model=tiny"]))
+    assert not any(item.startswith("trainer.v1.trainer_mode=") for item in plain)  # veRL's own trainer
