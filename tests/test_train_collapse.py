@@ -14,13 +14,16 @@ pytest.importorskip("transformers")
 
 from ragen_bench.train.collapse_probe import (  # noqa: E402
     PREFIX,
-    FirstTurn,
+    TRAJECTORY_PREFIX,
+    TurnPair,
     cross_log_probs,
     due,
     first_turn_diagnostics,
     last_ema_std,
     reasoning_text,
     sample_rows,
+    sample_trajectory_turns,
+    trajectory_diagnostics,
 )
 from ragen_bench.train.config import TrainConfigError  # noqa: E402
 from tests.test_train import metrics, small  # noqa: E402
@@ -41,7 +44,7 @@ def test_schedule_is_step_one_then_every_kth_step():
 
 
 def test_the_draw_takes_valid_rows_without_replacement_and_depends_on_the_seed():
-    rows = [FirstTurn((1,), (2,) if i % 3 else (), group=i) for i in range(30)]  # every third row has no Z
+    rows = [TurnPair((1,), (2,) if i % 3 else (), group=i) for i in range(30)]  # every third row has no Z
     valid = [i for i in range(30) if i % 3]
     picked = sample_rows(rows, 8, seed=1)
     assert len(set(picked)) == 8 and set(picked) <= set(valid) and picked == sorted(picked)
@@ -120,7 +123,7 @@ def test_reasoning_that_copies_the_state_is_retrieved_and_a_template_is_not(look
     # Four states, two replies each.  A policy that looks writes its state's token: its reasoning
     # under its own prompt is likely, under another unlikely.  One that does not look writes
     # token 0 whatever the state (rows below carry that text), the same likelihood under every prompt.
-    rows = [FirstTurn((state, 7), (state if looks else 0,) * 3, group=state) for state in range(4) for _ in range(2)]
+    rows = [TurnPair((state, 7), (state if looks else 0,) * 3, group=state) for state in range(4) for _ in range(2)]
     found = first_turn_diagnostics(StateModel(looks), rows, list(range(8)), temperature=1.0, micro_batch=3, pad_id=7,
                                    std_eps=1e-3, ema_decay=0.9, ema_std=None)
     if looks:
@@ -133,13 +136,13 @@ def test_reasoning_that_copies_the_state_is_retrieved_and_a_template_is_not(look
 
 
 def test_first_turn_diagnostics_count_invalid_rows_and_need_two_prompts(tiny):
-    rows = [FirstTurn((7, 8, 9), (10, 11), group=0), FirstTurn((7, 8, 9), (), group=0),
-            FirstTurn((7, 8, 9), (12,), group=0)]
+    rows = [TurnPair((7, 8, 9), (10, 11), group=0), TurnPair((7, 8, 9), (), group=0),
+            TurnPair((7, 8, 9), (12,), group=0)]
     found = first_turn_diagnostics(tiny, rows, [0, 2], temperature=1.0, micro_batch=4, pad_id=0, std_eps=1e-3,
                                    ema_decay=0.9, ema_std=None)
     assert found == {"collapse/first_turn_num_total": 3.0, "collapse/first_turn_num_valid": 2.0,
                      "collapse/first_turn_valid_rate": pytest.approx(2 / 3)}
-    rows.append(FirstTurn((7, 8, 13), (14, 15, 16), group=5))
+    rows.append(TurnPair((7, 8, 13), (14, 15, 16), group=5))
     found = first_turn_diagnostics(tiny, rows, [0, 2, 3], temperature=1.0, micro_batch=4, pad_id=0, std_eps=1e-3,
                                    ema_decay=0.9, ema_std=(1.0, 2.0))
     assert found[PREFIX + "mi_upper_bound"] == pytest.approx(math.log(2))
@@ -190,3 +193,57 @@ def test_replies_without_reasoning_log_only_the_counts(tmp_path):
     # think=true: the tiny model's six random tokens hold no <think> block, so no row has a Z.
     assert (row["collapse/first_turn_num_total"], row["collapse/first_turn_num_valid"]) == (8, 0)
     assert not any(key.startswith(PREFIX) for key in row)
+
+
+# -- beyond the first turn: RAGEN-2's trajectory-uniform sample ------------------------------------
+
+
+def test_the_trajectory_draw_weighs_trajectories_equally_and_takes_only_turns_with_a_z():
+    # Trajectory 0: one turn with a Z; 1: 99 with a Z (turn 0 has none); 2: none with a Z.
+    turns = [[TurnPair((1,), (2,), group=0)],
+             [TurnPair((1,), (), group=1)] + [TurnPair((1, t), (3,), group=1) for t in range(99)],
+             [TurnPair((1,), (), group=2)] * 3]
+    pairs = sample_trajectory_turns(turns, None, seed=4)
+    assert all(turns[m][t].reasoning_ids for m, t in pairs) and (1, 0) not in pairs
+    # 100 draws (the turns with a Z), about a third on each trajectory whatever its length; those on
+    # trajectory 2 give no pair.
+    counts = [sum(m == k for m, _ in pairs) for k in range(2)]
+    assert 20 < counts[0] < 45 and 20 < counts[1] < 45 and len(pairs) == sum(counts) < 100
+    # A draw is with replacement: trajectory 0's one turn comes up again and again.
+    assert pairs.count((0, 0)) == counts[0]
+    assert sample_trajectory_turns(turns, 10, seed=4) == sample_trajectory_turns(turns, 10, seed=4)
+    assert len(sample_trajectory_turns(turns, 10, seed=4)) <= 10
+    assert sample_trajectory_turns(turns, 10, seed=4) != sample_trajectory_turns(turns, 10, seed=5)
+
+
+@pytest.mark.parametrize("looks", [True, False])
+def test_later_turns_that_copy_the_state_are_retrieved_and_a_template_is_not(looks):
+    # Four trajectories in states 0..3, two turns each (turn 2's context is longer); one turn has no Z.
+    def turn(state, length):
+        return TurnPair((state,) + (7,) * length, (state if looks else 0,) * 3, group=state)
+
+    turns = [[turn(state, 1), turn(state, 3)] for state in range(4)] + [[TurnPair((5, 7), (), group=9)]]
+    pairs = [(0, 0), (1, 1), (2, 0), (3, 1)]
+    found = trajectory_diagnostics(StateModel(looks), turns, pairs, temperature=1.0, micro_batch=3, pad_id=7,
+                                   std_eps=1e-3, ema_decay=0.9, ema_std=None)
+    assert found["collapse/valid_thinking_rate"] == pytest.approx(8 / 9)
+    assert found[TRAJECTORY_PREFIX + "mi_upper_bound"] == pytest.approx(math.log(4))
+    if looks:
+        assert found[TRAJECTORY_PREFIX + "mi_estimate"] == pytest.approx(math.log(4), abs=1e-3)
+        assert found[TRAJECTORY_PREFIX + "retrieval_accuracy"] == 1.0
+    else:
+        assert found[TRAJECTORY_PREFIX + "mi_estimate"] == pytest.approx(0.0, abs=1e-6)
+        assert found[TRAJECTORY_PREFIX + "retrieval_accuracy"] == 0.25
+    assert not any(key.startswith(PREFIX) for key in found)
+
+
+def test_a_run_with_multi_turn_sampling_logs_the_trajectory_sample(tmp_path):
+    from ragen_bench.train.trainer import train
+
+    out = tmp_path / "run"
+    train(small("starpo-s", "steps=1", "chat.think=false", "collapse_detection.compute_freq=1",
+                "collapse_detection.first_turn_enabled=false", "collapse_detection.multi_turn_enabled=true", out=out))
+    (row,) = metrics(out)
+    assert row["collapse/valid_thinking_rate"] == 1.0  # think=false: every reply is its Z
+    assert TRAJECTORY_PREFIX + "mi_estimate" in row and 0 < row["time/collapse"] < row["time/step"]
+    assert not any(key.startswith(PREFIX) or key.startswith("collapse/first_turn") for key in row)

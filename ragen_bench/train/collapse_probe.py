@@ -1,4 +1,4 @@
-"""The trainer's collapse diagnostics: first turns of a rollout, scored under each other's prompts.
+"""The trainer's collapse diagnostics: turns of a rollout, scored under each other's prompts.
 
 On a schedule (:func:`due`), the step's first turns are split as RAGEN-2 splits them
 (``ctx_manager._build_first_turn_prompt_and_reasoning_ids``): X is turn 1's prompt followed
@@ -10,7 +10,15 @@ the prompt (RAGEN-2 computes nothing then).  ``num_samples`` valid rows are draw
 draw of this step), every one is scored under every distinct prompt among them by the
 current policy (:func:`cross_log_probs`: one teacher-forced forward per prompt and
 micro-batch, the prompt encoded once per micro-batch), and
-:func:`ragen_bench.starpo.collapse.collapse_metrics` reads the matrix.
+:func:`ragen_bench.starpo.collapse.collapse_metrics` reads the matrix (``first_turn_enabled``).
+
+Beyond the first turn (``multi_turn_enabled``, RAGEN-2's ``collapse_trajectory_sample``): every
+turn t of a trajectory splits the same way, X being the whole context the policy saw at turn t
+followed by ``<think>``; :func:`sample_trajectory_turns` draws ``num_samples`` (trajectory,
+turn) pairs as RAGEN-2's ``_sample_trajectory_uniform`` does (a trajectory uniformly, then one
+of its turns with a Z uniformly, with replacement: each trajectory weighs the same whatever
+its length), every pair is its own column, and the metrics go under :data:`TRAJECTORY_PREFIX`
+beside ``collapse/valid_thinking_rate`` (the share of all turns that carry a Z).
 
 torch is imported inside the functions that need it.
 """
@@ -18,7 +26,7 @@ torch is imported inside the functions that need it.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,14 +34,15 @@ from ragen_bench.chat.parser import THINK_CLOSE, THINK_OPEN
 from ragen_bench.chat.trajectory import Trajectory
 from ragen_bench.train.sampler import TurnSample
 
-# RAGEN-2's W&B namespace for first-turn samples (docs/starpo.md, "Collapse diagnostics").
+# RAGEN-2's W&B namespaces for first-turn and trajectory-uniform samples (docs/starpo.md, "Collapse diagnostics").
 PREFIX = "collapse_first_turn_sample/"
+TRAJECTORY_PREFIX = "collapse_trajectory_sample/"
 _REASONING = re.compile(re.escape(THINK_OPEN) + r"(.*?)" + re.escape(THINK_CLOSE), re.DOTALL)
 
 
 @dataclass(frozen=True)
-class FirstTurn:
-    """One row's X (``context_ids``) and Z (``reasoning_ids``, empty when the reply has none) and its group."""
+class TurnPair:
+    """One turn's X (``context_ids``) and Z (``reasoning_ids``, empty when the reply has none) and its group."""
 
     context_ids: tuple[int, ...]
     reasoning_ids: tuple[int, ...]
@@ -57,20 +66,31 @@ def reasoning_text(reply: str, *, think: bool, special_tokens: Sequence[str] = (
 
 
 def first_turns(trajectories: Sequence[Trajectory], samples: Mapping[str, Sequence[TurnSample]], tokenizer: Any, *,
-                think: bool) -> list[FirstTurn]:
-    """Each trajectory's :class:`FirstTurn`, in batch order (its group: the seed)."""
+                think: bool) -> list[TurnPair]:
+    """Each trajectory's first turn as a :class:`TurnPair`, in batch order (its group: the seed)."""
+    return [row[0] for row in all_turns(trajectories, samples, tokenizer, think=think, first_only=True)]
+
+
+def all_turns(trajectories: Sequence[Trajectory], samples: Mapping[str, Sequence[TurnSample]], tokenizer: Any, *,
+              think: bool, first_only: bool = False) -> list[list[TurnPair]]:
+    """Each trajectory's turns as :class:`TurnPair` rows (X: the prompt ids turn t was sampled from, then
+    ``<think>``'s ids), in batch and turn order; ``first_only``: turn 1 alone."""
     opening = tuple(tokenizer(THINK_OPEN, add_special_tokens=False)["input_ids"]) if think else ()
     special = [token for token in tokenizer.all_special_tokens if token]
     rows = []
     for trajectory in trajectories:
-        text = reasoning_text(trajectory.turns[0].raw_response, think=think, special_tokens=special)
-        reasoning = tuple(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else ()
-        prompt = samples[trajectory.episode_key][0].prompt_ids
-        rows.append(FirstTurn(context_ids=(*prompt, *opening), reasoning_ids=reasoning, group=trajectory.seed))
+        turns = []
+        for turn, sample in zip(trajectory.turns[:1] if first_only else trajectory.turns,
+                                samples[trajectory.episode_key]):
+            text = reasoning_text(turn.raw_response, think=think, special_tokens=special)
+            reasoning = tuple(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else ()
+            turns.append(TurnPair(context_ids=(*sample.prompt_ids, *opening), reasoning_ids=reasoning,
+                                  group=trajectory.seed))
+        rows.append(turns)
     return rows
 
 
-def sample_rows(rows: Sequence[FirstTurn], num_samples: int | None, seed: int) -> list[int]:
+def sample_rows(rows: Sequence[TurnPair], num_samples: int | None, seed: int) -> list[int]:
     """Indices of up to ``num_samples`` rows with a Z (all when None), drawn without replacement, ascending."""
     import torch
 
@@ -119,38 +139,82 @@ def cross_log_probs(model: Any, contexts: Sequence[Sequence[int]], reasonings: S
     return total / lengths[:, None], total
 
 
-def first_turn_diagnostics(model: Any, rows: Sequence[FirstTurn], picked: Sequence[int], *, temperature: float,
-                           micro_batch: int, pad_id: int, std_eps: float, ema_decay: float,
-                           ema_std: tuple[float, float] | None) -> dict[str, float]:
-    """The logged metrics of one diagnostic step: coverage counts, then RAGEN-2's suffixes under :data:`PREFIX`."""
+def sample_trajectory_turns(turns: Sequence[Sequence[TurnPair]], num_samples: int | None, seed: int) -> list[tuple[int, int]]:
+    """``(trajectory, turn)`` pairs, as RAGEN-2's ``_sample_trajectory_uniform`` draws them: as many draws as
+    there are turns with a Z (at most ``num_samples``), each a trajectory uniformly and then one of its
+    turns with a Z uniformly, with replacement; a draw that lands on a trajectory without one gives no pair."""
     import torch
 
-    from ragen_bench.starpo.collapse import collapse_metrics
+    valid = [[t for t, row in enumerate(rows) if row.reasoning_ids] for rows in turns]
+    total = sum(len(ts) for ts in valid)
+    draws = total if num_samples is None else min(num_samples, total)
+    generator = torch.Generator().manual_seed(seed)
+    pairs = []
+    for _ in range(draws):
+        m = int(torch.randint(len(valid), (), generator=generator))
+        if valid[m]:
+            pairs.append((m, valid[m][int(torch.randint(len(valid[m]), (), generator=generator))]))
+    return pairs
 
+
+def first_turn_diagnostics(model: Any, rows: Sequence[TurnPair], picked: Sequence[int], *, temperature: float,
+                           micro_batch: int, pad_id: int, std_eps: float, ema_decay: float,
+                           ema_std: tuple[float, float] | None) -> dict[str, float]:
+    """The logged metrics of one diagnostic step: coverage counts, then RAGEN-2's suffixes under :data:`PREFIX`
+    (the picked rows of one group share its prompt: one column per group)."""
     valid = sum(bool(row.reasoning_ids) for row in rows)
     metrics = {"collapse/first_turn_num_total": float(len(rows)), "collapse/first_turn_num_valid": float(valid),
                "collapse/first_turn_valid_rate": valid / len(rows) if rows else 0.0}
     chosen = [rows[i] for i in picked]
-    column_of: dict[int, int] = {}
-    contexts: list[tuple[int, ...]] = []
-    for row in chosen:
-        if row.group not in column_of:
-            column_of[row.group] = len(contexts)
-            contexts.append(row.context_ids)
-    if len(contexts) < 2:
-        return metrics
-    mean, total = cross_log_probs(model, contexts, [row.reasoning_ids for row in chosen], temperature=temperature,
-                                  micro_batch=micro_batch, pad_id=pad_id)
-    columns = torch.tensor([column_of[row.group] for row in chosen])
-    found = collapse_metrics(mean, total, columns, contexts, std_eps=std_eps, ema_decay=ema_decay, ema_std=ema_std)
-    metrics.update({PREFIX + name: value for name, value in found.items()})
+    metrics.update(_scored(model, chosen, [row.group for row in chosen], PREFIX, temperature=temperature,
+                           micro_batch=micro_batch, pad_id=pad_id, std_eps=std_eps, ema_decay=ema_decay,
+                           ema_std=ema_std))
     return metrics
 
 
-def last_ema_std(logged: Sequence[Mapping[str, Any]]) -> tuple[float, float] | None:
-    """The moving averages of the marginal's spread at the last diagnostic step of ``logged``
+def trajectory_diagnostics(model: Any, turns: Sequence[Sequence[TurnPair]], pairs: Sequence[tuple[int, int]], *,
+                           temperature: float, micro_batch: int, pad_id: int, std_eps: float, ema_decay: float,
+                           ema_std: tuple[float, float] | None) -> dict[str, float]:
+    """RAGEN-2's multi-turn metrics: ``collapse/valid_thinking_rate``, then its suffixes under
+    :data:`TRAJECTORY_PREFIX` for the drawn ``pairs`` (each pair its own column, as RAGEN-2 numbers them)."""
+    total = sum(len(rows) for rows in turns)
+    valid = sum(bool(row.reasoning_ids) for rows in turns for row in rows)
+    metrics = {"collapse/valid_thinking_rate": valid / total if total else 0.0}
+    chosen = [turns[m][t] for m, t in pairs]
+    metrics.update(_scored(model, chosen, range(len(chosen)), TRAJECTORY_PREFIX, temperature=temperature,
+                           micro_batch=micro_batch, pad_id=pad_id, std_eps=std_eps, ema_decay=ema_decay,
+                           ema_std=ema_std))
+    return metrics
+
+
+def _scored(model: Any, chosen: Sequence[TurnPair], keys: Sequence[Hashable], prefix: str, *, temperature: float,
+            micro_batch: int, pad_id: int, std_eps: float, ema_decay: float,
+            ema_std: tuple[float, float] | None) -> dict[str, float]:
+    """RAGEN-2's suffixes under ``prefix`` for ``chosen``, row i's prompt column the first row with its ``keys[i]``
+    (empty with fewer than two columns)."""
+    import torch
+
+    from ragen_bench.starpo.collapse import collapse_metrics
+
+    column_of: dict[Hashable, int] = {}
+    contexts: list[tuple[int, ...]] = []
+    for key, row in zip(keys, chosen, strict=True):
+        if key not in column_of:
+            column_of[key] = len(contexts)
+            contexts.append(row.context_ids)
+    if len(contexts) < 2:
+        return {}
+    mean, total = cross_log_probs(model, contexts, [row.reasoning_ids for row in chosen], temperature=temperature,
+                                  micro_batch=micro_batch, pad_id=pad_id)
+    columns = torch.tensor([column_of[key] for key in keys])
+    found = collapse_metrics(mean, total, columns, contexts, std_eps=std_eps, ema_decay=ema_decay, ema_std=ema_std)
+    return {prefix + name: value for name, value in found.items()}
+
+
+def last_ema_std(logged: Sequence[Mapping[str, Any]], prefix: str = PREFIX) -> tuple[float, float] | None:
+    """The moving averages of the marginal's spread under ``prefix`` at the last diagnostic step of ``logged``
     (``metrics.jsonl`` rows), so a resumed run continues them; None before any."""
     for row in reversed(logged):
-        if PREFIX + "marginal_std_ema" in row:
-            return row[PREFIX + "marginal_std_ema"], row[PREFIX + "marginal_std_ema_seq"]
+        if prefix + "marginal_std_ema" in row:
+            return row[prefix + "marginal_std_ema"], row[prefix + "marginal_std_ema_seq"]
     return None
