@@ -105,3 +105,32 @@ def test_an_ungrantable_request_is_one_line_before_any_worker_starts(one_gpu_clu
 def test_bad_gpu_settings_are_one_line(tmp_path, capsys, overrides, names):
     assert main(["eval", *OPTIMAL, *overrides, f"out={tmp_path / 'run'}"]) == 2
     one_line_error(capsys, *names)
+
+
+@pytest.mark.parametrize(
+    ("agent", "asked", "cluster_gpus", "expected"),
+    [
+        ({"name": "hf", "device": "cpu"}, None, 4, 0.0),  # a model on the CPU needs no card
+        ({"name": "hf", "device": "auto"}, None, 4, 1.0),
+        ({"name": "hf", "device": "cuda"}, None, 1, 1.0),
+        ({"name": "hf", "device": "cuda:1"}, 2, 2, 2.0),  # a worker granted two sees cuda:0 and cuda:1
+        ({"name": "hf", "device": "cpu"}, 1, 1, 1.0),  # an explicit request stands
+    ],
+)
+def test_worker_gpus_follow_the_agents_device(agent, asked, cluster_gpus, expected):
+    run = {"agent": agent, "ray": {"gpus_per_worker": asked}}
+    assert launcher.worker_gpus(run, cluster_gpus) == expected
+
+
+@pytest.mark.parametrize(
+    ("agent", "opponent", "asked", "cluster_gpus", "message"),
+    [
+        ({"name": "hf", "device": "cuda"}, None, None, 0, r"agent.device=cuda: a Ray worker sees only the 0 GPUs"),
+        ({"name": "hf", "device": "cuda:1"}, None, None, 2, r"agent.device=cuda:1: a Ray worker sees only the 1 GPUs"),
+        ({"name": "random"}, {"name": "hf", "device": "cuda"}, 0, 2, r"opponent.device=cuda: .* sees only the 0 GPUs"),
+    ],
+)
+def test_a_cuda_device_the_worker_cannot_see_is_refused_naming_the_key(agent, opponent, asked, cluster_gpus, message):
+    run = {"agent": agent, "opponent": opponent, "ray": {"gpus_per_worker": asked}}
+    with pytest.raises(ConfigError, match=message):
+        launcher.worker_gpus(run, cluster_gpus)

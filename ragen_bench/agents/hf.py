@@ -24,11 +24,17 @@ and ``"length"`` in the last.
 ``model`` may also name a peft LoRA adapter directory (see
 :func:`ragen_bench.agents.local_models.load_model`, which the trainer loads its models with too).
 
+``device`` places the model (:func:`resolve_device`): ``auto`` (the default) is the first CUDA
+device when torch sees one, else the CPU; ``cpu``, ``cuda`` and ``cuda:N`` are taken as given.
+Tokens are drawn on the CPU with the requests' generators whatever the device, so a seed draws
+from the same random numbers on either (the model's logits still differ by float rounding).
+
 torch and transformers are imported inside the functions that need them.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -42,6 +48,29 @@ from ragen_bench.agents.local_models import (
 )
 from ragen_bench.agents.sampling import SamplingSettings, request_seed
 from ragen_bench.chat.protocol import AgentReply, AgentRequest
+
+DEVICES = "auto, cpu, cuda or cuda:N"
+_CUDA_INDEX = re.compile(r"cuda:(\d+)")
+
+
+def resolve_device(device: str, cuda_devices: int) -> str:
+    """The torch device ``device`` names on a machine with ``cuda_devices`` visible CUDA devices.
+
+    ``auto``: ``cuda`` when there is one, else ``cpu``.  ``cuda`` / ``cuda:N`` on a machine
+    without that device, and anything else, is a ``ValueError`` naming the setting.
+    """
+    if device == "auto":
+        return "cuda" if cuda_devices > 0 else "cpu"
+    if device == "cpu":
+        return device
+    match = _CUDA_INDEX.fullmatch(device)
+    if device != "cuda" and match is None:
+        raise ValueError(f"device must be {DEVICES}, got {device!r}")
+    index = int(match.group(1)) if match else 0
+    if index >= cuda_devices:
+        raise ValueError(f"device={device}: torch sees {cuda_devices} CUDA devices; use auto or cpu")
+    return device
+
 
 def _per_row_sampler(settings: SamplingSettings, generators: list[Any]) -> Any:
     """A logits processor that draws each row's next token with that row's own generator.
@@ -58,9 +87,10 @@ def _per_row_sampler(settings: SamplingSettings, generators: list[Any]) -> Any:
             probs = torch.softmax(scores.float() / settings.temperature, dim=-1)
             if settings.top_p < 1.0:
                 probs = keep_top_p(probs, settings.top_p)
+            # The generators are CPU ones: the draw happens there, on any device.
             chosen = torch.stack(
-                [torch.multinomial(row, 1, generator=gen)[0] for row, gen in zip(probs, generators, strict=True)]
-            )
+                [torch.multinomial(row, 1, generator=gen)[0] for row, gen in zip(probs.cpu(), generators, strict=True)]
+            ).to(scores.device)
             forced = torch.full_like(scores, float("-inf"))
             forced[torch.arange(scores.shape[0]), chosen] = 0.0
             return forced
@@ -132,6 +162,7 @@ class HFAgent:
         prompts = [self.render(request.messages) for request in batch]
         # The chat template already places any special tokens the model expects.
         encoded = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
+        encoded = encoded.to(self.model.device)
         options: dict[str, Any] = {
             "max_new_tokens": self.sampling.max_new_tokens,
             "do_sample": False,
@@ -192,18 +223,23 @@ def make_hf_agent(
     stop_strings: Sequence[str] = DEFAULT_STOP_STRINGS,
     num_threads: int | None = None,
     dtype: str = "float32",
+    device: str = "auto",
     name: str | None = None,
 ) -> HFAgent:
     """Factory behind ``make_agent("hf", ...)``.
 
-    ``num_threads`` sets torch's intra-op thread count (a process-wide setting) when given.
+    ``num_threads`` sets torch's intra-op thread count (a process-wide setting) when given;
+    ``device``: see :func:`resolve_device` (checked before the model loads).
     """
+    import torch
+
+    placed = resolve_device(device, torch.cuda.device_count())
     loaded_model, tokenizer, sampling = load_for_sampling(
         model, temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens,
         sampling_seed=sampling_seed, num_threads=num_threads, dtype=dtype,
     )
     return HFAgent(
-        loaded_model,
+        loaded_model.to(placed),
         tokenizer,
         sampling=sampling,
         generate_batch=generate_batch,

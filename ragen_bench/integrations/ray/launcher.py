@@ -16,8 +16,9 @@ the placement:
    the shards (with the same ``workers``).
 
 Each actor asks Ray for one CPU and :func:`worker_gpus` GPUs (``ray.gpus_per_worker``; by
-default one when the run's agent runs a model and the cluster has GPUs), so a model agent's
-worker is granted a card and workers wait for one as they wait for CPUs.
+default one when the run's agent runs a model on a GPU, its ``device`` not ``cpu``, and the
+cluster has GPUs), so a model agent's worker is granted a card and workers wait for one as
+they wait for CPUs.  Ray shows a worker only the GPUs it was granted, numbered from 0.
 
 Shard directories are written by the workers and read by this process, so on a
 multi-node cluster ``out`` must be on a filesystem every node mounts at the same path
@@ -97,26 +98,41 @@ class ShardWorker:
         return run_eval(config).duplicate_lines
 
 
-def _agent_names(config: Mapping[str, Any]) -> set[str]:
-    """The agents a run builds: its agent, and its opponent when that is an agent config."""
-    opponent = config.get("opponent")
-    return {config["agent"]["name"], *([opponent["name"]] if isinstance(opponent, Mapping) else [])}
+def _gpu_agents(config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """``(config key, device)`` of each model agent the run builds off the CPU: its agent, and its
+    opponent when that is an agent config (``device`` defaults to auto; the ``vllm`` agent has none)."""
+    built = [("agent", config["agent"])]
+    if isinstance(config.get("opponent"), Mapping):
+        built.append(("opponent", config["opponent"]))
+    return [(key, str(agent.get("device", "auto"))) for key, agent in built
+            if agent["name"] in MODEL_AGENTS and agent.get("device", "auto") != "cpu"]
 
 
 def worker_gpus(config: Mapping[str, Any], cluster_gpus: float) -> float:
-    """GPUs each shard's actor asks Ray for: ``ray.gpus_per_worker``, else 1 for a model agent on a GPU cluster, else 0.
+    """GPUs each shard's actor asks Ray for: ``ray.gpus_per_worker``, else 1 for a model agent on a GPU
+    (device auto or cuda) on a GPU cluster, else 0.
 
-    A request no node of the cluster could grant would leave the workers waiting forever: refused.
+    A request no node of the cluster could grant would leave the workers waiting forever, and an
+    agent set to a CUDA device its worker will not see fails in every worker: both refused.
     """
     asked = config["ray"].get("gpus_per_worker")
-    if asked is None:
-        return 1.0 if cluster_gpus >= 1 and _agent_names(config) & set(MODEL_AGENTS) else 0.0
-    if asked > cluster_gpus:
+    if asked is not None and asked > cluster_gpus:
         raise ConfigError(
             f"ray.gpus_per_worker={asked}: the Ray cluster has {cluster_gpus:g} GPUs; "
             "give a number it can grant (0 plays on CPUs)"
         )
-    return float(asked)
+    on_gpu = _gpu_agents(config)
+    gpus = float(asked) if asked is not None else 1.0 if cluster_gpus >= 1 and on_gpu else 0.0
+    for key, device in on_gpu:
+        if device == "auto":
+            continue
+        index = int(device.partition(":")[2] or 0)
+        if index >= gpus:
+            raise ConfigError(
+                f"{key}.device={device}: a Ray worker sees only the {gpus:g} GPUs it is granted, numbered "
+                "from 0 (ray.gpus_per_worker); use auto or cuda, or cpu"
+            )
+    return gpus
 
 
 def shard_count(shards: Path, workers: int) -> int:
