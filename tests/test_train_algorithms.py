@@ -205,10 +205,11 @@ def test_eval_prompts_under_each_context_mode():
     assert single == _prompts(["chat.history_window=1"])  # exactly the chat layer's Markov prompt
 
 
-def test_train_takes_the_same_keys_and_refuses_a_window_its_rows_cannot_hold():
+def test_train_takes_the_same_keys():
     assert train_config.from_preset("grpo", ["context_window_mode=full"]).chat_config.history_window is None
-    with pytest.raises(TrainConfigError, match=r"^chat.history_window: must be null \(context_window_mode=full\)"):
-        train_config.from_preset("grpo", ["context_window_mode=limited_multi_turn", "max_context_window=2"])
+    # Windowed modes train one row per turn: tests/test_train_context.py.
+    assert train_config.from_preset("grpo", ["context_window_mode=limited_multi_turn", "max_context_window=2"]
+                                    ).chat_config.history_window == 2
     with pytest.raises(TrainConfigError, match="max_context_window=2 needs context_window_mode"):
         train_config.from_preset("grpo", ["max_context_window=2"])
 

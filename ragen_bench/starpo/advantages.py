@@ -153,14 +153,33 @@ def compute_grpo(
     group_ids: Sequence[Hashable] | torch.Tensor,
     mode: GrpoMode = "mean_std",
     epsilon: float = 1e-6,
+    episode_ids: Sequence[Hashable] | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Outcome advantages: every masked token of a row gets :func:`grpo_scores` of its total reward.
 
     The total is the row's sum of ``rewards`` (wherever they sit).  ``group_ids`` names each
     row's group (the seed its episode was reset with).  Returns equal advantages, as in veRL.
+    ``episode_ids`` (several rows per episode, each holding the episode's total: RAGEN-2's
+    turn-level samples): each episode counts once in its group's mean and std, as RAGEN-2's
+    ``compute_grpo_outcome_advantage`` deduplicates ``(uid, episode_id)``, so an episode of
+    many turns does not outweigh a short one; its first row's total stands for it.
     """
     _check_token_tensors(mask, rewards=rewards)
-    advantages = grpo_scores(_as_float(rewards).sum(dim=1), group_ids, mode, epsilon)[:, None] * mask.bool()
+    totals = _as_float(rewards).sum(dim=1)
+    if episode_ids is None:
+        scores = grpo_scores(totals, group_ids, mode, epsilon)
+    else:
+        if len(episode_ids) != totals.shape[0]:
+            raise ValueError(f"episode_ids has {len(episode_ids)} entries but rewards has {totals.shape[0]} rows")
+        first: dict[Hashable, int] = {}  # each episode's first row, in order of appearance
+        for row, episode in enumerate(episode_ids):
+            first.setdefault(episode, row)
+        rows = list(first.values())
+        groups = group_ids.tolist() if hasattr(group_ids, "tolist") else list(group_ids)
+        per_episode = grpo_scores(totals[rows], [groups[row] for row in rows], mode, epsilon)
+        number = {episode: n for n, episode in enumerate(first)}
+        scores = per_episode[torch.tensor([number[episode] for episode in episode_ids], device=totals.device)]
+    advantages = scores[:, None] * mask.bool()
     return advantages, advantages.clone()
 
 

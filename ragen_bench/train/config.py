@@ -176,11 +176,9 @@ class LogConfig:
 
 @dataclass(frozen=True)
 class CollapseDetectionConfig:
-    """RAGEN-2's collapse diagnostics (``ragen_bench.train.collapse_probe``; names as RAGEN-2's)."""
+    """RAGEN-2's collapse diagnostics on first turns (``ragen_bench.train.collapse_probe``; names as RAGEN-2's)."""
 
     compute_freq: int = 10
-    first_turn_enabled: bool = True
-    multi_turn_enabled: bool = False
     num_samples: int | None = 64
     micro_batch_size: int = 16
     std_eps: float = 1e-3
@@ -428,9 +426,12 @@ def _check(c: TrainConfig) -> None:
     _require(o.penalty_factor >= 0, "overlong_buffer.penalty_factor", "must be >= 0", o.penalty_factor)
     _check_panels(c)
     chat = c.chat_config  # chat.*, checked by the rules eval's chat obeys: check_chat
-    # Each turn's ids extend the previous turn's context (one row per episode); a window would cut it.
-    _require(chat.history_window is None, "chat.history_window",
-             "must be null (context_window_mode=full): the trainer's rows are whole episodes", chat.history_window)
+    # A window trains one row per turn, each scored with its episode's total (RAGEN-2's turn-level samples).
+    _require(chat.history_window is None or a.score_placement == "last", "advantage.score_placement",
+             "must be last with a context window (chat.history_window): each turn's row carries its episode's score",
+             a.score_placement)
+    _require(chat.history_window is None or c.algo != "sft", "chat.history_window",
+             "must be null with algo=sft (its records are whole conversations)", chat.history_window)
 
 
 def _check_filter(c: TrainConfig) -> None:

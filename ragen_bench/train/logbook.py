@@ -62,8 +62,9 @@ class Logbook:
         append_line(self.out / METRICS, {"step": step, **metrics})
         self._scalars("train", step, metrics)
 
-    def validation(self, step: int, split: str, summary: Mapping[str, Any], run_dir: Path) -> None:
-        row = {"step": step, "split": split, "run_dir": str(run_dir), **_headline(summary)}
+    def validation(self, step: int, split: str, summary: Mapping[str, Any], run_dir: Path, seeds: str) -> None:
+        """One evaluation's headline numbers; ``seeds`` says which of the panel's seeds it played."""
+        row = {"step": step, "split": split, "seeds": seeds, "run_dir": str(run_dir), **_headline(summary)}
         append_line(self.out / VALIDATION, row)
         self._scalars(split, step, {k: v for k, v in row.items() if isinstance(v, (int, float)) and k != "step"})
 

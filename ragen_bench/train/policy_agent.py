@@ -13,6 +13,11 @@ sampled at turn *k*-1, and the tokenised template text that follows that reply (
 end-of-turn token unless it was sampled, the next user message and the generation prompt).
 The model therefore sees its own sampled ids in its history, never a re-tokenised or
 normalised rewrite, and every turn's prompt is a prefix of the episode's training row.
+Under a context window (``extend_context=False``: RAGEN-2's ``limited_multi_turn`` and
+``single_turn``) a turn's prompt is not an extension of the last one; it is then the chat
+template's rendering of the messages the request carries, exactly what the ``hf`` agent sends
+at that turn, and each turn becomes its own training row
+(:func:`ragen_bench.train.batch.build_batch` with ``per_turn``).
 
 The layout itself is :class:`ragen_bench.chat.tokens.TokenLayout`'s; the decoding loop is
 :class:`ragen_bench.train.sampler.Sampler`'s; :func:`ragen_bench.train.batch.build_batch`
@@ -64,7 +69,9 @@ class PolicyAgent:
     between turns, so a later turn prefills only the ids its context gained (off: the whole
     context again); the trainer frees them with :meth:`pop_samples`.  ``generate_batch``
     requests are decoded together; keep whole groups in one chunk.  Temperature 0 is refused: greedy decoding has no sampling
-    distribution to record (evaluate greedily with the ``hf`` agent).
+    distribution to record (evaluate greedily with the ``hf`` agent).  ``extend_context``
+    (the full history): turn *k*'s prompt extends turn *k*-1's ids; off (a context window):
+    every turn's prompt is the rendering of its request's messages, prefilled afresh.
     """
 
     def __init__(
@@ -77,6 +84,7 @@ class PolicyAgent:
         generate_batch: int = 64,
         share_prompts: bool = True,
         reuse_cache: bool = True,
+        extend_context: bool = True,
         name: str = "policy",
     ) -> None:
         if sampling.temperature <= 0:
@@ -97,6 +105,7 @@ class PolicyAgent:
         self.layout = TokenLayout(tokenizer)
         self.stop_strings = stops.stop_strings
         self.generate_batch = generate_batch
+        self.extend_context = extend_context
         self.name = name
         self.sampler = Sampler(
             model.eval(),
@@ -169,7 +178,8 @@ class PolicyAgent:
 
     def _cache_for(self, request: AgentRequest) -> _RowCache | None:
         """The episode's cache from its previous turn (every id of that context but the last)."""
-        if request.turn == 1 or not self.reuse_cache:
+        # A windowed prompt is no extension of the last one, so no earlier cache is a prefix of it.
+        if request.turn == 1 or not self.reuse_cache or not self.extend_context:
             return None
         return self._episodes[request.episode_key].cache
 
@@ -199,7 +209,7 @@ class PolicyAgent:
         return self.layout.render(messages, generation_prompt=generation_prompt)
 
     def _prompt_ids(self, request: AgentRequest) -> list[int]:
-        if request.turn == 1:
+        if request.turn == 1 or not self.extend_context:
             return self.layout.prompt_ids(request.messages)
         context = self._episodes.get(request.episode_key)
         if context is None or len(context.samples) != request.turn - 1:
@@ -211,7 +221,8 @@ class PolicyAgent:
         if len(messages) != len(before) + 2 or messages[: len(before)] != before or messages[-2]["role"] != "assistant":
             raise AgentError(
                 f"policy agent {self.name!r}: turn {request.turn} of {request.episode_key!r} does not extend the "
-                "previous prompt by one reply and one user message; it needs the full history (history_window=None)"
+                "previous prompt by one reply and one user message; it needs the full history (history_window=None) "
+                "or extend_context=False"
             )
         last = context.samples[-1]
         return [*last.prompt_ids, *last.response_ids, *self._bridge_ids(messages, ended=last.ended)]

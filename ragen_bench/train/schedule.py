@@ -66,8 +66,16 @@ def describe(config: TrainConfig) -> Iterator[str]:
                f"clip {c.actor.clip_low}/{c.actor.clip_high}, dual clip {c.actor.dual_clip}, entropy {c.actor.entropy_coef}, "
                f"loss {c.actor.loss_agg}, actor lr {c.actor.lr}" + (f", critic lr {c.critic.lr}" if c.uses_critic else ""))
         yield f"{c.steps} steps; old log-prob pass {'on' if updates > 1 else 'skipped (one optimiser step per batch)'}"
-    yield (f"validation on {c.env} {c.val.split} every {c.val.every} steps (T = {c.val.temperature}); "
-           f"final test on {c.test.split}; out {out_dir(c)}")
+    window = c.chat_config.history_window
+    if window is not None and c.algo == "starpo":
+        yield f"context window of {window} turn(s): one training row per turn (RAGEN-2's turn-level samples)"
+    yield (f"validation on {c.env} {c.val.split} ({panel_seeds(c.val.limit)}) every {c.val.every} steps "
+           f"(T = {c.val.temperature}); final test on {c.test.split} ({panel_seeds(c.test.limit)}); out {out_dir(c)}")
     first = step_seeds(c, 0)[: min(4, c.rollout.groups)] if c.algo == "starpo" else []
     if first:
         yield f"first train seeds: {first} ..."
+
+
+def panel_seeds(limit: int | None) -> str:
+    """Which seeds of a panel an evaluation with ``limit`` (``val.limit``, ``test.limit``) plays, in words."""
+    return "every seed" if limit is None else f"first {limit} seeds"

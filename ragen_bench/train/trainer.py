@@ -5,7 +5,9 @@ Each training step has four phases, labelled below as in CleanRL's ``ppo.py``:
 1. **rollout**: ``groups`` train seeds, ``group_size`` episodes each, played by the
    :class:`~ragen_bench.train.policy_agent.PolicyAgent` through :class:`~ragen_bench.chat.ChatEpisode`
    and :func:`~ragen_bench.chat.run_lockstep` (the eval harness's prompts and parser, byte for
-   byte); the agent keeps the sampled ids and log-probs, :func:`build_batch` stacks them.
+   byte); the agent keeps the sampled ids and log-probs, :func:`build_batch` stacks them:
+   one row per episode, or one per turn under a context window (``chat.history_window``,
+   RAGEN-2's ``limited_multi_turn`` / ``single_turn``), each turn's row the prompt it saw.
    On step 1 and every ``collapse_detection.compute_freq``-th step the collapse diagnostics
    then score a sample of the first turns' reasoning under every prompt of the sample
    (RAGEN-2's mutual-information proxies, :mod:`ragen_bench.train.collapse_probe`), before
@@ -46,13 +48,13 @@ from ragen_bench.starpo.filter import (ENTROPY_METRICS, best_groups, filter_metr
 from ragen_bench.starpo.losses import aggregate, kl_estimate, kl_penalized_rewards, policy_loss, value_loss
 from ragen_bench.starpo.masked import masked_mean
 from ragen_bench.starpo.shaping import overlong_rewards
-from ragen_bench.train.batch import RolloutBatch, build_batch, select_rows, trim_rows
+from ragen_bench.train.batch import RolloutBatch, build_batch, episode_rows, episode_totals, select_rows, trim_rows
 from ragen_bench.train import collapse_probe
 from ragen_bench.train.policy_agent import PolicyAgent
 from ragen_bench.train.sampler import SamplingCopy, torch_threads
 from ragen_bench.train import checkpoint as ckpt
 from ragen_bench.train.config import TrainConfig
-from ragen_bench.train.schedule import derived_seed, out_dir, step_seeds, train_seeds
+from ragen_bench.train.schedule import derived_seed, out_dir, panel_seeds, step_seeds, train_seeds
 from ragen_bench.train.logbook import METRICS, Logbook, plot_curves, read_lines
 from ragen_bench.starpo.forward import token_log_probs
 from ragen_bench.train.models import make_critic, reference_of, trainable
@@ -108,9 +110,8 @@ class Trainer:
         if start:
             self.step = ckpt.restore(start, self)
         # The diagnostics' moving averages, continued from the log of the steps this run keeps.
-        kept_rows = [row for row in read_lines(out / METRICS) if row["step"] <= self.step]
-        self.collapse_ema = collapse_probe.last_ema_std(kept_rows)
-        self.trajectory_ema = collapse_probe.last_ema_std(kept_rows, collapse_probe.TRAJECTORY_PREFIX)
+        self.collapse_ema = collapse_probe.last_ema_std(
+            [row for row in read_lines(out / METRICS) if row["step"] <= self.step])
         sampling = SamplingSettings(temperature=config.rollout.temperature, top_p=config.rollout.top_p,
                                     max_new_tokens=config.rollout.max_new_tokens)
         # rollout.dtype other than dtype: the sampler decodes its own copy, refreshed after each update.
@@ -118,7 +119,8 @@ class Trainer:
         sampler_model = self.sampling_copy.model if self.sampling_copy is not None else self.policy
         self.agent = PolicyAgent(sampler_model, self.tokenizer, sampling=sampling,
                                  stop_strings=config.rollout.stop_strings,
-                                 generate_batch=config.rollout.generate_batch, name=f"policy:{config.model}")
+                                 generate_batch=config.rollout.generate_batch,
+                                 extend_context=self.chat.history_window is None, name=f"policy:{config.model}")
         self.envs = [gymnasium.make(config.env) for _ in range(config.batch_size)] if config.algo == "starpo" else []
 
     # -- the loop --------------------------------------------------------------------------
@@ -182,21 +184,24 @@ class Trainer:
             trajectories += played
             samples.update(played_samples)
             batch = build_batch(trajectories, samples, pad_id=self.agent.pad_id,
-                                score_placement=c.advantage.score_placement)
+                                score_placement=c.advantage.score_placement,
+                                per_turn=self.chat.history_window is not None)
+            # The filter ranks episodes, however many rows (turns) each one has.
+            episode_scores, episode_groups, episode_lengths = episode_totals(batch)
             if spec.metric in ENTROPY_METRICS:  # this round's episodes only: earlier rounds' are kept
                 new_rows = select_rows(batch, torch.arange(len(trajectories) - len(played), len(trajectories)))
                 entropies = torch.cat([entropies, self._episode_entropies(new_rows)])
-            kept = filter_rollouts(batch.scores, batch.group_ids, spec, lengths=batch.response_mask.sum(dim=1),
+            kept = filter_rollouts(episode_scores, episode_groups, spec, lengths=episode_lengths,
                                    entropies=entropies if spec.metric in ENTROPY_METRICS else None)
             if kept.groups.numel() >= c.rollout.groups:
                 break
         if c.filter.refill_rounds:
             metrics["filter/rounds"] = float(sampling_round + 1)
-            kept = best_groups(kept, batch.group_ids, c.rollout.groups)
+            kept = best_groups(kept, episode_groups, c.rollout.groups)
         rollout_seconds = time.perf_counter() - started
         new_tokens = sum(turn.completion_tokens for t in trajectories for turn in t.turns)
         metrics["rollout/success"] = sum(t.success for t in trajectories) / len(trajectories)
-        metrics["rollout/reward_mean"] = float(batch.scores.mean())
+        metrics["rollout/reward_mean"] = float(episode_scores.mean())  # per episode, however many rows
         metrics["rollout/turns"] = sum(t.num_turns for t in trajectories) / len(trajectories)
         metrics["rollout/response_length"] = new_tokens / sum(t.num_turns for t in trajectories)
 
@@ -206,26 +211,16 @@ class Trainer:
         metrics["rollout/tokens_per_s"] = new_tokens / rollout_seconds
         metrics["time/rollout"] = rollout_seconds
 
-        # 1b. collapse diagnostics (on schedule): does the reasoning depend on its prompt? -----------
+        # 1b. collapse diagnostics (on schedule): does turn 1's reasoning depend on its prompt? -----
         d = c.collapse_detection
-        if collapse_probe.due(self.step + 1, d.compute_freq) and (d.first_turn_enabled or d.multi_turn_enabled):
+        if collapse_probe.due(self.step + 1, d.compute_freq):
             phase = time.perf_counter()
-            scoring = dict(temperature=c.rollout.temperature, micro_batch=d.micro_batch_size, pad_id=self.agent.pad_id,
-                           std_eps=d.std_eps, ema_decay=d.ema_decay)
-            if d.first_turn_enabled:  # turn 1 of each trajectory, one prompt per group
-                rows = collapse_probe.first_turns(trajectories, samples, self.tokenizer, think=self.chat.think)
-                picked = collapse_probe.sample_rows(rows, d.num_samples, derived_seed(c.seed, "collapse", self.step))
-                metrics.update(collapse_probe.first_turn_diagnostics(self.policy, rows, picked, **scoring,
-                                                                     ema_std=self.collapse_ema))
-                self.collapse_ema = collapse_probe.last_ema_std([metrics]) or self.collapse_ema
-            if d.multi_turn_enabled:  # any turn: a trajectory uniformly, then one of its turns
-                turns = collapse_probe.all_turns(trajectories, samples, self.tokenizer, think=self.chat.think)
-                pairs = collapse_probe.sample_trajectory_turns(
-                    turns, d.num_samples, derived_seed(c.seed, "collapse_trajectory", self.step))
-                metrics.update(collapse_probe.trajectory_diagnostics(self.policy, turns, pairs, **scoring,
-                                                                     ema_std=self.trajectory_ema))
-                self.trajectory_ema = (collapse_probe.last_ema_std([metrics], collapse_probe.TRAJECTORY_PREFIX)
-                                       or self.trajectory_ema)
+            rows = collapse_probe.first_turns(trajectories, samples, self.tokenizer, think=self.chat.think)
+            picked = collapse_probe.sample_rows(rows, d.num_samples, derived_seed(c.seed, "collapse", self.step))
+            metrics.update(collapse_probe.first_turn_diagnostics(
+                self.policy, rows, picked, temperature=c.rollout.temperature, micro_batch=d.micro_batch_size,
+                pad_id=self.agent.pad_id, std_eps=d.std_eps, ema_decay=d.ema_decay, ema_std=self.collapse_ema))
+            self.collapse_ema = collapse_probe.last_ema_std([metrics]) or self.collapse_ema
             metrics["time/collapse"] = time.perf_counter() - phase
 
         # 2. filter (StarPO-S's std, or RAGEN-2's rollout filter; run on the rollout above) ------------
@@ -236,7 +231,7 @@ class Trainer:
             metrics["time/step"] = time.perf_counter() - started
             return metrics
         self.empty_steps = 0
-        batch = select_rows(batch, kept.rows)
+        batch = select_rows(batch, episode_rows(batch, kept.rows))
 
         # 3. prepare: old/reference log-probs, values, advantages --------------------------------------
         phase = time.perf_counter()
@@ -264,7 +259,7 @@ class Trainer:
             rewards, kl_metrics = kl_penalized_rewards(rewards, behaviour, ref_log_probs, mask, c.kl.coef, _kl(c))
             metrics["actor/reward_kl"] = kl_metrics["kl"]
         values = self._per_token(batch, self.critic) if self.critic is not None else None
-        advantages, returns = compute_advantages(c, rewards, values, mask, batch.group_ids)
+        advantages, returns = compute_advantages(c, rewards, values, mask, batch.group_ids, batch.episode_ids)
         if c.actor.filter_loss_scaling != "none":  # RAGEN-2: a hard filter's smaller batch takes a smaller step
             advantages = advantages * loss_scale(kept.groups.numel(), kept.stats.count.numel(),
                                                  c.actor.filter_loss_scaling)
@@ -433,9 +428,10 @@ class Trainer:
         model = str(ckpt.model_dir(checkpoint)) if checkpoint else c.model
         run = evaluate(c, model, c.val.split, limit=c.val.limit, temperature=c.val.temperature, samples=c.val.samples,
                        out=self.out / "val" / f"step-{self.step:06d}")
-        log.validation(self.step, c.val.split, run.summary, run.out)
+        log.validation(self.step, c.val.split, run.summary, run.out, seeds=panel_seeds(c.val.limit))
         plot_curves(self.out)
-        self.say(f"step {self.step}: {c.val.split} success {run.summary['groups'][0]['success_rate']:.3f}")
+        self.say(f"step {self.step}: {c.val.split} success {run.summary['groups'][0]['success_rate']:.3f} "
+                 f"({panel_seeds(c.val.limit)})")
         return run.out
 
     def test(self, checkpoint: Path, log: Logbook) -> Path | None:
@@ -444,8 +440,9 @@ class Trainer:
             return None
         run = evaluate(c, str(ckpt.model_dir(checkpoint)), c.test.split, limit=c.test.limit, temperature=c.val.temperature,
                        samples=c.val.samples, out=self.out / "test" / f"step-{self.step:06d}")
-        log.validation(self.step, c.test.split, run.summary, run.out)
-        self.say(f"final checkpoint: {c.test.split} success {run.summary['groups'][0]['success_rate']:.3f} ({run.out})")
+        log.validation(self.step, c.test.split, run.summary, run.out, seeds=panel_seeds(c.test.limit))
+        self.say(f"final checkpoint: {c.test.split} success {run.summary['groups'][0]['success_rate']:.3f} "
+                 f"({panel_seeds(c.test.limit)}; {run.out})")
         return run.out
 
 
@@ -474,10 +471,17 @@ def evaluate(config: TrainConfig, model: str, split: str, *, limit: int | None, 
 
 
 def compute_advantages(config: TrainConfig, rewards: torch.Tensor, values: torch.Tensor | None, mask: torch.Tensor,
-                       group_ids: Sequence[int]) -> tuple[torch.Tensor, torch.Tensor]:
+                       group_ids: Sequence[int], episode_ids: Sequence[int] | None = None,
+                       ) -> tuple[torch.Tensor, torch.Tensor]:
+    """The estimator's advantages and returns; ``episode_ids``: each row's episode (GRPO counts an episode once).
+
+    Per-turn rows (a context window) are scored as RAGEN-2 scores them: every row holds its
+    episode's total on its last token, so GRPO gives each turn its episode's group-relative
+    advantage, and GAE treats each turn's reply as its own sequence ending in that total.
+    """
     a = config.advantage
     if a.estimator == "grpo":
-        return adv.compute_grpo(rewards, mask, group_ids, mode=a.grpo_mode)
+        return adv.compute_grpo(rewards, mask, group_ids, mode=a.grpo_mode, episode_ids=episode_ids)
     assert values is not None
     if a.estimator == "gae":
         return adv.compute_gae(rewards, values, mask, gamma=a.gamma, lam=a.lam, whiten=a.whiten)
