@@ -245,7 +245,9 @@ def paired_rows(entries: Sequence[Entry]) -> list[dict[str, Any]]:
             continue
         # verify checked that base names a submission folder beside this one, so the build loaded it.
         ours, theirs = shared_episodes(entry.run.rows, by_name[base].run.rows)
-        for group in paired_comparison(ours, theirs, seed=0) if ours else []:
+        groups = paired_comparison(ours, theirs, seed=0) if ours else []
+        # With one env, "all" repeats its row.
+        for group in groups[:1] if len(groups) == 2 else groups:
             rows.append({
                 "entry": entry.run.info.name, "base": base, "env": group["env"], "pairs": group["pairs"],
                 "success": group["success_a"], "base_success": group["success_b"], "only_entry": group["only_a"],

@@ -30,8 +30,10 @@ td.text { white-space: normal; min-width: 10em; max-width: 18em; }
 /* A ranking has a column per env: their titles stand upright so that 19 envs fit without scrolling. */
 table.ranking th:nth-child(n+5):not(:nth-last-child(-n+2)) { writing-mode: vertical-rl; transform: rotate(180deg);
   text-align: left; vertical-align: bottom; padding: 0.4em 0.15em; }
-table.ranking td { padding: 0.25em 0.3em; }
-table.ranking td.text { min-width: 7em; max-width: 12em; }
+table.ranking { font-size: 0.76em; }
+table.ranking td { padding: 0.25em 0.25em; }
+table.ranking td.num { padding: 0.25em 0.12em; }
+table.ranking td.text { min-width: 6em; max-width: 9em; }
 details > summary { cursor: pointer; margin: 0.3em 0; }
 .note { font-size: 0.85em; color: #444; max-width: 80em; }
 .scroll { overflow-x: auto; }
@@ -69,7 +71,7 @@ document.querySelectorAll("table.sortable th").forEach(th => th.addEventListener
 
 
 # Columns of free text (from submission.json) that wrap instead of widening the table.
-WRAPPED = ("entry", "model", "recipe", "contact", "notes")
+WRAPPED = ("entry", "model", "recipe", "contact", "notes", "coverage")
 
 
 def _sort_key(value: Any) -> str:
