@@ -85,7 +85,7 @@ def build(submissions: Path, out: Path) -> list[Path]:
         path = out / name
         runfiles.write_bytes_atomic(path, data)
         written.append(path)
-    return written + write_frames(out, pictures)
+    return [*written, write_frames(out, pictures)]  # the folder of frames once, not its ~2,000 files
 
 
 def load_entries(submissions: Path) -> list[Entry]:

@@ -149,8 +149,8 @@ def png_bytes(image: np.ndarray) -> bytes:
             + chunk(b"IEND", b""))
 
 
-def write_frames(out: Path, pictures: Mapping[str, bytes]) -> list[Path]:
-    """Write ``pictures`` under ``out`` and remove any other file in ``out/frames``; the paths written.
+def write_frames(out: Path, pictures: Mapping[str, bytes]) -> Path:
+    """Write ``pictures`` under ``out`` and remove any other file in ``out/frames``; that folder.
 
     A file already holding the same bytes is left alone (names are content hashes, so a
     rebuild rewrites nothing); a stale frame of an earlier build would make the folder
@@ -165,7 +165,7 @@ def write_frames(out: Path, pictures: Mapping[str, bytes]) -> list[Path]:
     for path, data in sorted(wanted.items()):
         if not (path.is_file() and path.read_bytes() == data):
             runfiles.write_bytes_atomic(path, data)
-    return sorted(wanted)
+    return folder
 
 
 # -- the page's part ---------------------------------------------------------------------
