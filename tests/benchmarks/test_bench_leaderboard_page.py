@@ -1,7 +1,7 @@
 """How fast the committed leaderboard page (``leaderboard/index.html``, every entry) loads and answers in Chromium.
 
 One round: a fresh tab opens the page and waits for its ``load`` event, then the first
-click on a sort header of the first ranking must reorder that table. The timed span is
+click on the score header of the first ranking must sort that table. The timed span is
 the whole of it; the page's own Navigation Timing (``domInteractive``, ``loadEventEnd``)
 is printed beside it. Debian's Chromium, headless, through playwright (no download).
 """
@@ -36,8 +36,8 @@ def test_bench_leaderboard_page_load_and_first_sort(benchmark: Any, chromium: An
     def open_and_sort() -> None:
         tab = chromium.new_page(viewport={"width": 1280, "height": 900})
         tab.goto(PAGE.as_uri(), wait_until="load")
-        tab.click("#ranking-0 thead th:text-is('entry')")
-        orders.append(tab.eval_on_selector_all("#ranking-0 tbody tr", "rows => rows.map(r => r.cells[1].dataset.sort)"))
+        tab.click("#ranking-0 thead th:text-is('score')")
+        orders.append(tab.eval_on_selector_all("#ranking-0 tbody tr", "rows => rows.map(r => r.cells[2].dataset.sort)"))
         timings.append(tab.evaluate("""() => {
             const t = performance.getEntriesByType("navigation")[0];
             return {interactive: t.domInteractive, load: t.loadEventEnd};
@@ -45,6 +45,8 @@ def test_bench_leaderboard_page_load_and_first_sort(benchmark: Any, chromium: An
         tab.close()
 
     benchmark.pedantic(open_and_sort, rounds=5, warmup_rounds=1)
-    assert all(order == sorted(order) for order in orders)  # the click sorted the ranking by entry
+    # The click sorted the ranking by score, ascending (the unranked reported row, no score, last).
+    scores = [[float(value) for value in order if value] for order in orders]
+    assert all(values == sorted(values) and len(values) >= 2 for values in scores)
     assert all(timing["load"] > 0 for timing in timings)
     print("navigation timing (ms):", [(round(t["interactive"]), round(t["load"])) for t in timings])
