@@ -176,9 +176,11 @@ class LogConfig:
 
 @dataclass(frozen=True)
 class CollapseDetectionConfig:
-    """RAGEN-2's collapse diagnostics on first turns (``ragen_bench.train.collapse_probe``; names as RAGEN-2's)."""
+    """RAGEN-2's collapse diagnostics (``ragen_bench.train.collapse_probe``; names as RAGEN-2's)."""
 
     compute_freq: int = 10
+    first_turn_enabled: bool = True
+    multi_turn_enabled: bool = False
     num_samples: int | None = 64
     micro_batch_size: int = 16
     std_eps: float = 1e-3

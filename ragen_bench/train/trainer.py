@@ -110,8 +110,9 @@ class Trainer:
         if start:
             self.step = ckpt.restore(start, self)
         # The diagnostics' moving averages, continued from the log of the steps this run keeps.
-        self.collapse_ema = collapse_probe.last_ema_std(
-            [row for row in read_lines(out / METRICS) if row["step"] <= self.step])
+        kept_rows = [row for row in read_lines(out / METRICS) if row["step"] <= self.step]
+        self.collapse_ema = collapse_probe.last_ema_std(kept_rows)
+        self.trajectory_ema = collapse_probe.last_ema_std(kept_rows, collapse_probe.TRAJECTORY_PREFIX)
         sampling = SamplingSettings(temperature=config.rollout.temperature, top_p=config.rollout.top_p,
                                     max_new_tokens=config.rollout.max_new_tokens)
         # rollout.dtype other than dtype: the sampler decodes its own copy, refreshed after each update.
@@ -211,16 +212,26 @@ class Trainer:
         metrics["rollout/tokens_per_s"] = new_tokens / rollout_seconds
         metrics["time/rollout"] = rollout_seconds
 
-        # 1b. collapse diagnostics (on schedule): does turn 1's reasoning depend on its prompt? -----
+        # 1b. collapse diagnostics (on schedule): does the reasoning depend on its prompt? -----------
         d = c.collapse_detection
-        if collapse_probe.due(self.step + 1, d.compute_freq):
+        if collapse_probe.due(self.step + 1, d.compute_freq) and (d.first_turn_enabled or d.multi_turn_enabled):
             phase = time.perf_counter()
-            rows = collapse_probe.first_turns(trajectories, samples, self.tokenizer, think=self.chat.think)
-            picked = collapse_probe.sample_rows(rows, d.num_samples, derived_seed(c.seed, "collapse", self.step))
-            metrics.update(collapse_probe.first_turn_diagnostics(
-                self.policy, rows, picked, temperature=c.rollout.temperature, micro_batch=d.micro_batch_size,
-                pad_id=self.agent.pad_id, std_eps=d.std_eps, ema_decay=d.ema_decay, ema_std=self.collapse_ema))
-            self.collapse_ema = collapse_probe.last_ema_std([metrics]) or self.collapse_ema
+            scoring = dict(temperature=c.rollout.temperature, micro_batch=d.micro_batch_size, pad_id=self.agent.pad_id,
+                           std_eps=d.std_eps, ema_decay=d.ema_decay)
+            if d.first_turn_enabled:  # turn 1 of each trajectory, one prompt per group
+                rows = collapse_probe.first_turns(trajectories, samples, self.tokenizer, think=self.chat.think)
+                picked = collapse_probe.sample_rows(rows, d.num_samples, derived_seed(c.seed, "collapse", self.step))
+                metrics.update(collapse_probe.first_turn_diagnostics(self.policy, rows, picked, **scoring,
+                                                                     ema_std=self.collapse_ema))
+                self.collapse_ema = collapse_probe.last_ema_std([metrics]) or self.collapse_ema
+            if d.multi_turn_enabled:  # any turn: a trajectory uniformly, then one of its turns
+                turns = collapse_probe.all_turns(trajectories, samples, self.tokenizer, think=self.chat.think)
+                pairs = collapse_probe.sample_trajectory_turns(
+                    turns, d.num_samples, derived_seed(c.seed, "collapse_trajectory", self.step))
+                metrics.update(collapse_probe.trajectory_diagnostics(self.policy, turns, pairs, **scoring,
+                                                                     ema_std=self.trajectory_ema))
+                self.trajectory_ema = (collapse_probe.last_ema_std([metrics], collapse_probe.TRAJECTORY_PREFIX)
+                                       or self.trajectory_ema)
             metrics["time/collapse"] = time.perf_counter() - phase
 
         # 2. filter (StarPO-S's std, or RAGEN-2's rollout filter; run on the rollout above) ------------
