@@ -33,7 +33,7 @@ table.ranking th:nth-child(n+5):not(:nth-last-child(-n+2)) { writing-mode: verti
 table.ranking { font-size: 0.76em; }
 table.ranking td { padding: 0.25em 0.25em; }
 table.ranking td.num { padding: 0.25em 0.12em; }
-table.ranking td.text { min-width: 6em; max-width: 9em; }
+table.ranking td.text { min-width: 5em; max-width: 8em; }
 details > summary { cursor: pointer; margin: 0.3em 0; }
 .note { font-size: 0.85em; color: #444; max-width: 80em; }
 .scroll { overflow-x: auto; }
