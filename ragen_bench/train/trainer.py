@@ -57,6 +57,7 @@ from ragen_bench.train.config import TrainConfig
 from ragen_bench.train.schedule import derived_seed, out_dir, panel_seeds, step_seeds, train_seeds
 from ragen_bench.train.logbook import METRICS, Logbook, plot_curves, read_lines
 from ragen_bench.starpo.forward import token_log_probs
+from ragen_bench.starpo.groups import group_index, group_stats
 from ragen_bench.train.models import make_critic, reference_of, trainable
 
 
@@ -190,7 +191,8 @@ class Trainer:
             # The filter ranks episodes, however many rows (turns) each one has.
             episode_scores, episode_groups, episode_lengths = episode_totals(batch)
             if spec.metric in ENTROPY_METRICS:  # this round's episodes only: earlier rounds' are kept
-                new_rows = select_rows(batch, torch.arange(len(trajectories) - len(played), len(trajectories)))
+                played_rows = [row for row, e in enumerate(batch.episode_ids) if e >= len(trajectories) - len(played)]
+                new_rows = select_rows(batch, torch.tensor(played_rows))
                 entropies = torch.cat([entropies, self._episode_entropies(new_rows)])
             kept = filter_rollouts(episode_scores, episode_groups, spec, lengths=episode_lengths,
                                    entropies=entropies if spec.metric in ENTROPY_METRICS else None)
@@ -372,12 +374,15 @@ class Trainer:
         return result
 
     def _episode_entropies(self, batch: RolloutBatch) -> torch.Tensor:
-        """``[rows]``: each episode's (one row each) mean token entropy under the policy (RAGEN-2's entropy
-        filter metrics; a no-grad forward, as veRL's ``compute_log_prob`` gives RAGEN-2 its ``entropys``)."""
+        """``[episodes]`` (in order of appearance): each episode's mean token entropy under the policy, the
+        mean over its rows of each row's (RAGEN-2's entropy filter metrics, turn-level rows aggregated by
+        episode as RAGEN-2 does; a no-grad forward, as veRL's ``compute_log_prob`` gives RAGEN-2 its
+        ``entropys``)."""
         temperature = self.config.rollout.temperature
         per_token = self._per_token(batch, lambda ids, attention, mask: token_log_probs(
             self.policy, ids, attention, mask, temperature)[1])
-        return trajectory_entropies(per_token, batch.response_mask)
+        index, episodes = group_index(batch.episode_ids)
+        return group_stats(trajectory_entropies(per_token, batch.response_mask).double(), index, episodes).mean
 
     def _no_grad_log_probs(self, batch: RolloutBatch, model: Any = None) -> torch.Tensor:
         temperature = self.config.rollout.temperature
