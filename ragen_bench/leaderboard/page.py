@@ -22,7 +22,7 @@ from ragen_bench.leaderboard.tables import (
 from ragen_bench.leaderboard.viewer import VIEWER_MARKUP, VIEWER_SCRIPT, VIEWER_STYLE
 
 _STYLE = """
-body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1600px; color: #222; padding: 0 1em; }
+body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1600px; color: #222; padding: 0 0.5em; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.85em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; }
 td { white-space: nowrap; }
