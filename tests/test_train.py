@@ -53,6 +53,13 @@ def test_every_preset_composes_validates_and_dry_runs(preset):
     assert any("validation on" in line for line in lines)
 
 
+def test_plan_says_when_nothing_is_validated_or_tested():
+    config = train_config.from_preset("starpo-s", ["val.every=0", "test.split=null"])
+    plan = list(describe(config))
+    assert any(line.startswith("no validation; no final test; out ") for line in plan), plan
+    assert not any("None" in line for line in plan), plan
+
+
 def test_ragen_sokoban_preset_has_ragens_numbers():
     c = train_config.from_preset("ragen-sokoban")
     assert (c.model, c.env, c.rollout.groups, c.rollout.group_size) == (

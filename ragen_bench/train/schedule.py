@@ -69,8 +69,10 @@ def describe(config: TrainConfig) -> Iterator[str]:
     window = c.chat_config.history_window
     if window is not None and c.algo == "starpo":
         yield f"context window of {window} turn(s): one training row per turn (RAGEN-2's turn-level samples)"
-    yield (f"validation on {c.env} {c.val.split} ({panel_seeds(c.val.limit)}) every {c.val.every} steps "
-           f"(T = {c.val.temperature}); final test on {c.test.split} ({panel_seeds(c.test.limit)}); out {out_dir(c)}")
+    validation = (f"validation on {c.env} {c.val.split} ({panel_seeds(c.val.limit)}) every {c.val.every} steps "
+                  f"(T = {c.val.temperature})" if c.val.every else "no validation")
+    test = f"final test on {c.test.split} ({panel_seeds(c.test.limit)})" if c.test.split else "no final test"
+    yield f"{validation}; {test}; out {out_dir(c)}"
     first = step_seeds(c, 0)[: min(4, c.rollout.groups)] if c.algo == "starpo" else []
     if first:
         yield f"first train seeds: {first} ..."
