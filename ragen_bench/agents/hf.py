@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 from ragen_bench.agents.local_models import (

@@ -9,7 +9,7 @@ at any moment resumes from a complete checkpoint.  ``ragen-bench eval agent=hf
 agent.model=OUT/checkpoints/step-NNNNNN/model`` evaluates one directly.
 
 ``OUT/config.json`` is the resolved config; resuming with a different one (other than in
-the free keys ``steps``, ``out``, ``threads``, ``log`` and ``collapse_detection``: :data:`~ragen_bench.train.config.FREE_KEYS`)
+the free keys ``steps``, ``out``, ``threads``, ``sampling_threads``, ``log`` and ``collapse_detection``: :data:`~ragen_bench.train.config.FREE_KEYS`)
 is refused, naming the first differing key.
 """
 
