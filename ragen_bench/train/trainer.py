@@ -252,9 +252,13 @@ class Trainer:
         mask = batch.response_mask
         updates_per_batch = c.actor.ppo_epochs * math.ceil(len(batch.group_ids) / c.actor.mini_batch)
         old_log_probs = None
-        # The ratio's reference is the policy's own fp32 log-probs of the sampled ids: recomputed once
-        # the policy moves (a second optimiser step), and whenever the sampler runs in another precision.
-        if updates_per_batch > 1 or self.sampling_copy is not None:
+        # The ratio's reference is the policy's own fp32 log-probs of the sampled ids, never a sampler's
+        # of another precision.  With one optimiser step per batch the update's own forward pass is that
+        # recomputation (the policy has not moved since sampling; see _micro_step).  A second optimiser
+        # step moves the policy, and a KL penalty in the reward needs the reference before the update:
+        # then it is computed here, in one pass.
+        kl_in_reward = c.kl.coef > 0 and c.kl.placement == "reward"
+        if updates_per_batch > 1 or (self.sampling_copy is not None and kl_in_reward):
             old_log_probs = self._no_grad_log_probs(batch)
             metrics["rollout/log_prob_gap"] = float(masked_mean((old_log_probs - batch.old_log_probs).abs(), mask))
         ref_log_probs = None
@@ -340,7 +344,8 @@ class Trainer:
         ids, attention, mask = trim_rows(batch, rows)
         width = ids.shape[1]
         log_probs, entropy = token_log_probs(self.policy, ids, attention, mask, c.rollout.temperature)
-        # One optimiser step per batch: the policy has not moved since sampling, so "old" is now.
+        # One optimiser step per batch: the policy has not moved since sampling, so "old" is now: this
+        # fp32 forward pass over the sampled ids, whatever precision sampled them.
         old = old_log_probs[rows, :width] if old_log_probs is not None else log_probs.detach()
         pg_loss, pg_metrics = policy_loss(log_probs, old, advantages[rows, :width], mask, clip_low=c.actor.clip_low,
                                           clip_high=c.actor.clip_high, dual_clip=c.actor.dual_clip,
@@ -349,6 +354,9 @@ class Trainer:
         loss = pg_loss - c.actor.entropy_coef * entropy_loss
         metrics = {"actor/pg_loss": pg_loss.item(), "actor/entropy": entropy_loss.item(),
                    **{f"actor/{k}": v for k, v in pg_metrics.items()}}
+        if old_log_probs is None and self.sampling_copy is not None:  # how far the sampler's precision was off
+            gap = (old - batch.old_log_probs[rows, :width]).abs()
+            metrics["rollout/log_prob_gap"] = float(masked_mean(gap, mask))
         if ref_log_probs is not None:
             kl = aggregate(kl_estimate(log_probs, ref_log_probs[rows, :width], _kl(c)), mask, c.actor.loss_agg)
             metrics["actor/kl"] = kl.item()
