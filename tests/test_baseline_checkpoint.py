@@ -9,12 +9,11 @@ that only existed on the machine that trained it.
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from ragen_bench.eval import run_eval
 from ragen_bench.eval.compose import compose_config
+from ragen_bench.eval.rundir import EPISODES, MANIFEST, read_episodes, read_json
 
 from .conftest import REPO_ROOT
 
@@ -25,12 +24,8 @@ BASELINE = REPO_ROOT / "baselines" / "cpu-sokoban-grpo"
 RECORDED = BASELINE / "results" / "test" / "rl-attempt9-step80"
 
 
-def records(run_dir) -> list[dict]:
-    return [json.loads(line) for line in (run_dir / "episodes.jsonl").read_text(encoding="utf-8").splitlines()]
-
-
 def test_committed_sokoban_checkpoint_replays_its_recorded_test_episodes(tmp_path):
-    recorded_config = json.loads((RECORDED / "manifest.json").read_text(encoding="utf-8"))["config"]
+    recorded_config = read_json(RECORDED / MANIFEST)["config"]
     agent = recorded_config["agent"]
     config = compose_config("eval", [
         f"env={recorded_config['env']}", "split=test", "limit=8", "agent=hf", f"agent.model={BASELINE / 'checkpoint'}",
@@ -39,8 +34,8 @@ def test_committed_sokoban_checkpoint_replays_its_recorded_test_episodes(tmp_pat
         f"out={tmp_path}", "progress=false"])
     run_eval(config)
 
-    recorded = {record["seed"]: record for record in records(RECORDED)}
-    fresh = records(tmp_path)
+    recorded = {record["seed"]: record for record in read_episodes(RECORDED / EPISODES)}
+    fresh = read_episodes(tmp_path / EPISODES)
     assert len(fresh) == 8
     for record in fresh:
         old = recorded[record["seed"]]
