@@ -20,6 +20,7 @@ from ragen_bench.train.collapse_probe import (  # noqa: E402
     due,
     first_turn_diagnostics,
     last_ema_std,
+    model_scorer,
     reasoning_text,
     sample_rows,
     sample_trajectory_turns,
@@ -124,8 +125,8 @@ def test_reasoning_that_copies_the_state_is_retrieved_and_a_template_is_not(look
     # under its own prompt is likely, under another unlikely.  One that does not look writes
     # token 0 whatever the state (rows below carry that text), the same likelihood under every prompt.
     rows = [TurnPair((state, 7), (state if looks else 0,) * 3, group=state) for state in range(4) for _ in range(2)]
-    found = first_turn_diagnostics(StateModel(looks), rows, list(range(8)), temperature=1.0, micro_batch=3, pad_id=7,
-                                   std_eps=1e-3, ema_decay=0.9, ema_std=None)
+    found = first_turn_diagnostics(model_scorer(StateModel(looks), temperature=1.0, micro_batch=3, pad_id=7), rows,
+                                   list(range(8)), std_eps=1e-3, ema_decay=0.9, ema_std=None)
     if looks:
         assert found[PREFIX + "mi_estimate"] == pytest.approx(math.log(4), abs=1e-3)
         assert found[PREFIX + "retrieval_accuracy"] == 1.0
@@ -138,13 +139,13 @@ def test_reasoning_that_copies_the_state_is_retrieved_and_a_template_is_not(look
 def test_first_turn_diagnostics_count_invalid_rows_and_need_two_prompts(tiny):
     rows = [TurnPair((7, 8, 9), (10, 11), group=0), TurnPair((7, 8, 9), (), group=0),
             TurnPair((7, 8, 9), (12,), group=0)]
-    found = first_turn_diagnostics(tiny, rows, [0, 2], temperature=1.0, micro_batch=4, pad_id=0, std_eps=1e-3,
-                                   ema_decay=0.9, ema_std=None)
+    found = first_turn_diagnostics(model_scorer(tiny, temperature=1.0, micro_batch=4, pad_id=0), rows, [0, 2],
+                                   std_eps=1e-3, ema_decay=0.9, ema_std=None)
     assert found == {"collapse/first_turn_num_total": 3.0, "collapse/first_turn_num_valid": 2.0,
                      "collapse/first_turn_valid_rate": pytest.approx(2 / 3)}
     rows.append(TurnPair((7, 8, 13), (14, 15, 16), group=5))
-    found = first_turn_diagnostics(tiny, rows, [0, 2, 3], temperature=1.0, micro_batch=4, pad_id=0, std_eps=1e-3,
-                                   ema_decay=0.9, ema_std=(1.0, 2.0))
+    found = first_turn_diagnostics(model_scorer(tiny, temperature=1.0, micro_batch=4, pad_id=0), rows, [0, 2, 3],
+                                   std_eps=1e-3, ema_decay=0.9, ema_std=(1.0, 2.0))
     assert found[PREFIX + "mi_upper_bound"] == pytest.approx(math.log(2))
     assert found[PREFIX + "marginal_std_ema"] == pytest.approx(0.9 + 0.1 * found[PREFIX + "marginal_std"])
     assert last_ema_std([{"step": 1}, found, {"step": 3}]) == (found[PREFIX + "marginal_std_ema"],
@@ -224,8 +225,8 @@ def test_later_turns_that_copy_the_state_are_retrieved_and_a_template_is_not(loo
 
     turns = [[turn(state, 1), turn(state, 3)] for state in range(4)] + [[TurnPair((5, 7), (), group=9)]]
     pairs = [(0, 0), (1, 1), (2, 0), (3, 1)]
-    found = trajectory_diagnostics(StateModel(looks), turns, pairs, temperature=1.0, micro_batch=3, pad_id=7,
-                                   std_eps=1e-3, ema_decay=0.9, ema_std=None)
+    found = trajectory_diagnostics(model_scorer(StateModel(looks), temperature=1.0, micro_batch=3, pad_id=7), turns,
+                                   pairs, std_eps=1e-3, ema_decay=0.9, ema_std=None)
     assert found["collapse/valid_thinking_rate"] == pytest.approx(8 / 9)
     assert found[TRAJECTORY_PREFIX + "mi_upper_bound"] == pytest.approx(math.log(4))
     if looks:

@@ -8,9 +8,11 @@ without that block carry no Z and only count against ``collapse/first_turn_valid
 With ``chat.think=false`` there is no reasoning to split out, so Z is the whole reply and X
 the prompt (RAGEN-2 computes nothing then).  ``num_samples`` valid rows are drawn (a seeded
 draw of this step), every one is scored under every distinct prompt among them by the
-current policy (:func:`cross_log_probs`: one teacher-forced forward per prompt and
-micro-batch, the prompt encoded once per micro-batch), and
-:func:`ragen_bench.starpo.collapse.collapse_metrics` reads the matrix (``first_turn_enabled``).
+current policy (a :data:`Scorer`: locally :func:`cross_log_probs`, one teacher-forced forward
+per prompt and micro-batch; under veRL its actor workers, ``integrations/verl/collapse.py``),
+and :func:`ragen_bench.starpo.collapse.collapse_metrics` reads the matrix
+(``first_turn_enabled``).  :class:`CollapseProbe` runs both samples on schedule for either
+trainer and carries their moving averages from one diagnostic step to the next.
 
 Beyond the first turn (``multi_turn_enabled``, RAGEN-2's ``collapse_trajectory_sample``): every
 turn t of a trajectory splits the same way, X being the whole context the policy saw at turn t
@@ -26,17 +28,21 @@ torch is imported inside the functions that need it.
 from __future__ import annotations
 
 import re
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from ragen_bench.chat.parser import THINK_CLOSE, THINK_OPEN
 from ragen_bench.chat.trajectory import Trajectory
 from ragen_bench.train.sampler import TurnSample
+from ragen_bench.train.schedule import derived_seed
 
 # RAGEN-2's W&B namespaces for first-turn and trajectory-uniform samples (docs/starpo.md, "Collapse diagnostics").
 PREFIX = "collapse_first_turn_sample/"
 TRAJECTORY_PREFIX = "collapse_trajectory_sample/"
+# (contexts, reasonings) -> (mean, total), each [len(reasonings), len(contexts)]: log p(z_i | x_j) per token and summed.
+Scorer = Callable[[Sequence[Sequence[int]], Sequence[Sequence[int]]], tuple[Any, Any]]
 _REASONING = re.compile(re.escape(THINK_OPEN) + r"(.*?)" + re.escape(THINK_CLOSE), re.DOTALL)
 
 
@@ -63,12 +69,6 @@ def reasoning_text(reply: str, *, think: bool, special_tokens: Sequence[str] = (
     for token in special_tokens:
         reply = reply.replace(token, "")
     return reply.strip()
-
-
-def first_turns(trajectories: Sequence[Trajectory], samples: Mapping[str, Sequence[TurnSample]], tokenizer: Any, *,
-                think: bool) -> list[TurnPair]:
-    """Each trajectory's first turn as a :class:`TurnPair`, in batch order (its group: the seed)."""
-    return [row[0] for row in all_turns(trajectories, samples, tokenizer, think=think, first_only=True)]
 
 
 def all_turns(trajectories: Sequence[Trajectory], samples: Mapping[str, Sequence[TurnSample]], tokenizer: Any, *,
@@ -139,6 +139,11 @@ def cross_log_probs(model: Any, contexts: Sequence[Sequence[int]], reasonings: S
     return total / lengths[:, None], total
 
 
+def model_scorer(model: Any, *, temperature: float, micro_batch: int, pad_id: int) -> Scorer:
+    """The :data:`Scorer` of a local policy: :func:`cross_log_probs` with these settings."""
+    return partial(cross_log_probs, model, temperature=temperature, micro_batch=micro_batch, pad_id=pad_id)
+
+
 def sample_trajectory_turns(turns: Sequence[Sequence[TurnPair]], num_samples: int | None, seed: int) -> list[tuple[int, int]]:
     """``(trajectory, turn)`` pairs, as RAGEN-2's ``_sample_trajectory_uniform`` draws them: as many draws as
     there are turns with a Z (at most ``num_samples``), each a trajectory uniformly and then one of its
@@ -157,39 +162,34 @@ def sample_trajectory_turns(turns: Sequence[Sequence[TurnPair]], num_samples: in
     return pairs
 
 
-def first_turn_diagnostics(model: Any, rows: Sequence[TurnPair], picked: Sequence[int], *, temperature: float,
-                           micro_batch: int, pad_id: int, std_eps: float, ema_decay: float,
-                           ema_std: tuple[float, float] | None) -> dict[str, float]:
+def first_turn_diagnostics(score: Scorer, rows: Sequence[TurnPair], picked: Sequence[int], *, std_eps: float,
+                           ema_decay: float, ema_std: tuple[float, float] | None) -> dict[str, float]:
     """The logged metrics of one diagnostic step: coverage counts, then RAGEN-2's suffixes under :data:`PREFIX`
     (the picked rows of one group share its prompt: one column per group)."""
     valid = sum(bool(row.reasoning_ids) for row in rows)
     metrics = {"collapse/first_turn_num_total": float(len(rows)), "collapse/first_turn_num_valid": float(valid),
                "collapse/first_turn_valid_rate": valid / len(rows) if rows else 0.0}
     chosen = [rows[i] for i in picked]
-    metrics.update(_scored(model, chosen, [row.group for row in chosen], PREFIX, temperature=temperature,
-                           micro_batch=micro_batch, pad_id=pad_id, std_eps=std_eps, ema_decay=ema_decay,
-                           ema_std=ema_std))
+    metrics.update(_scored(score, chosen, [row.group for row in chosen], PREFIX, std_eps=std_eps,
+                           ema_decay=ema_decay, ema_std=ema_std))
     return metrics
 
 
-def trajectory_diagnostics(model: Any, turns: Sequence[Sequence[TurnPair]], pairs: Sequence[tuple[int, int]], *,
-                           temperature: float, micro_batch: int, pad_id: int, std_eps: float, ema_decay: float,
-                           ema_std: tuple[float, float] | None) -> dict[str, float]:
+def trajectory_diagnostics(score: Scorer, turns: Sequence[Sequence[TurnPair]], pairs: Sequence[tuple[int, int]], *,
+                           std_eps: float, ema_decay: float, ema_std: tuple[float, float] | None) -> dict[str, float]:
     """RAGEN-2's multi-turn metrics: ``collapse/valid_thinking_rate``, then its suffixes under
     :data:`TRAJECTORY_PREFIX` for the drawn ``pairs`` (each pair its own column, as RAGEN-2 numbers them)."""
     total = sum(len(rows) for rows in turns)
     valid = sum(bool(row.reasoning_ids) for rows in turns for row in rows)
     metrics = {"collapse/valid_thinking_rate": valid / total if total else 0.0}
     chosen = [turns[m][t] for m, t in pairs]
-    metrics.update(_scored(model, chosen, range(len(chosen)), TRAJECTORY_PREFIX, temperature=temperature,
-                           micro_batch=micro_batch, pad_id=pad_id, std_eps=std_eps, ema_decay=ema_decay,
-                           ema_std=ema_std))
+    metrics.update(_scored(score, chosen, range(len(chosen)), TRAJECTORY_PREFIX, std_eps=std_eps,
+                           ema_decay=ema_decay, ema_std=ema_std))
     return metrics
 
 
-def _scored(model: Any, chosen: Sequence[TurnPair], keys: Sequence[Hashable], prefix: str, *, temperature: float,
-            micro_batch: int, pad_id: int, std_eps: float, ema_decay: float,
-            ema_std: tuple[float, float] | None) -> dict[str, float]:
+def _scored(score: Scorer, chosen: Sequence[TurnPair], keys: Sequence[Hashable], prefix: str, *, std_eps: float,
+            ema_decay: float, ema_std: tuple[float, float] | None) -> dict[str, float]:
     """RAGEN-2's suffixes under ``prefix`` for ``chosen``, row i's prompt column the first row with its ``keys[i]``
     (empty with fewer than two columns)."""
     import torch
@@ -204,8 +204,7 @@ def _scored(model: Any, chosen: Sequence[TurnPair], keys: Sequence[Hashable], pr
             contexts.append(row.context_ids)
     if len(contexts) < 2:
         return {}
-    mean, total = cross_log_probs(model, contexts, [row.reasoning_ids for row in chosen], temperature=temperature,
-                                  micro_batch=micro_batch, pad_id=pad_id)
+    mean, total = score(contexts, [row.reasoning_ids for row in chosen])
     columns = torch.tensor([column_of[key] for key in keys])
     found = collapse_metrics(mean, total, columns, contexts, std_eps=std_eps, ema_decay=ema_decay, ema_std=ema_std)
     return {prefix + name: value for name, value in found.items()}
@@ -218,3 +217,46 @@ def last_ema_std(logged: Sequence[Mapping[str, Any]], prefix: str = PREFIX) -> t
         if prefix + "marginal_std_ema" in row:
             return row[prefix + "marginal_std_ema"], row[prefix + "marginal_std_ema_seq"]
     return None
+
+
+class CollapseProbe:
+    """Both samples of a diagnostic step, on schedule, with their moving averages carried between steps.
+
+    ``settings`` is a :class:`ragen_bench.train.config.CollapseDetectionConfig` (or anything with its
+    fields); ``seed`` seeds each step's draws (``derived_seed(seed, "collapse", step)`` and
+    ``"collapse_trajectory"``, ``step`` 0-based); ``logged`` are earlier ``metrics.jsonl`` rows, so
+    that a resumed run continues the moving averages.
+    """
+
+    def __init__(self, settings: Any, seed: int, logged: Sequence[Mapping[str, Any]] = ()) -> None:
+        self.settings, self.seed = settings, seed
+        self.first_ema = last_ema_std(logged)
+        self.trajectory_ema = last_ema_std(logged, TRAJECTORY_PREFIX)
+
+    def due(self, step: int) -> bool:
+        """Whether training step ``step`` (1-based) computes anything."""
+        d = self.settings
+        return due(step, d.compute_freq) and bool(d.first_turn_enabled or d.multi_turn_enabled)
+
+    @property
+    def first_only(self) -> bool:
+        """Whether the step needs turn 1 of each trajectory only (no trajectory sample)."""
+        return not self.settings.multi_turn_enabled
+
+    def measure(self, turns: Sequence[Sequence[TurnPair]], score: Scorer, step: int) -> dict[str, float]:
+        """The logged metrics of 0-based step ``step`` from each trajectory's :class:`TurnPair` rows (turn 1
+        first; all turns when the trajectory sample is on), every drawn row scored by ``score``."""
+        d = self.settings
+        metrics: dict[str, float] = {}
+        if d.first_turn_enabled:  # turn 1 of each trajectory, one prompt per group
+            rows = [row[0] for row in turns]
+            picked = sample_rows(rows, d.num_samples, derived_seed(self.seed, "collapse", step))
+            metrics.update(first_turn_diagnostics(score, rows, picked, std_eps=d.std_eps, ema_decay=d.ema_decay,
+                                                  ema_std=self.first_ema))
+            self.first_ema = last_ema_std([metrics]) or self.first_ema
+        if d.multi_turn_enabled:  # any turn: a trajectory uniformly, then one of its turns
+            pairs = sample_trajectory_turns(turns, d.num_samples, derived_seed(self.seed, "collapse_trajectory", step))
+            metrics.update(trajectory_diagnostics(score, turns, pairs, std_eps=d.std_eps, ema_decay=d.ema_decay,
+                                                  ema_std=self.trajectory_ema))
+            self.trajectory_ema = last_ema_std([metrics], TRAJECTORY_PREFIX) or self.trajectory_ema
+        return metrics

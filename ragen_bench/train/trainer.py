@@ -112,8 +112,7 @@ class Trainer:
             self.step = ckpt.restore(start, self)
         # The diagnostics' moving averages, continued from the log of the steps this run keeps.
         kept_rows = [row for row in read_lines(out / METRICS) if row["step"] <= self.step]
-        self.collapse_ema = collapse_probe.last_ema_std(kept_rows)
-        self.trajectory_ema = collapse_probe.last_ema_std(kept_rows, collapse_probe.TRAJECTORY_PREFIX)
+        self.collapse = collapse_probe.CollapseProbe(config.collapse_detection, config.seed, kept_rows)
         sampling = SamplingSettings(temperature=config.rollout.temperature, top_p=config.rollout.top_p,
                                     max_new_tokens=config.rollout.max_new_tokens)
         # rollout.dtype other than dtype: the sampler decodes its own copy, refreshed after each update.
@@ -215,25 +214,14 @@ class Trainer:
         metrics["time/rollout"] = rollout_seconds
 
         # 1b. collapse diagnostics (on schedule): does the reasoning depend on its prompt? -----------
-        d = c.collapse_detection
-        if collapse_probe.due(self.step + 1, d.compute_freq) and (d.first_turn_enabled or d.multi_turn_enabled):
+        if self.collapse.due(self.step + 1):
             phase = time.perf_counter()
-            scoring = dict(temperature=c.rollout.temperature, micro_batch=d.micro_batch_size, pad_id=self.agent.pad_id,
-                           std_eps=d.std_eps, ema_decay=d.ema_decay)
-            if d.first_turn_enabled:  # turn 1 of each trajectory, one prompt per group
-                rows = collapse_probe.first_turns(trajectories, samples, self.tokenizer, think=self.chat.think)
-                picked = collapse_probe.sample_rows(rows, d.num_samples, derived_seed(c.seed, "collapse", self.step))
-                metrics.update(collapse_probe.first_turn_diagnostics(self.policy, rows, picked, **scoring,
-                                                                     ema_std=self.collapse_ema))
-                self.collapse_ema = collapse_probe.last_ema_std([metrics]) or self.collapse_ema
-            if d.multi_turn_enabled:  # any turn: a trajectory uniformly, then one of its turns
-                turns = collapse_probe.all_turns(trajectories, samples, self.tokenizer, think=self.chat.think)
-                pairs = collapse_probe.sample_trajectory_turns(
-                    turns, d.num_samples, derived_seed(c.seed, "collapse_trajectory", self.step))
-                metrics.update(collapse_probe.trajectory_diagnostics(self.policy, turns, pairs, **scoring,
-                                                                     ema_std=self.trajectory_ema))
-                self.trajectory_ema = (collapse_probe.last_ema_std([metrics], collapse_probe.TRAJECTORY_PREFIX)
-                                       or self.trajectory_ema)
+            turn_pairs = collapse_probe.all_turns(trajectories, samples, self.tokenizer, think=self.chat.think,
+                                                  first_only=self.collapse.first_only)
+            score = collapse_probe.model_scorer(self.policy, temperature=c.rollout.temperature,
+                                                micro_batch=c.collapse_detection.micro_batch_size,
+                                                pad_id=self.agent.pad_id)
+            metrics.update(self.collapse.measure(turn_pairs, score, self.step))
             metrics["time/collapse"] = time.perf_counter() - phase
 
         # 2. filter (StarPO-S's std, or RAGEN-2's rollout filter; run on the rollout above) ------------
