@@ -49,7 +49,12 @@ def test_ragen_sokoban_maps_to_ragens_numbers_in_verls_units(sokoban):
         "filter_type": "largest", "metric": "reward_variance", "include_zero": True, "top_p_prob_mode": "linear",
         "selection_eps": 0.01,
     }
-    assert sokoban.trainer.v1.trainer_mode == "sync"
+    # The collapse diagnostics are on by default (every 10th step), which our trainer computes.
+    assert sokoban.trainer.v1.trainer_mode == "ragen_sync"
+    assert dict(sokoban.trainer.v1.ragen_sync.collapse_detection) == {
+        "compute_freq": 10, "first_turn_enabled": True, "multi_turn_enabled": False, "num_samples": 64,
+        "micro_batch_size": 16, "std_eps": 1e-3, "ema_decay": 0.9}
+    assert sokoban.trainer.v1.ragen_sync.think is True and sokoban.trainer.v1.ragen_sync.seed == 0
     assert rollout.response_length == 5 * 400 + 4 * recipe.BRIDGE_TOKENS and rollout.prompt_length == 1024
     assert rollout.max_model_len == rollout.prompt_length + rollout.response_length
     assert rollout.val_kwargs.temperature == 0.5 and rollout.val_kwargs.do_sample is True
@@ -96,6 +101,15 @@ def test_ragen_sokoban_maps_to_ragens_numbers_in_verls_units(sokoban):
           "trainer.v1.sampler.sampler_kwargs.filter_type": "smallest"}),
         # RAGEN-2's default (top_p 1, zeros kept) keeps every group: veRL's own sampling.
         ("starpo-s", ["filter.mode=rollout"], {"trainer.v1.sampler.custom_sampler.path": None}),
+        # No diagnostics and no advantage hook: veRL's own trainer.
+        ("grpo", ["collapse_detection.compute_freq=0"], {"trainer.v1.trainer_mode": "sync",
+                                                         "trainer.v1.ragen_sync": None}),
+        ("grpo", ["collapse_detection.first_turn_enabled=false"], {"trainer.v1.trainer_mode": "sync"}),
+        ("grpo", ["collapse_detection.first_turn_enabled=false", "collapse_detection.multi_turn_enabled=true",
+                  "collapse_detection.num_samples=null", "chat.think=false", "seed=3"],
+         {"trainer.v1.trainer_mode": "ragen_sync", "trainer.v1.ragen_sync.collapse_detection.num_samples": None,
+          "trainer.v1.ragen_sync.collapse_detection.multi_turn_enabled": True, "trainer.v1.ragen_sync.think": False,
+          "trainer.v1.ragen_sync.seed": 3, "trainer.v1.ragen_sync.bi_level": False}),
     ],
 )
 def test_presets_and_options_compose_with_verls_config(preset, overrides, expected):

@@ -71,23 +71,24 @@ def reasoning_text(reply: str, *, think: bool, special_tokens: Sequence[str] = (
     return reply.strip()
 
 
-def all_turns(trajectories: Sequence[Trajectory], samples: Mapping[str, Sequence[TurnSample]], tokenizer: Any, *,
-              think: bool, first_only: bool = False) -> list[list[TurnPair]]:
-    """Each trajectory's turns as :class:`TurnPair` rows (X: the prompt ids turn t was sampled from, then
-    ``<think>``'s ids), in batch and turn order; ``first_only``: turn 1 alone."""
+def turn_pair(context_ids: Sequence[int], reply: str, tokenizer: Any, *, think: bool, group: Hashable) -> TurnPair:
+    """One turn split as RAGEN-2 splits it: X = ``context_ids`` (the ids the reply was sampled from) then
+    ``<think>``'s ids, Z = :func:`reasoning_text` of ``reply`` tokenized on its own (empty: no Z)."""
     opening = tuple(tokenizer(THINK_OPEN, add_special_tokens=False)["input_ids"]) if think else ()
     special = [token for token in tokenizer.all_special_tokens if token]
-    rows = []
-    for trajectory in trajectories:
-        turns = []
-        for turn, sample in zip(trajectory.turns[:1] if first_only else trajectory.turns,
-                                samples[trajectory.episode_key]):
-            text = reasoning_text(turn.raw_response, think=think, special_tokens=special)
-            reasoning = tuple(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else ()
-            turns.append(TurnPair(context_ids=(*sample.prompt_ids, *opening), reasoning_ids=reasoning,
-                                  group=trajectory.seed))
-        rows.append(turns)
-    return rows
+    text = reasoning_text(reply, think=think, special_tokens=special)
+    reasoning = tuple(tokenizer(text, add_special_tokens=False)["input_ids"]) if text else ()
+    return TurnPair(context_ids=(*context_ids, *opening), reasoning_ids=reasoning, group=group)
+
+
+def all_turns(trajectories: Sequence[Trajectory], samples: Mapping[str, Sequence[TurnSample]], tokenizer: Any, *,
+              think: bool, first_only: bool = False) -> list[list[TurnPair]]:
+    """Each trajectory's turns as :func:`turn_pair` rows (X: the prompt ids turn t was sampled from; the
+    group: the seed), in batch and turn order; ``first_only``: turn 1 alone."""
+    return [[turn_pair(sample.prompt_ids, turn.raw_response, tokenizer, think=think, group=trajectory.seed)
+             for turn, sample in zip(trajectory.turns[:1] if first_only else trajectory.turns,
+                                     samples[trajectory.episode_key])]
+            for trajectory in trajectories]
 
 
 def sample_rows(rows: Sequence[TurnPair], num_samples: int | None, seed: int) -> list[int]:
@@ -99,6 +100,12 @@ def sample_rows(rows: Sequence[TurnPair], num_samples: int | None, seed: int) ->
         return valid
     order = torch.randperm(len(valid), generator=torch.Generator().manual_seed(seed))[:num_samples]
     return sorted(valid[i] for i in order.tolist())
+
+
+def distinct_columns(contexts: Sequence[Sequence[int]]) -> list[int]:
+    """For each context, the first column holding the same ids (itself when new): equal contexts are scored once."""
+    first: dict[tuple[int, ...], int] = {}
+    return [first.setdefault(tuple(context), j) for j, context in enumerate(contexts)]
 
 
 def cross_log_probs(model: Any, contexts: Sequence[Sequence[int]], reasonings: Sequence[Sequence[int]], *,
@@ -115,12 +122,11 @@ def cross_log_probs(model: Any, contexts: Sequence[Sequence[int]], reasonings: S
     device = next(model.parameters()).device
     total = torch.zeros(len(reasonings), len(contexts))
     lengths = torch.tensor([len(z) for z in reasonings], dtype=torch.float32)
-    first_column: dict[tuple[int, ...], int] = {}
+    columns = distinct_columns(contexts)
     with torch.no_grad():
         for j, context in enumerate(contexts):
-            seen = first_column.setdefault(tuple(context), j)
-            if seen != j:
-                total[:, j] = total[:, seen]
+            if columns[j] != j:
+                total[:, j] = total[:, columns[j]]
                 continue
             for start in range(0, len(reasonings), micro_batch):
                 chunk = reasonings[start : start + micro_batch]

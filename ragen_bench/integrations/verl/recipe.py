@@ -120,6 +120,18 @@ def _choice(config: Mapping[str, Any], dotted: str, allowed: Sequence[str]) -> A
     return value
 
 
+def collapse_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The trainer's collapse-diagnostic settings (``collapse_detection.<key>``, ``think``, ``seed``), empty
+    when no step computes any (``compute_freq`` 0, or neither sample enabled)."""
+    block = dict(_get(config, "collapse_detection") or {})
+    if not block.get("compute_freq") or not (block.get("first_turn_enabled") or block.get("multi_turn_enabled")):
+        return {}
+    settings = {f"collapse_detection.{name}": value for name, value in block.items()}
+    settings["think"] = bool((_get(config, "chat") or {}).get("think", True))
+    settings["seed"] = _get(config, "seed")
+    return settings
+
+
 def _algorithm(config: Mapping[str, Any]) -> dict[str, Any]:
     estimator = _choice(config, "advantage.estimator", ("gae", "grpo", "bi_level_gae"))
     mode = _choice(config, "advantage.grpo_mode", ("mean_std", "mean", "rloo"))
@@ -135,11 +147,14 @@ def _algorithm(config: Mapping[str, Any]) -> dict[str, Any]:
         overrides["algorithm.adv_estimator"] = "gae"
         overrides["critic.enable"] = True
     scaling = _choice(config, "actor.filter_loss_scaling", ("none", "linear", "sqrt"))
-    if estimator == "bi_level_gae" or scaling != "none":  # our trainer's advantage hooks (.trainer)
+    probe = collapse_settings(config)
+    if estimator == "bi_level_gae" or scaling != "none" or probe:  # our trainer's hooks (.trainer)
         overrides["trainer.v1.trainer_mode"] = TRAINER_MODE
         overrides[f"+trainer.v1.{TRAINER_MODE}.bi_level"] = estimator == "bi_level_gae"
         overrides[f"+trainer.v1.{TRAINER_MODE}.high_level_gamma"] = _get(config, "advantage.high_level_gamma")
         overrides[f"+trainer.v1.{TRAINER_MODE}.filter_loss_scaling"] = scaling
+        for name, value in probe.items():
+            overrides[f"+trainer.v1.{TRAINER_MODE}.{name}"] = value
         # The trainer class must be registered in veRL's TaskRunner actor: veRL imports the
         # modules named here on every `import verl`, in every process of the job.
         overrides["+ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES"] = TRAINER_MODULE

@@ -12,6 +12,12 @@ call, for that one step, to
   ``kept_groups`` / ``groups`` our sampler (:mod:`.sampler`) logged into the step's metrics
   (factor 1 when the step ran without it: nothing was filtered).
 
+and, after veRL's old-log-prob step, on the schedule of ``trainer.v1.ragen_sync.collapse_detection``
+(the train config's block; ``think`` and ``seed`` beside it), RAGEN-2's collapse diagnostics
+(:mod:`.collapse`): the step's first turns (and any turn, with ``multi_turn_enabled``) scored under
+each other's prompts on the actor workers, logged with the step's metrics and timed as
+``timing_s/collapse``.  Their moving averages live in the trainer: a resumed run starts them again.
+
 Everything around it (reading the batch from TransferQueue, the KL penalty, rollout
 correction, writing advantages and returns back) stays veRL's.  The recipe uses this trainer
 only when a run needs one of the hooks.  The module must be imported in veRL's TaskRunner
@@ -25,13 +31,16 @@ from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
+from ragen_bench.integrations.verl import collapse
 from ragen_bench.integrations.verl.bi_level import DEFAULT_HIGH_LEVEL_GAMMA, bi_level_advantages
 from ragen_bench.integrations.verl.recipe import TRAINER_MODE
 from ragen_bench.integrations.verl.sampler import METRIC_PREFIX
 from ragen_bench.starpo.filter import loss_scale
+from ragen_bench.train.collapse_probe import CollapseProbe
 from verl.trainer.ppo.v1 import trainer_base
 from verl.trainer.ppo.v1.trainer_base import register_trainer
 from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
+from verl.utils.debug import marked_timer
 
 
 def kept_share_scale(settings: Mapping[str, Any], metrics: Mapping[str, Any]) -> float:
@@ -85,3 +94,29 @@ class StarPOTrainer(PPOTrainerSync):
         settings = self.config.trainer.v1.get(TRAINER_MODE, {}) or {}
         with advantage_hooks(settings, metrics):
             return super()._compute_advantage(batch, metrics)
+
+    def _compute_old_log_prob(self, batch: Any, metrics: dict) -> Any:
+        batch = super()._compute_old_log_prob(batch, metrics)
+        probe = self._collapse_probe()
+        if probe is not None and probe.due(self.global_steps):
+            with marked_timer("collapse", self.timing_raw, color="purple"):
+                metrics.update(self._collapse_metrics(probe, batch))
+        return batch
+
+    def _collapse_probe(self) -> CollapseProbe | None:
+        """The run's probe (built on first use, so its moving averages persist), None when not configured."""
+        if not hasattr(self, "_probe"):
+            settings = self.config.trainer.v1.get(TRAINER_MODE, {}) or {}
+            block = settings.get("collapse_detection")
+            self._probe = None if block is None else CollapseProbe(block, int(settings.get("seed", 0)))
+        return self._probe
+
+    def _collapse_metrics(self, probe: CollapseProbe, batch: Any) -> dict[str, float]:
+        settings = self.config.trainer.v1[TRAINER_MODE]
+        rollout = self.config.actor_rollout_ref.rollout
+        turns = collapse.batch_turns(batch, self.tokenizer, think=bool(settings.get("think", True)),
+                                     first_only=probe.first_only)
+        score = collapse.WorkerScorer(self.actor_rollout_wg, temperature=float(rollout.temperature),
+                                      multiple=collapse.actor_batch_multiple(self.actor_rollout_wg, rollout),
+                                      step=self.global_steps)
+        return probe.measure(turns, score, self.global_steps - 1)  # 0-based, as the local trainer seeds its draw
