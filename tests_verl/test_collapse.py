@@ -139,7 +139,12 @@ def store(queue, outputs, *, padding=0):
     return KVBatchMeta(partition_id="train", keys=keys[::-1], tags=tags[::-1])  # veRL's balancing reorders them
 
 
-def trainer(setup, workers, settings, *, step, micro=1):
+def turns_of(batch, tokenizer, *, first_only):
+    return collapse.rows_turns(collapse.read_rows(batch.partition_id, collapse.trajectory_keys(batch)), tokenizer,
+                               think=True, first_only=first_only)
+
+
+def trainer(setup, workers, settings, *, step, micro=1, stashed=None):
     t = object.__new__(StarPOTrainer)
     t.config = OmegaConf.create({
         "trainer": {"v1": {"ragen_sync": {"collapse_detection": settings, "think": True, "seed": 11}}},
@@ -147,6 +152,7 @@ def trainer(setup, workers, settings, *, step, micro=1):
                                           "log_prob_micro_batch_size_per_gpu": micro}},
     })
     t.tokenizer, t.actor_rollout_wg, t.timing_raw, t.global_steps = setup["tokenizer"], workers, {}, step
+    t.replay_buffer = SimpleNamespace(collapse_rows=stashed)  # what our sampler kept of the rollout, if anything
     return t
 
 
@@ -174,7 +180,7 @@ def test_the_verl_step_logs_the_local_trainers_diagnostics_on_the_same_episodes(
 
     # The local trainer's probe on the same episodes, scored by the same model in one forward per prompt.
     local_turns = all_turns(trajectories, samples, setup["tokenizer"], think=True, first_only=not multi_turn)
-    assert collapse.batch_turns(batch, setup["tokenizer"], think=True, first_only=not multi_turn) == local_turns
+    assert turns_of(batch, setup["tokenizer"], first_only=not multi_turn) == local_turns
     probe = CollapseProbe(SimpleNamespace(**settings), 11)
     expected = probe.measure(local_turns, model_scorer(setup["model"], temperature=TEMPERATURE, micro_batch=4,
                                                        pad_id=setup["tokenizer"].eos_token_id), 0)
@@ -188,6 +194,31 @@ def test_the_verl_step_logs_the_local_trainers_diagnostics_on_the_same_episodes(
     assert all(size % 4 == 0 for size in workers.batches) and len(workers.batches) == 1 + multi_turn
     assert queue.partition(collapse.PARTITION) == []  # the scoring rows are cleared
     assert set(queue.puts) == {collapse.PARTITION}  # and never written where veRL's replay buffer reads
+
+
+def test_the_rollout_our_sampler_kept_before_filtering_is_what_is_scored(setup, queue):
+    """The filter kept two of three groups: the batch holds those, the diagnostics read all three (the sampler's
+    rows of this step), as the local trainer scores its rollout before the filter."""
+    settings = dict(vars(CollapseDetectionConfig()), num_samples=None)
+    outputs, trajectories, samples = episodes(setup, SEEDS)
+    whole = store(queue, outputs)
+    rows = collapse.read_rows(whole.partition_id, collapse.trajectory_keys(whole))
+    kept = KVBatchMeta(partition_id="train", keys=[k for k in whole.keys if not k.startswith("uid5_")],
+                       tags=[{} for k in whole.keys if not k.startswith("uid5_")])
+    score = model_scorer(setup["model"], temperature=TEMPERATURE, micro_batch=4, pad_id=0)
+    expected = CollapseProbe(SimpleNamespace(**settings), 11).measure(
+        all_turns(trajectories, samples, setup["tokenizer"], think=True, first_only=True), score, 9)
+    for stashed, num_total, columns in (((10, rows), 6, 3), ((9, rows), 4, 2)):  # a stash of another step is stale
+        metrics: dict = {}
+        trainer(setup, ActorWorkers(setup["model"], queue, dp=1), settings, step=10, stashed=stashed)._compute_old_log_prob(
+            kept, metrics)
+        assert metrics["collapse/first_turn_num_total"] == num_total
+        assert metrics[PREFIX + "mi_upper_bound"] == pytest.approx(math.log(columns))
+    first = {}
+    trainer(setup, ActorWorkers(setup["model"], queue, dp=1), settings, step=10, stashed=(10, rows))._compute_old_log_prob(
+        kept, first)
+    for name, value in expected.items():
+        assert first[name] == pytest.approx(value, rel=1e-4, abs=1e-4), name
 
 
 def test_the_diagnostics_run_on_schedule_and_carry_their_moving_average(setup, queue):
@@ -219,7 +250,7 @@ def test_no_settings_no_diagnostics(setup, queue):
 def test_an_empty_first_reply_counts_as_a_turn_without_reasoning(setup, queue):
     outputs, trajectories, samples = episodes(setup, [(3, 0), (5, 0)], empty_first={(3, 0)})
     batch = store(queue, outputs)
-    turns = collapse.batch_turns(batch, setup["tokenizer"], think=True, first_only=False)
+    turns = turns_of(batch, setup["tokenizer"], first_only=False)
     assert turns == all_turns(trajectories, samples, setup["tokenizer"], think=True)
     assert turns[0][0].reasoning_ids == () and turns[0][1].reasoning_ids and turns[1][0].reasoning_ids
 
@@ -273,7 +304,7 @@ def test_a_row_whose_turn_records_do_not_match_its_mask_is_a_clear_error(setup, 
     row = queue.rows[("train", "uid3_0_0")]
     row["extra_fields"] = dict(row["extra_fields"], turns=[{"tokens": 1}])
     with pytest.raises(ValueError, match="masked ids but its turns record 1"):
-        collapse.batch_turns(batch, setup["tokenizer"], think=True, first_only=True)
+        turns_of(batch, setup["tokenizer"], first_only=True)
 
 
 def test_scoring_rows_have_the_agent_loops_layout():

@@ -45,7 +45,8 @@ def test_ragen_sokoban_maps_to_ragens_numbers_in_verls_units(sokoban):
     sampler = sokoban.trainer.v1.sampler
     assert Path(sampler.custom_sampler.path).name == "sampler.py" and sampler.custom_sampler.name == "StarPOSFilterSampler"
     assert dict(sampler.sampler_kwargs) == {  # StarPO-S's std filter: the top_k preset of the rollout filter
-        "groups": 8, "refill_rounds": 0, "empty_stop_steps": 5, "strategy": "top_k", "value": 0.25,
+        "groups": 8, "refill_rounds": 0, "empty_stop_steps": 5, "collapse_compute_freq": 10, "strategy": "top_k",
+        "value": 0.25,
         "filter_type": "largest", "metric": "reward_variance", "include_zero": True, "top_p_prob_mode": "linear",
         "selection_eps": 0.01,
     }

@@ -16,6 +16,7 @@ import transfer_queue
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from verl.utils.import_utils import load_extern_type
+from verl.utils.tensordict_utils import list_of_dict_to_tensordict
 
 from ragen_bench.integrations.verl import recipe
 from ragen_bench.starpo.filter import FilterSpec, filter_groups, filter_rollouts, preset
@@ -70,7 +71,8 @@ def queue(monkeypatch):
     return fake
 
 
-def make_sampler(groups, ratio=None, mode="std", refill=None, spec=None, refill_rounds=0, empty_stop_steps=0):
+def make_sampler(groups, ratio=None, mode="std", refill=None, spec=None, refill_rounds=0, empty_stop_steps=0,
+                 **extra):
     cls = load_extern_type(str(recipe.SAMPLER_FILE), recipe.SAMPLER_CLASS)
     spec = spec or preset(mode, ratio)
     sampler = cls(
@@ -79,7 +81,7 @@ def make_sampler(groups, ratio=None, mode="std", refill=None, spec=None, refill_
         max_off_policy_threshold=8,
         max_off_policy_strategy="drop",
         sampler_kwargs={"groups": groups, "refill_rounds": refill_rounds, "empty_stop_steps": empty_stop_steps,
-                        **dataclasses.asdict(spec)},
+                        **dataclasses.asdict(spec), **extra},
         refill_fn=refill or (lambda count: count),
     )
     sampler.poll_interval = 0.0
@@ -135,6 +137,27 @@ def test_a_short_refill_at_the_end_of_the_data_is_not_waited_for(queue):
         queue.add_group("train", uid, seed, scores)
     batch, _ = make_sampler(groups=8, ratio=0.5, refill=refill).sample(1, "train", 4)
     assert kept_seeds(queue, batch) == [10, 12, 20]  # floor(0.5 x 6 groups) = 3, by spread
+
+
+def test_on_a_collapse_step_the_sampler_keeps_the_whole_rollout_before_it_filters(queue, monkeypatch):
+    # Rows as the agent loop writes them (a one-token reply at the end), read as TransferQueue returns them.
+    monkeypatch.setattr(transfer_queue, "kv_batch_get", lambda keys, partition_id, select_fields: (
+        list_of_dict_to_tensordict([{f: queue.values[(partition_id, k)][f] for f in select_fields} for k in keys])))
+    sampler = make_sampler(groups=4, ratio=0.5, collapse_compute_freq=2)
+    for step in (1, 3):
+        for uid, seed, scores in (("d", 13, [1, 1]), ("a", 10, [0, 0]), ("b", 11, [0, 1]), ("c", 12, [0, 4])):
+            queue.add_group("train", f"{uid}{step}", seed, scores, step=step)
+            for session in range(2):
+                queue.values[("train", f"{uid}{step}_{session}_0")].update(
+                    prompts=torch.tensor([seed, 7]), responses=torch.tensor([5, 6, 8, seed]),
+                    response_mask=torch.tensor([0, 0, 0, 1]))
+        batch, _ = sampler.sample(global_steps=step, partition_id="train", batch_size=2)
+        assert kept_seeds(queue, batch) == [11, 12]
+    stashed_step, rows = sampler.collapse_rows
+    assert stashed_step == 1  # step 3 is not a diagnostic step: the stash stays step 1's, which the trainer ignores
+    assert [(row.seed, row.session) for row in rows] == [(s, n) for s in (10, 11, 12, 13) for n in (0, 1)]
+    assert rows[0].prompt_ids == [10, 7] and rows[0].response_ids == [5, 6, 8, 10] and rows[0].tokens == [1]
+    assert make_sampler(groups=4, ratio=0.5).collapse_compute_freq == 0  # off unless the recipe asks
 
 
 def test_validation_batches_pass_through_unfiltered(queue):

@@ -59,12 +59,14 @@ SMI=$!
 trap 'kill $SMI 2>/dev/null || true' EXIT
 
 # 2. Train: the ragen-sokoban preset (StarPO-S, PPO + GAE critic) cut to a few small steps:
-# 4 groups of 4 episodes, the filter keeps the top half, one mini-batch of 8 per step.
+# 4 groups of 4 episodes, the filter keeps the top half, one mini-batch of 8 per step; the collapse
+# diagnostics on steps 1 and 2 (scored on the actor workers; their share of a step is reported).
 start=$(date +%s)
 set +e
 timeout --kill-after=20 "$TRAIN_TIMEOUT" "$PYTHON" -m ragen_bench.cli train preset=ragen-sokoban model=smollm2-135m \
   steps="$STEPS" rollout.groups=4 rollout.group_size=4 filter.ratio=0.5 actor.mini_batch=8 actor.micro_batch=4 \
   chat.max_turns=3 rollout.max_new_tokens=128 val.before_train=false val.every=0 checkpoint.every=100 \
+  collapse_detection.compute_freq=2 \
   out="$OUT/train" backend=verl -- \
   'trainer.logger=[console,file]' actor_rollout_ref.rollout.gpu_memory_utilization=0.3 \
   actor_rollout_ref.rollout.agent.num_workers=2 transfer_queue.backend.SimpleStorage.num_data_storage_units=2 \
@@ -113,6 +115,8 @@ report = {
               "tokens_per_s_per_gpu": over_steps("perf/throughput", lambda v: sum(v) / len(v)),
               "tokens_per_s_per_gpu_last": over_steps("perf/throughput", lambda v: v[-1]),
               "step_s": over_steps("timing_s/step", lambda v: v),
+              "collapse_s": over_steps("timing_s/collapse", lambda v: v),
+              "collapse_mi_estimate": over_steps("collapse_first_turn_sample/mi_estimate", lambda v: v),
               "max_memory_allocated_gb": over_steps("perf/max_memory_allocated_gb", max),
               "max_memory_reserved_gb": over_steps("perf/max_memory_reserved_gb", max),
               "last_step_metrics": train[-1] if train else None},

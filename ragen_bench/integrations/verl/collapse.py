@@ -10,7 +10,9 @@ the seeded draws, RAGEN-2's estimates, the moving averages) runs here unchanged;
   into the replies by those counts (an empty reply has no ids and no Z); turn t's X is the row's
   ids before its reply, then ``<think>`` (:func:`row_turns`).  Rows are taken in (seed, session)
   order and grouped by seed, as the local trainer lists and groups its trajectories, so the same
-  episodes give the same draw.
+  episodes give the same draw.  As in the local trainer, the rows are the whole rollout, before
+  the filter: our sampler (:mod:`.sampler`) reads them (:func:`read_rows`) on a due step before it
+  clears the groups the filter drops; without it (nothing filtered) the step's batch is the rollout.
 * **The policy is on veRL's actor workers** (:class:`WorkerScorer`).  Every (x_j, z_i) pair becomes
   a row of its own TransferQueue partition (:data:`PARTITION`, so veRL's replay buffer never sees
   it) in the layout the agent loop writes, padded by repeating a row to a multiple of the actor's
@@ -27,6 +29,7 @@ policy scored is the one that sampled the step, as in the local trainer.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -73,22 +76,42 @@ def row_turns(prompt_ids: Sequence[int], response_ids: Sequence[int], response_m
     return pairs
 
 
-def batch_turns(batch: KVBatchMeta, tokenizer: Any, *, think: bool, first_only: bool) -> list[list[TurnPair]]:
-    """Every trajectory of the step's batch (veRL's padding rows left out) as :func:`row_turns`, in
-    (seed, session) order, grouped by seed."""
-    keys = [key for key, tag in zip(batch.keys, batch.tags, strict=True) if not tag.get("is_padding", False)]
-    data = tq.kv_batch_get(keys=keys, partition_id=batch.partition_id,
+@dataclass(frozen=True)
+class StoredRow:
+    """What the diagnostics read of one trajectory's TransferQueue row."""
+
+    seed: int
+    session: int
+    prompt_ids: list[int]
+    response_ids: list[int]
+    response_mask: list[int]
+    tokens: list[int]  # each turn's reply tokens (the agent loop's turn records)
+
+
+def trajectory_keys(batch: KVBatchMeta) -> list[str]:
+    """The batch's trajectory keys, veRL's padding rows left out."""
+    return [key for key, tag in zip(batch.keys, batch.tags, strict=True) if not tag.get("is_padding", False)]
+
+
+def read_rows(partition_id: str, keys: Sequence[str]) -> list[StoredRow]:
+    """The rows of ``keys`` in (seed, session) order, as the local trainer lists its trajectories."""
+    data = tq.kv_batch_get(keys=list(keys), partition_id=partition_id,
                            select_fields=["prompts", "responses", "response_mask", "extra_fields"])
-    rows = []
     columns = [data[name].unbind() for name in ("prompts", "responses", "response_mask")]  # jagged or not
+    rows = []
     for key, prompts, responses, mask, extra in zip(keys, *columns, data["extra_fields"], strict=True):
         fields = getattr(extra, "data", extra)
-        tokens = [int(turn["tokens"]) for turn in fields["turns"]]
         session = int(key.split("_")[1])  # veRL's key: {uid}_{session}_{output}
-        rows.append(((int(fields["seed"]), session, key), prompts.tolist(), responses.tolist(), mask.tolist(), tokens))
-    rows.sort(key=lambda row: row[0])
-    return [row_turns(prompts, responses, mask, tokens, tokenizer, think=think, group=order[0], first_only=first_only)
-            for order, prompts, responses, mask, tokens in rows]
+        rows.append(((int(fields["seed"]), session, key),
+                     StoredRow(int(fields["seed"]), session, prompts.tolist(), responses.tolist(), mask.tolist(),
+                               [int(turn["tokens"]) for turn in fields["turns"]])))
+    return [row for _, row in sorted(rows, key=lambda item: item[0])]
+
+
+def rows_turns(rows: Sequence[StoredRow], tokenizer: Any, *, think: bool, first_only: bool) -> list[list[TurnPair]]:
+    """Each row's :func:`row_turns`, grouped by seed."""
+    return [row_turns(row.prompt_ids, row.response_ids, row.response_mask, row.tokens, tokenizer, think=think,
+                      group=row.seed, first_only=first_only) for row in rows]
 
 
 def actor_batch_multiple(worker_group: Any, rollout_config: Mapping[str, Any]) -> int:

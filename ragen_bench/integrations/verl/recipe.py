@@ -217,6 +217,7 @@ def _batches(config: Mapping[str, Any]) -> dict[str, Any]:
     if (kept < groups) if fixed else (not spec.keeps_all or refill):  # roll out every group, train on the kept ones
         settings = {
             "groups": groups, "refill_rounds": refill, "empty_stop_steps": _get(config, "filter.empty_stop_steps"),
+            "collapse_compute_freq": collapse_settings(config).get("collapse_detection.compute_freq", 0),
             **dataclasses.asdict(spec),
         }
         overrides.update(

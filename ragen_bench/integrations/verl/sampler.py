@@ -3,7 +3,9 @@
 veRL loads this file by path (``trainer.v1.sampler.custom_sampler.path``/``.name``); the recipe
 sets ``data.train_batch_size`` to the groups a step trains on (std / std_rev: the kept count;
 RAGEN-2's filter: ``rollout.groups``) and passes the filter in ``trainer.v1.sampler.sampler_kwargs``:
-``groups`` (rolled out per step), ``refill_rounds``, ``empty_stop_steps`` and the fields of a
+``groups`` (rolled out per step), ``refill_rounds``, ``empty_stop_steps``, ``collapse_compute_freq``
+(on the collapse diagnostics' steps the sampler keeps the whole rollout's rows for them,
+:attr:`collapse_rows`, before it clears the dropped groups; 0: never) and the fields of a
 :class:`ragen_bench.starpo.filter.FilterSpec` (the train config's ``filter.spec``, StarPO-S's
 std preset included).  Each training step the sampler asks the trainer for ``groups -
 train_batch_size`` more prompts, waits until every group has finished, and keeps exactly the
@@ -36,7 +38,9 @@ import torch
 import transfer_queue as tq
 from transfer_queue import KVBatchMeta
 
+from ragen_bench.integrations.verl import collapse
 from ragen_bench.starpo.filter import FilterSpec, best_groups, filter_metrics, filter_rollouts
+from ragen_bench.train.collapse_probe import due
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer
 
 METRIC_PREFIX = "training/starpo_s/"
@@ -58,6 +62,8 @@ class StarPOSFilterSampler(ReplayBuffer):
         self.refill_rounds = int(settings.get("refill_rounds", 0))
         self.empty_stop_steps = int(settings.get("empty_stop_steps", 0))
         self.spec = FilterSpec(**{name: settings[name] for name in SPEC_FIELDS})
+        self.collapse_compute_freq = int(settings.get("collapse_compute_freq", 0))
+        self.collapse_rows: tuple[int, list[collapse.StoredRow]] | None = None  # (step, the rollout's rows)
         self._topped_up_step: int | None = None
         self._step_groups = self.groups
 
@@ -98,6 +104,8 @@ class StarPOSFilterSampler(ReplayBuffer):
             result = best_groups(result, group_ids, self.groups)
         order = list(dict.fromkeys(group_ids))  # group number -> uid, first appearance first
         kept_uids = [order[number] for number in result.groups.tolist()]
+        if due(global_steps, self.collapse_compute_freq):  # the diagnostics read the rollout before the filter
+            self.collapse_rows = (global_steps, collapse.read_rows(partition_id, self._trajectory_keys(partition_id, uids)))
         self._clear_groups(partition_id, set(uids) - set(kept_uids))
         batch = self._materialize_batch(partition_id, kept_uids, dict(self.partitions[partition_id]))
         metrics = {METRIC_PREFIX + name: value for name, value in filter_metrics(result).items()}
@@ -122,10 +130,14 @@ class StarPOSFilterSampler(ReplayBuffer):
                 return sorted(terminal)
             last_debug_time = self._wait_for_next_poll(partition_id, last_debug_time)
 
+    def _trajectory_keys(self, partition_id: str, uids: list[str]) -> list[str]:
+        """The trajectory keys (``{uid}_{session}_{output}``) of the groups ``uids``."""
+        wanted = set(uids)
+        return [key for key in self.partitions[partition_id] if key.split("_")[0] in wanted]
+
     def _scored_trajectories(self, partition_id: str, uids: list[str]) -> tuple[list[str], list[float], list[int]]:
         """Each trajectory's group uid, score and reply tokens, ordered by (seed, uid, key)."""
-        wanted = set(uids)
-        keys = [key for key in self.partitions[partition_id] if key.split("_")[0] in wanted]
+        keys = self._trajectory_keys(partition_id, uids)
         if not keys:
             raise RuntimeError(f"{type(self).__name__}: the step's {len(uids)} groups produced no trajectory")
         data = tq.kv_batch_get(keys=keys, partition_id=partition_id, select_fields=["rm_scores", "extra_fields"])

@@ -14,8 +14,8 @@ call, for that one step, to
 
 and, after veRL's old-log-prob step, on the schedule of ``trainer.v1.ragen_sync.collapse_detection``
 (the train config's block; ``think`` and ``seed`` beside it), RAGEN-2's collapse diagnostics
-(:mod:`.collapse`): the step's first turns (and any turn, with ``multi_turn_enabled``) scored under
-each other's prompts on the actor workers, logged with the step's metrics and timed as
+(:mod:`.collapse`): the rollout's first turns (and any turn, with ``multi_turn_enabled``; before the
+filter, as our sampler kept them) scored under each other's prompts on the actor workers, logged with the step's metrics and timed as
 ``timing_s/collapse``.  Their moving averages live in the trainer: a resumed run starts them again.
 
 Everything around it (reading the batch from TransferQueue, the KL penalty, rollout
@@ -114,8 +114,14 @@ class StarPOTrainer(PPOTrainerSync):
     def _collapse_metrics(self, probe: CollapseProbe, batch: Any) -> dict[str, float]:
         settings = self.config.trainer.v1[TRAINER_MODE]
         rollout = self.config.actor_rollout_ref.rollout
-        turns = collapse.batch_turns(batch, self.tokenizer, think=bool(settings.get("think", True)),
-                                     first_only=probe.first_only)
+        # The whole rollout, as our sampler read it before filtering; without it, the batch is the rollout.
+        stashed = getattr(self.replay_buffer, "collapse_rows", None)
+        if stashed is not None and stashed[0] == self.global_steps:
+            rows = stashed[1]
+        else:
+            rows = collapse.read_rows(batch.partition_id, collapse.trajectory_keys(batch))
+        turns = collapse.rows_turns(rows, self.tokenizer, think=bool(settings.get("think", True)),
+                                    first_only=probe.first_only)
         score = collapse.WorkerScorer(self.actor_rollout_wg, temperature=float(rollout.temperature),
                                       multiple=collapse.actor_batch_multiple(self.actor_rollout_wg, rollout),
                                       step=self.global_steps)
