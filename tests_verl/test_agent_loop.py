@@ -341,11 +341,111 @@ def test_rows_and_configs_the_loop_cannot_play_are_clear_errors(setup, change, r
         asyncio.run(loop.run({"temperature": 1.0}, **kwargs))
 
 
-def test_a_history_window_is_refused_when_the_loop_is_built(setup):
-    entry = copy.deepcopy(setup["entry"])
-    entry.chat.history_window = 2
-    with pytest.raises(Exception, match="history_window must be null"):
-        make_loop(setup, ScriptedServer(setup["tokenizer"], []), entry=entry)
+def windowed_loop(setup, window, replies, **entry_changes):
+    entry = OmegaConf.merge(setup["entry"], {"chat": {"history_window": window}, **entry_changes})
+    server = ScriptedServer(setup["tokenizer"], replies)
+    return make_loop(setup, server, entry=entry), server
+
+
+WINDOW_REPLIES = [ANSWER, "<think>up</think><answer>Up</answer>", "no tags at all", "<answer>Left</answer>"] * 3
+
+
+@pytest.mark.parametrize("window", [1, 2])
+def test_a_context_window_returns_the_local_trainers_per_turn_rows(setup, window):
+    """single_turn (1) and limited_multi_turn k=2: one output per turn, the windowed prompt the local trainer's
+    policy agent renders (and eval's hf agent sends), then the reply; the episode's total on the last row."""
+    tokenizer = setup["tokenizer"]
+    loop, server = windowed_loop(setup, window, WINDOW_REPLIES)
+    outputs = play(loop, seed=5)
+    chat = dict(setup["config"]["chat"], history_window=window)
+    episode = ChatEpisode(gymnasium.make(ENV), ChatConfig(**chat), env_id=ENV, seed=5)
+    episode.reset()
+    layout = loop.layout
+    turns, records = [], []
+    for call in server.calls:
+        prompt = layout.prompt_ids(episode.messages)
+        assert call["prompt_ids"] == prompt  # the rendering of the windowed messages, afresh each turn
+        ids = loop.stops.closed(call["ids"])[0]  # cut at the stop string and closed, as the loop trains it
+        turns.append((prompt, ids))
+        records.append(TurnSample(tuple(prompt), tuple(ids), (-0.5,) * len(ids), "stop", True))
+        episode.step(AgentReply(text=tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False),
+                                completion_tokens=len(ids)))
+    assert episode.done and len(outputs) == len(turns) > 2
+    total = episode.trajectory().total_reward
+    local = build_batch([episode.trajectory()], {episode.key: records}, pad_id=tokenizer.eos_token_id, per_turn=True)
+    for t, (out, (prompt, ids)) in enumerate(zip(outputs, turns, strict=True)):
+        assert out.prompt_ids == prompt and out.response_ids == ids and out.response_mask == [1] * len(ids)
+        n = len(prompt) + len(ids)
+        assert local.input_ids[t, :n].tolist() == prompt + ids
+        assert local.response_mask[t, :n].tolist() == [False] * len(prompt) + [True] * len(ids)
+        assert out.reward_score == (pytest.approx(total) if t == len(outputs) - 1 else None)
+        assert [turn["tokens"] for turn in out.extra_fields["turns"]] == [len(ids)]
+    assert float(local.rewards.sum(dim=1)[-1]) == pytest.approx(total)
+
+
+def test_single_turn_prompts_hold_no_earlier_reply(setup):
+    loop, server = windowed_loop(setup, 1, WINDOW_REPLIES)
+    outputs = play(loop, seed=5)
+    first_reply = setup["tokenizer"].decode(server.calls[0]["ids"], skip_special_tokens=True)
+    later = setup["tokenizer"].decode(outputs[1].prompt_ids)
+    assert "<think>push</think>" in first_reply and "<think>push</think>" not in later
+    assert later.count("<|im_start|>assistant") == 1 and "Turn 2:" in later  # only the generation prompt
+    assert len(outputs[1].prompt_ids) < len(outputs[0].prompt_ids) + len(server.calls[0]["ids"])
+
+
+def test_an_empty_reply_has_no_row_and_its_record_goes_with_the_next_row(setup):
+    replies = [None, ANSWER, None, None, ANSWER, None] + [ANSWER] * 6
+    loop, server = windowed_loop(setup, 2, replies)
+    outputs = play(loop, seed=5)
+    tokens = [[turn["tokens"] for turn in out.extra_fields["turns"]] for out in outputs]
+    assert all(out.response_ids for out in outputs)
+    assert tokens[0][0] == 0 and tokens[0][1] > 0  # turn 1 (empty) rides with turn 2
+    assert tokens[1][:3] == [0, 0, tokens[1][2]] and tokens[1][2] > 0  # turns 3 and 4 with turn 5
+    assert sum(len(t) for t in tokens) == len(server.calls)  # every turn played has its record, once
+
+
+def test_veRL_grpo_on_windowed_rows_is_the_local_trainers_episode_grpo(setup):
+    """veRL's own multi-output GRPO (each session's last row, broadcast) against ``compute_grpo`` with
+    ``episode_ids`` on the same rows: every turn gets its episode's advantage, each episode counted once."""
+    from verl import DataProto
+    from verl.trainer.ppo.v1.utils import compute_advantage_for_multi_trajectories
+
+    from ragen_bench.starpo.advantages import compute_grpo
+
+    rows, keys, groups, episodes = [], [], [], []
+    many = "<think>go</think><answer>Left || Down || Right</answer>"  # three moves a turn: three step penalties
+    plans = {(3, 0): [ANSWER] * 12, (3, 1): [many, "garbage"] * 6, (7, 0): ["x"] * 12, (7, 1): [many] * 12}
+    for number, ((seed, session), replies) in enumerate(plans.items()):
+        for turn, out in enumerate(play(windowed_loop(setup, 1, replies)[0], seed=seed, session=session)):
+            rows.append(out)
+            keys.append(f"u{seed}_{session}_{turn}")
+            groups.append(seed)
+            episodes.append(number)
+    width = max(len(out.response_ids) for out in rows)
+    mask = torch.zeros(len(rows), width)
+    scores = torch.zeros(len(rows), width)
+    final = rows[-1]
+    last_score = {}
+    for key, out in zip(keys, rows):
+        if out.reward_score is not None:
+            last_score[key.rsplit("_", 1)[0]] = out.reward_score
+    for r, (key, out) in enumerate(zip(keys, rows)):
+        n = len(out.response_ids)
+        mask[r, :n] = 1
+        scores[r, n - 1] = last_score[key.rsplit("_", 1)[0]]  # veRL copies the last row's score onto the others
+    assert final.reward_score is not None
+    data = DataProto.from_dict(tensors={"token_level_rewards": scores, "response_mask": mask},
+                               non_tensors={"uid": [f"u{g}" for g in groups]})
+    theirs = compute_advantage_for_multi_trajectories(data, batch_keys=keys, adv_estimator="grpo", num_repeat=2,
+                                                      norm_adv_by_std_in_grpo=True).batch["advantages"]
+    ours, _ = compute_grpo(scores, mask, groups, episode_ids=episodes)
+    torch.testing.assert_close(theirs.float(), ours.float(), rtol=1e-5, atol=1e-5)
+    assert len(set(last_score.values())) > 2, last_score  # the groups' scores differ
+
+
+def test_overlong_charges_need_the_full_history(setup):
+    with pytest.raises(Exception, match="overlong_buffer needs the full history"):
+        windowed_loop(setup, 2, [], overlong_buffer={"len": 4, "penalty_factor": 1.0})
 
 
 def test_dapo_overlong_charge_is_the_local_trainers_on_the_same_row(setup):

@@ -95,14 +95,17 @@ def reply(seed, turn):
     return f"<think>the box sits {seed} squares left, turn {turn}</think><answer>Right</answer>"
 
 
-def episodes(setup, seeds_and_sessions, *, empty_first=()):
-    """``(verl rows, local turns)`` for the given (seed, session) episodes, each played by our agent loop."""
-    tokenizer, chat = setup["tokenizer"], setup["config"]["chat"]
+def episodes(setup, seeds_and_sessions, *, empty_first=(), window=None):
+    """``(verl outputs, local trajectories, local samples)`` for the given (seed, session) episodes, each played
+    by our agent loop (``window``: its chat.history_window, one output per turn)."""
+    tokenizer = setup["tokenizer"]
+    chat = dict(setup["config"]["chat"], history_window=window)
+    entry = OmegaConf.merge(setup["entry"], {"chat": {"history_window": window}})
     outputs, trajectories, samples = [], [], {}
     for seed, session in seeds_and_sessions:
         texts = [None if (seed, turn) in empty_first else reply(seed, turn) for turn in range(10)]
         server = ScriptedServer(tokenizer, texts)
-        out = play(make_loop(setup, server), seed, session)
+        out = play(make_loop(setup, server, entry=entry), seed, session)
         outputs.append((seed, session, out))
         episode = ChatEpisode(gymnasium.make(ENV), ChatConfig(**chat), env_id=ENV, seed=seed, sample=session)
         episode.reset()
@@ -123,15 +126,16 @@ def store(queue, outputs, *, padding=0):
     """The rows as veRL's agent-loop worker writes them, keys ``{uid}_{session}_0``, veRL's padding rows after."""
     keys, tags = [], []
     for seed, session, out in outputs:
-        field = out.as_dict()
-        input_ids = torch.cat([field["prompts"], field["responses"]])
-        field.update(loss_mask=field["response_mask"], input_ids=input_ids,
-                     position_ids=torch.arange(len(input_ids)))
-        key = f"uid{seed}_{session}_0"
-        for name, value in field.items():
-            queue.rows.setdefault(("train", key), {})[name] = value
-        keys.append(key)
-        tags.append({"status": "success"})
+        for number, output in enumerate(out if isinstance(out, list) else [out]):  # one row, or one per turn
+            field = output.as_dict()
+            input_ids = torch.cat([field["prompts"], field["responses"]])
+            field.update(loss_mask=field["response_mask"], input_ids=input_ids,
+                         position_ids=torch.arange(len(input_ids)))
+            key = f"uid{seed}_{session}_{number}"
+            for name, value in field.items():
+                queue.rows.setdefault(("train", key), {})[name] = value
+            keys.append(key)
+            tags.append({"status": "success"})
     for n in range(padding):  # veRL's upsampling: a row that must not be read as a trajectory
         queue.rows[("train", f"pad_{n}_0")] = {}
         keys.append(f"pad_{n}_0")
@@ -194,6 +198,30 @@ def test_the_verl_step_logs_the_local_trainers_diagnostics_on_the_same_episodes(
     assert all(size % 4 == 0 for size in workers.batches) and len(workers.batches) == 1 + multi_turn
     assert queue.partition(collapse.PARTITION) == []  # the scoring rows are cleared
     assert set(queue.puts) == {collapse.PARTITION}  # and never written where veRL's replay buffer reads
+
+
+@pytest.mark.parametrize("window", [1, 2])
+def test_windowed_rows_give_the_local_trainers_diagnostics(setup, queue, window):
+    """Under a context window each turn is a row of its own (its windowed prompt, then its reply): the
+    trajectory sample's X is that prompt, as the local trainer's per-turn sample."""
+    settings = dict(vars(CollapseDetectionConfig()), multi_turn_enabled=True, num_samples=6)
+    outputs, trajectories, samples = episodes(setup, SEEDS, window=window, empty_first={(5, 0)})
+    batch = store(queue, outputs)
+    local_turns = all_turns(trajectories, samples, setup["tokenizer"], think=True)
+    # An empty reply has no row, so its X is not in the store; it has no Z and is never scored.
+    def scored(turns):
+        return [[(pair.context_ids if pair.reasoning_ids else None, pair.reasoning_ids, pair.group) for pair in t]
+                for t in turns]
+
+    assert scored(turns_of(batch, setup["tokenizer"], first_only=False)) == scored(local_turns)
+    assert max(len(turns) for turns in local_turns) > 2 and local_turns[2][0].reasoning_ids == ()
+    metrics: dict = {}
+    trainer(setup, ActorWorkers(setup["model"], queue, dp=2), settings, step=1)._compute_old_log_prob(batch, metrics)
+    expected = CollapseProbe(SimpleNamespace(**settings), 11).measure(
+        local_turns, model_scorer(setup["model"], temperature=TEMPERATURE, micro_batch=4, pad_id=0), 0)
+    assert TRAJECTORY_PREFIX + "mi_estimate" in expected and set(metrics) == set(expected)
+    for name, value in expected.items():
+        assert metrics[name] == pytest.approx(value, rel=1e-4, abs=1e-4), name
 
 
 def test_the_rollout_our_sampler_kept_before_filtering_is_what_is_scored(setup, queue):

@@ -15,6 +15,7 @@ from omegaconf import OmegaConf
 
 from ragen_bench import panels
 from ragen_bench.integrations import verl as integration
+from ragen_bench.chat.context import translate
 from ragen_bench.integrations.verl import recipe
 from tests_verl.conftest import train_config
 
@@ -119,6 +120,22 @@ def test_presets_and_options_compose_with_verls_config(preset, overrides, expect
         assert OmegaConf.select(verl_config, key) == value, key
 
 
+@pytest.mark.parametrize("mode, prompt, response", [
+    ([], 1024, 5 * 400 + 4 * recipe.BRIDGE_TOKENS),  # the full history: one row per episode
+    (["context_window_mode=single_turn", "max_context_window=1"], 1024, 401),  # one row per turn
+    (["context_window_mode=limited_multi_turn", "max_context_window=3"], 1024 + 2 * (400 + recipe.BRIDGE_TOKENS), 401),
+    (["context_window_mode=limited_multi_turn", "max_context_window=-1"], 1024, 5 * 400 + 4 * recipe.BRIDGE_TOKENS),
+    (["context_window_mode=limited_multi_turn", "max_context_window=9"], 1024 + 4 * (400 + recipe.BRIDGE_TOKENS), 401),
+])
+def test_a_context_window_trains_one_row_per_turn_with_room_for_its_prompt(mode, prompt, response, tmp_path):
+    config, verl_config = composed("ragen-sokoban", [*translate(mode), f"out={tmp_path}"])
+    rollout = verl_config.actor_rollout_ref.rollout
+    assert (rollout.prompt_length, rollout.response_length) == (prompt, response)
+    assert rollout.max_model_len == prompt + response
+    loops = OmegaConf.load(recipe.write_run_folder(config) / "agent_loops.yaml")
+    assert loops[0].chat.history_window == config["chat"]["history_window"]
+
+
 def test_extra_overrides_replace_the_recipes_and_add_new_keys():
     overrides = recipe.verl_overrides(train_config("starpo-s"), ["trainer.n_gpus_per_node=4", "+trainer.note=x"])
     assert [o for o in overrides if o.startswith("trainer.n_gpus_per_node=")] == ["trainer.n_gpus_per_node=4"]
@@ -147,7 +164,7 @@ def test_dry_run_runs_verls_own_checks_on_a_local_model():
         (["advantage.whiten=false"], [], r"advantage.whiten: veRL's GAE always whitens"),
         (["critic.coef=0.5"], [], r"critic.coef: "),
         (["lora.dropout=0.1"], [], r"lora.dropout: "),
-        (["chat.history_window=2"], [], r"chat.history_window: "),
+        (["chat.history_window=2", "overlong_buffer.len=8"], [], r"overlong_buffer.len: with chat.history_window"),
         (["filter.mode=rollout", "filter.metric=entropy_variance"], [],
          r"filter.metric: the sampler filters before veRL computes any entropy"),
         (["filter.mode=rollout", "filter.strategy=top_k", "filter.value=2"], [],

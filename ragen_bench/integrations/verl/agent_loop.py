@@ -26,6 +26,18 @@ reply ends, and the end-of-turn id a stop string adds).  So both trainers see th
 
 The episode stops early, unfinished, when the next turn could not fit in
 ``rollout.response_length``; it is then scored on the turns it played.
+
+With a context window (``chat.history_window``: RAGEN-2's ``limited_multi_turn`` and
+``single_turn``) a turn's prompt is not an extension of the last one, so the loop returns one
+``AgentLoopOutput`` per turn, as the local trainer trains one row per turn: the chat template's
+rendering of the windowed messages (the ids eval's ``hf`` agent sends at that turn), then that
+turn's reply, all of it masked.  veRL's V1 agent-loop worker stores each output as its own row
+(``{uid}_{session}_{turn}``), copies the last row's score onto the others (every row carries the
+episode's total, as RAGEN-2 credits windowed samples) and computes GRPO from each session's last
+row, broadcast to its other rows (each episode counts once in its group's mean and std, as the
+local trainer's episode deduplication); GAE runs on each row as its own sequence.  An empty reply
+has no row; its turn record goes with the next row that has one.  DAPO's overlong charge per
+reply needs the full history (veRL's score copy leaves no row of its own for it).
 """
 
 from __future__ import annotations
@@ -67,11 +79,6 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
     ) -> None:
         super().__init__(*args, **kwargs)
         self.chat = check_chat(dict(chat or {}))
-        if self.chat.history_window is not None:
-            raise ValueError(
-                f"agent loop {AGENT_NAME!r}: chat.history_window must be null (each turn extends the previous "
-                f"turn's token context), got {self.chat.history_window}"
-            )
         if max_new_tokens < 1:
             raise ValueError(f"agent loop {AGENT_NAME!r}: max_new_tokens must be >= 1, got {max_new_tokens}")
         self.max_new_tokens = max_new_tokens
@@ -80,6 +87,11 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
         self.overlong_factor = float(overlong.get("penalty_factor", 1.0))
         if self.overlong_len:  # the same checks the local trainer's shaping makes, before any episode
             overlong_penalty(torch.zeros(1), max_new_tokens, self.overlong_len, self.overlong_factor)
+            if self.chat.history_window is not None:
+                raise ValueError(
+                    f"agent loop {AGENT_NAME!r}: overlong_buffer needs the full history (chat.history_window null): "
+                    "veRL gives every row of an episode its last row's score, so a reply's own charge has no row"
+                )
         if self.tokenizer.eos_token_id is None:
             raise ValueError(f"agent loop {AGENT_NAME!r}: the tokenizer names no end-of-turn (eos) token")
         self.layout = TokenLayout(self.tokenizer)
@@ -87,7 +99,7 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
         # cut here, by the local trainer's rules.
         self.stops = ReplyStops(self.tokenizer, tuple(stop_strings), context=f"agent loop {AGENT_NAME!r}: ")
 
-    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput:
+    async def run(self, sampling_params: dict[str, Any], **kwargs: Any) -> AgentLoopOutput | list[AgentLoopOutput]:
         info = kwargs.get("extra_info") or {}
         missing = [key for key in ("env_id", "seed") if key not in info]
         if missing:
@@ -102,13 +114,44 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
             split=str(info.get("split", "train")),
         )
         episode.reset()
-        layout, stops = self.layout, self.stops
-        prompt_ids = layout.prompt_ids(episode.messages)
+        if self.chat.history_window is None:
+            return await self._play_extending(episode, sampling_params)
+        return await self._play_windowed(episode, sampling_params)
+
+    def _prompt_ids(self, episode: ChatEpisode) -> list[int]:
+        """The chat template's rendering of the next turn's messages, checked against ``rollout.prompt_length``."""
+        prompt_ids = self.layout.prompt_ids(episode.messages)
         if len(prompt_ids) > self.rollout_config.prompt_length:
             raise ValueError(
-                f"{env_id} seed {seed}: the first prompt has {len(prompt_ids)} tokens, more than "
-                f"data.max_prompt_length={self.rollout_config.prompt_length}; raise it in the recipe"
+                f"{episode.env_id} seed {episode.seed}: the prompt of turn {episode.turn} has {len(prompt_ids)} "
+                f"tokens, more than data.max_prompt_length={self.rollout_config.prompt_length}; raise it in the recipe"
             )
+        return prompt_ids
+
+    async def _reply(self, episode: ChatEpisode, request_id: str, context: list[int], sampling_params: dict[str, Any],
+                     room: int) -> tuple[list[int], list[float], bool]:
+        """One turn: sample at most ``room`` ids after ``context``, cut them at a stop string, play the reply;
+        its ids (the end-of-turn id a stop string adds included), their log-probs and whether it ended."""
+        output = await self.server_manager.generate(
+            request_id,
+            prompt_ids=context,
+            sampling_params={**sampling_params, "max_tokens": min(self.max_new_tokens, room),
+                             "stop": list(self.stops.stop_strings)},
+        )
+        ids, stopped, appended = self.stops.closed(output.token_ids)
+        sampled = len(ids) - appended
+        log_probs = list(output.log_probs or [0.0] * len(output.token_ids))[:sampled]
+        # The end-of-turn id a stop string adds was not sampled; veRL recomputes old log-probs anyway.
+        log_probs += [0.0] * (len(ids) - sampled)
+        text = self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+        episode.step(AgentReply(text=text, prompt_tokens=len(context), completion_tokens=len(ids),
+                                finish_reason="stop" if stopped else "length"))
+        return ids, log_probs, bool(ids) and ids[-1] == self.layout.end_id
+
+    async def _play_extending(self, episode: ChatEpisode, sampling_params: dict[str, Any]) -> AgentLoopOutput:
+        """The full history: one row, every turn extending the last one's ids (module docstring)."""
+        layout = self.layout
+        prompt_ids = self._prompt_ids(episode)
         budget = self.rollout_config.response_length
         request_id = uuid.uuid4().hex  # one id per episode: the server keeps its prefix cache
         response: list[int] = []
@@ -126,43 +169,16 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
             response += bridge
             mask += [0] * len(bridge)
             log_probs += [0.0] * len(bridge)
-            context = [*prompt_ids, *response]
-            output = await self.server_manager.generate(
-                request_id,
-                prompt_ids=context,
-                sampling_params={
-                    **sampling_params,
-                    "max_tokens": min(self.max_new_tokens, room),
-                    "stop": list(stops.stop_strings),
-                },
-            )
-            ids, stopped, appended = stops.closed(output.token_ids)
-            sampled = len(ids) - appended
-            sampled_log_probs = list(output.log_probs or [0.0] * len(output.token_ids))[:sampled]
-            # The end-of-turn id a stop string adds was not sampled; veRL recomputes old log-probs anyway.
-            sampled_log_probs += [0.0] * (len(ids) - sampled)
-            ended = bool(ids) and ids[-1] == layout.end_id
-            text = self.tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
-            episode.step(
-                AgentReply(
-                    text=text,
-                    prompt_tokens=len(context),
-                    completion_tokens=len(ids),
-                    finish_reason="stop" if stopped else "length",
-                )
-            )
+            ids, reply_log_probs, ended = await self._reply(episode, request_id, [*prompt_ids, *response],
+                                                            sampling_params, room)
             response += ids
             mask += [1] * len(ids)
-            log_probs += sampled_log_probs
+            log_probs += reply_log_probs
         # An empty last reply (an aborted request) would leave template ids at the end, where
         # the score would sit on an unmasked token that GAE ignores.
         while mask and not mask[-1]:
             del response[-1], mask[-1], log_probs[-1]
-        if not response:
-            raise RuntimeError(
-                f"agent loop {AGENT_NAME!r}: the server returned no token for any turn of {env_id} seed {seed} "
-                "(aborted requests?); the trajectory has nothing to train on"
-            )
+        self._require_tokens(episode, bool(response))
         trajectory = episode.trajectory()
         charges = [0.0] * len(trajectory.turns)
         if self.overlong_len:
@@ -176,21 +192,72 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
             reward_score=float(trajectory.total_reward) + sum(charges),
             num_turns=len(trajectory.messages) - 1,
             metrics={},
-            extra_fields={
-                "env_id": env_id,
-                "seed": seed,
-                "success": trajectory.success,
-                "stopped_early": stopped_early,
-                "turns": [
-                    {
-                        "reward": turn.reward,
-                        "format_penalty": turn.format_penalty,
-                        "valid": turn.valid,
-                        "actions": len(turn.action_ids),
-                        "tokens": turn.completion_tokens,
-                        "overlong_penalty": charge,
-                    }
-                    for turn, charge in zip(trajectory.turns, charges, strict=True)
-                ],
-            },
+            extra_fields=self._extra_fields(episode, trajectory.turns, charges, stopped_early=stopped_early),
         )
+
+    async def _play_windowed(self, episode: ChatEpisode, sampling_params: dict[str, Any]) -> list[AgentLoopOutput]:
+        """A context window: one row per turn, the windowed prompt then the reply (module docstring)."""
+        # Room for one sampled token and the end-of-turn id a stop string adds, in every turn's own row.
+        room = self.rollout_config.response_length - 1
+        if room < 1:
+            raise ValueError(f"agent loop {AGENT_NAME!r}: rollout.response_length must be >= 2 for a reply")
+        turns: list[tuple[list[int], list[int], list[float]]] = []
+        while not episode.done:
+            prompt_ids = self._prompt_ids(episode)
+            # A fresh request id per turn: the prompt is not an extension of the last one.
+            ids, log_probs, _ = await self._reply(episode, uuid.uuid4().hex, prompt_ids, sampling_params, room)
+            turns.append((prompt_ids, ids, log_probs))
+        self._require_tokens(episode, any(ids for _, ids, _ in turns))
+        trajectory = episode.trajectory()
+        # An empty reply has no ids to train on, so no row of its own: its record goes with the next
+        # row that has one (the last row after the final reply), which keeps every turn readable.
+        rows = [t for t, (_, ids, _) in enumerate(turns) if ids]
+        owner = [next((n for n, r in enumerate(rows) if r >= t), len(rows) - 1) for t in range(len(turns))]
+        outputs = []
+        for n, t in enumerate(rows):
+            held = [turn for turn, row in enumerate(owner) if row == n]
+            prompt_ids, ids, log_probs = turns[t]
+            outputs.append(AgentLoopOutput(
+                prompt_ids=prompt_ids,
+                response_ids=ids,
+                response_mask=[1] * len(ids),
+                response_logprobs=log_probs,
+                # Each row is credited with the episode's total (RAGEN-2's windowed samples); veRL copies the
+                # last row's score onto the others and computes GRPO from the last row of each session.
+                reward_score=float(trajectory.total_reward) if n + 1 == len(rows) else None,
+                num_turns=len(trajectory.messages) - 1,
+                metrics={},
+                extra_fields=self._extra_fields(episode, [trajectory.turns[i] for i in held], [0.0] * len(held),
+                                                stopped_early=False),
+            ))
+        return outputs
+
+    def _require_tokens(self, episode: ChatEpisode, any_tokens: bool) -> None:
+        if not any_tokens:
+            raise RuntimeError(
+                f"agent loop {AGENT_NAME!r}: the server returned no token for any turn of {episode.env_id} seed "
+                f"{episode.seed} (aborted requests?); the trajectory has nothing to train on"
+            )
+
+    @staticmethod
+    def _extra_fields(episode: ChatEpisode, turns: list[Any], charges: list[float], *,
+                      stopped_early: bool) -> dict[str, Any]:
+        """The row's episode facts and the records of the turns whose replies it holds, in order."""
+        trajectory = episode.trajectory()
+        return {
+            "env_id": episode.env_id,
+            "seed": episode.seed,
+            "success": trajectory.success,
+            "stopped_early": stopped_early,
+            "turns": [
+                {
+                    "reward": turn.reward,
+                    "format_penalty": turn.format_penalty,
+                    "valid": turn.valid,
+                    "actions": len(turn.action_ids),
+                    "tokens": turn.completion_tokens,
+                    "overlong_penalty": charge,
+                }
+                for turn, charge in zip(turns, charges, strict=True)
+            ],
+        }

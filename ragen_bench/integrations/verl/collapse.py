@@ -8,7 +8,10 @@ the seeded draws, RAGEN-2's estimates, the moving averages) runs here unchanged;
   ``response_mask`` 1 on the replies), and the agent loop's per-turn records
   (``extra_fields["turns"]``, each reply's token count).  :func:`reply_spans` cuts the masked ids
   into the replies by those counts (an empty reply has no ids and no Z); turn t's X is the row's
-  ids before its reply, then ``<think>`` (:func:`row_turns`).  Rows are taken in (seed, session)
+  ids before its reply, then ``<think>`` (:func:`row_turns`).  Under a context window a
+  trajectory is one row per turn (its windowed prompt, then its reply), read the same way; an
+  empty reply has no row (its record rides with the next one), so its X is not stored, which
+  does not matter: it has no Z and is never scored.  Rows are taken in (seed, session)
   order and grouped by seed, as the local trainer lists and groups its trajectories, so the same
   episodes give the same draw.  As in the local trainer, the rows are the whole rollout, before
   the filter: our sampler (:mod:`.sampler`) reads them (:func:`read_rows`) on a due step before it
@@ -82,6 +85,7 @@ class StoredRow:
 
     seed: int
     session: int
+    output: int  # the row's number in its session: 0, or the turn's under a context window (one row per turn)
     prompt_ids: list[int]
     response_ids: list[int]
     response_mask: list[int]
@@ -94,24 +98,29 @@ def trajectory_keys(batch: KVBatchMeta) -> list[str]:
 
 
 def read_rows(partition_id: str, keys: Sequence[str]) -> list[StoredRow]:
-    """The rows of ``keys`` in (seed, session) order, as the local trainer lists its trajectories."""
+    """The rows of ``keys`` in (seed, session, output) order, as the local trainer lists its trajectories."""
     data = tq.kv_batch_get(keys=list(keys), partition_id=partition_id,
                            select_fields=["prompts", "responses", "response_mask", "extra_fields"])
     columns = [data[name].unbind() for name in ("prompts", "responses", "response_mask")]  # jagged or not
     rows = []
     for key, prompts, responses, mask, extra in zip(keys, *columns, data["extra_fields"], strict=True):
         fields = getattr(extra, "data", extra)
-        session = int(key.split("_")[1])  # veRL's key: {uid}_{session}_{output}
-        rows.append(((int(fields["seed"]), session, key),
-                     StoredRow(int(fields["seed"]), session, prompts.tolist(), responses.tolist(), mask.tolist(),
-                               [int(turn["tokens"]) for turn in fields["turns"]])))
+        uid, session, output = key.rsplit("_", 2)  # veRL's key: {uid}_{session}_{output}
+        row = StoredRow(int(fields["seed"]), int(session), int(output), prompts.tolist(), responses.tolist(),
+                        mask.tolist(), [int(turn["tokens"]) for turn in fields["turns"]])
+        rows.append(((row.seed, row.session, uid, row.output), row))
     return [row for _, row in sorted(rows, key=lambda item: item[0])]
 
 
 def rows_turns(rows: Sequence[StoredRow], tokenizer: Any, *, think: bool, first_only: bool) -> list[list[TurnPair]]:
-    """Each row's :func:`row_turns`, grouped by seed."""
-    return [row_turns(row.prompt_ids, row.response_ids, row.response_mask, row.tokens, tokenizer, think=think,
-                      group=row.seed, first_only=first_only) for row in rows]
+    """Each trajectory's turns (its rows' :func:`row_turns` in order: one row, or one per turn), grouped by seed."""
+    trajectories: dict[tuple[int, int], list[TurnPair]] = {}
+    for row in rows:
+        turns = trajectories.setdefault((row.seed, row.session), [])
+        if not (first_only and turns):
+            turns += row_turns(row.prompt_ids, row.response_ids, row.response_mask, row.tokens, tokenizer,
+                               think=think, group=row.seed, first_only=first_only)
+    return list(trajectories.values())
 
 
 def actor_batch_multiple(worker_group: Any, rollout_config: Mapping[str, Any]) -> int:

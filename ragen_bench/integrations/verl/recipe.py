@@ -90,6 +90,29 @@ def model_path(model: str) -> str:
     return str(resolve_model_path(model)) if model in (smollm2.ALIAS, tiny_model.ALIAS) else model
 
 
+def _window(config: Mapping[str, Any]) -> int | None:
+    """``chat.history_window``: None for the full history (one row per episode), else one row per turn."""
+    return (_get(config, "chat") or {}).get("history_window")
+
+
+def _lengths(config: Mapping[str, Any]) -> dict[str, int]:
+    """veRL's prompt and response budgets.  The full history: turn 1's prompt, then every reply and
+    the template ids between them.  A window of k turns: each row is one reply after a prompt that
+    holds up to k - 1 earlier replies and their observations, so the prompt grows by one reply and one
+    bridge per earlier turn."""
+    turns = (_get(config, "chat") or {}).get("max_turns", 5)
+    per_turn = _get(config, "rollout.max_new_tokens")
+    prompt = HARDWARE_DEFAULTS["data.max_prompt_length"]
+    window = _window(config)
+    if window is None:
+        return {"data.max_prompt_length": prompt,
+                "data.max_response_length": turns * per_turn + (turns - 1) * BRIDGE_TOKENS}
+    earlier = min(window, turns) - 1
+    # A reply: max_new_tokens sampled ids, then the end-of-turn id a stop string adds.
+    return {"data.max_prompt_length": prompt + earlier * (per_turn + BRIDGE_TOKENS),
+            "data.max_response_length": per_turn + 1}
+
+
 def _refuse_unsupported(config: Mapping[str, Any]) -> None:
     """Train-config settings with no veRL counterpart: one error naming the key."""
     checks = [
@@ -101,8 +124,9 @@ def _refuse_unsupported(config: Mapping[str, Any]) -> None:
         ("critic.coef", _get(config, "critic.coef") == 1.0,
          "veRL trains the critic with its own optimiser, so a loss weight has no meaning there; use 1.0"),
         ("lora.dropout", _get(config, "lora.dropout") == 0.0, "veRL's LoRA has no dropout setting; use 0.0"),
-        ("chat.history_window", (_get(config, "chat") or {}).get("history_window") is None,
-         "the agent loop extends one token context per episode; use null"),
+        ("overlong_buffer.len", not (_get(config, "overlong_buffer.len") and _window(config) is not None),
+         "with chat.history_window each turn is a row and veRL gives every row its episode's last score, so a "
+         "reply's own overlong charge has no place; use 0 or the full history"),
         ("filter.metric",
          _get(config, "filter.mode") != "rollout" or _get(config, "filter.metric") not in ENTROPY_METRICS,
          "the sampler filters before veRL computes any entropy (its old-log-prob step); use a reward or length "
@@ -235,14 +259,12 @@ def verl_overrides(config: Mapping[str, Any], extra: Sequence[str] = ()) -> list
     _refuse_unsupported(config)
     out = run_folder(config)
     model = model_path(str(_get(config, "model")))
-    turns = (_get(config, "chat") or {}).get("max_turns", 5)
-    per_turn = _get(config, "rollout.max_new_tokens")
     overrides: dict[str, Any] = dict(HARDWARE_DEFAULTS)
+    overrides.update(_lengths(config))
     overrides.update(
         {
             "data.train_files": out / "train.parquet",
             "data.val_files": out / "val.parquet",
-            "data.max_response_length": turns * per_turn + (turns - 1) * BRIDGE_TOKENS,
             "data.shuffle": False,  # the Parquet file already holds the seeds in training order
             "actor_rollout_ref.model.path": model,
             "critic.model.path": model,

@@ -136,21 +136,28 @@ class StarPOSFilterSampler(ReplayBuffer):
         return [key for key in self.partitions[partition_id] if key.split("_")[0] in wanted]
 
     def _scored_trajectories(self, partition_id: str, uids: list[str]) -> tuple[list[str], list[float], list[int]]:
-        """Each trajectory's group uid, score and reply tokens, ordered by (seed, uid, key)."""
+        """Each trajectory's group uid, score and reply tokens, ordered by (seed, uid, session).
+
+        A trajectory is a session ``{uid}_{session}``: one row, or one per turn under a context window
+        (``{uid}_{session}_{turn}``); its score is its last row's (every row carries the episode's), its
+        tokens and overlong charges those of all its rows' turn records.
+        """
         keys = self._trajectory_keys(partition_id, uids)
         if not keys:
             raise RuntimeError(f"{type(self).__name__}: the step's {len(uids)} groups produced no trajectory")
         data = tq.kv_batch_get(keys=keys, partition_id=partition_id, select_fields=["rm_scores", "extra_fields"])
-        seeds: dict[str, int] = defaultdict(int)
-        rows = []
+        sessions: dict[tuple[str, int], dict[str, Any]] = {}
         for key, rm_scores, extra in zip(keys, data["rm_scores"], data["extra_fields"], strict=True):
-            uid = key.split("_")[0]
+            uid, session, output = key.rsplit("_", 2)
             fields = getattr(extra, "data", extra)
-            seeds[uid] = int(fields["seed"])
             turns = fields.get("turns", ())
-            tokens = sum(int(turn["tokens"]) for turn in turns)
-            # The local trainer filters on the episode scores, before DAPO's overlong charge is added.
-            score = float(rm_scores.sum()) - sum(float(turn.get("overlong_penalty", 0.0)) for turn in turns)
-            rows.append((key, uid, score, tokens))
-        rows.sort(key=lambda row: (seeds[row[1]], row[1], row[0]))
-        return [row[1] for row in rows], [row[2] for row in rows], [row[3] for row in rows]
+            entry = sessions.setdefault((uid, int(session)), {"seed": int(fields["seed"]), "last": -1, "score": 0.0,
+                                                              "tokens": 0, "charges": 0.0})
+            entry["tokens"] += sum(int(turn["tokens"]) for turn in turns)
+            entry["charges"] += sum(float(turn.get("overlong_penalty", 0.0)) for turn in turns)
+            if int(output) > entry["last"]:
+                entry["last"], entry["score"] = int(output), float(rm_scores.sum())
+        # The local trainer filters on the episode scores, before DAPO's overlong charge is added.
+        rows = sorted((entry["seed"], uid, session, entry["score"] - entry["charges"], entry["tokens"])
+                      for (uid, session), entry in sessions.items())
+        return [row[1] for row in rows], [row[3] for row in rows], [row[4] for row in rows]
