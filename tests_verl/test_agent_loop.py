@@ -112,6 +112,34 @@ class ScriptedServer:
         return TokenOutput(token_ids=ids, log_probs=[-0.5] * len(ids))
 
 
+def stored_rows(outputs, *, uid, session, global_steps=1):
+    """What veRL's own V1 agent-loop worker puts into TransferQueue for one call's output(s):
+    ``AgentLoopWorkerTQ._agent_loop_postprocess`` run for real (no reward loop, no teacher, no
+    processor), with TransferQueue's put captured.  Returns ``{key: {field: value}}`` and the tags."""
+    import transfer_queue
+    from verl.trainer.ppo.v1.agent_loop_tq import AgentLoopWorkerTQ
+
+    worker = object.__new__(AgentLoopWorkerTQ.__ray_actor_class__)  # the class under ray.remote
+    worker.reward_loop_worker_handles, worker.distillation_enabled, worker.processor = None, False, None
+    captured = {}
+
+    async def put(keys, fields, tags, partition_id):
+        captured.update(keys=keys, fields=fields, tags=tags, partition_id=partition_id)
+
+    original = transfer_queue.async_kv_batch_put
+    transfer_queue.async_kv_batch_put = put
+    try:
+        asyncio.run(worker._agent_loop_postprocess(copy.deepcopy(outputs), False, uid=uid, session_id=session,
+                                                   global_steps=global_steps))
+    finally:
+        transfer_queue.async_kv_batch_put = original
+    assert captured["partition_id"] == "train"
+    fields = captured["fields"]
+    rows = {key: {name: (fields[name].unbind()[n] if isinstance(fields[name], torch.Tensor) else fields[name][n])
+                  for name in fields.keys()} for n, key in enumerate(captured["keys"])}
+    return rows, captured["tags"]
+
+
 def runs(mask):
     """``[(start, end)]`` of each run of ones."""
     spans, start = [], None
@@ -412,32 +440,30 @@ def test_veRL_grpo_on_windowed_rows_is_the_local_trainers_episode_grpo(setup):
 
     from ragen_bench.starpo.advantages import compute_grpo
 
-    rows, keys, groups, episodes = [], [], [], []
+    stored, groups, episodes = {}, [], []
     many = "<think>go</think><answer>Left || Down || Right</answer>"  # three moves a turn: three step penalties
     plans = {(3, 0): [ANSWER] * 12, (3, 1): [many, "garbage"] * 6, (7, 0): ["x"] * 12, (7, 1): [many] * 12}
     for number, ((seed, session), replies) in enumerate(plans.items()):
-        for turn, out in enumerate(play(windowed_loop(setup, 1, replies)[0], seed=seed, session=session)):
-            rows.append(out)
-            keys.append(f"u{seed}_{session}_{turn}")
-            groups.append(seed)
-            episodes.append(number)
-    width = max(len(out.response_ids) for out in rows)
-    mask = torch.zeros(len(rows), width)
-    scores = torch.zeros(len(rows), width)
-    final = rows[-1]
-    last_score = {}
-    for key, out in zip(keys, rows):
-        if out.reward_score is not None:
-            last_score[key.rsplit("_", 1)[0]] = out.reward_score
-    for r, (key, out) in enumerate(zip(keys, rows)):
-        n = len(out.response_ids)
-        mask[r, :n] = 1
-        scores[r, n - 1] = last_score[key.rsplit("_", 1)[0]]  # veRL copies the last row's score onto the others
-    assert final.reward_score is not None
+        outputs = play(windowed_loop(setup, 1, replies)[0], seed=seed, session=session)
+        rows, _ = stored_rows(outputs, uid=f"u{seed}", session=session)  # veRL's own worker writes them
+        assert list(rows) == [f"u{seed}_{session}_{turn}" for turn in range(len(outputs))]
+        stored.update(rows)
+        groups += [seed] * len(rows)
+        episodes += [number] * len(rows)
+    keys = list(stored)
+    width = max(len(row["responses"]) for row in stored.values())
+    mask = torch.zeros(len(keys), width)
+    scores = torch.zeros(len(keys), width)
+    for r, row in enumerate(stored.values()):
+        n = len(row["responses"])
+        mask[r, :n] = row["response_mask"].float()
+        scores[r, :n] = row["rm_scores"]  # veRL copied the last row's score onto every row of the episode
+    last_score = {key.rsplit("_", 1)[0]: float(row["rm_scores"].sum()) for key, row in stored.items()}
     data = DataProto.from_dict(tensors={"token_level_rewards": scores, "response_mask": mask},
                                non_tensors={"uid": [f"u{g}" for g in groups]})
     theirs = compute_advantage_for_multi_trajectories(data, batch_keys=keys, adv_estimator="grpo", num_repeat=2,
                                                       norm_adv_by_std_in_grpo=True).batch["advantages"]
+    assert all(float(row["rm_scores"].sum()) == last_score[key.rsplit("_", 1)[0]] for key, row in stored.items())
     ours, _ = compute_grpo(scores, mask, groups, episode_ids=episodes)
     torch.testing.assert_close(theirs.float(), ours.float(), rtol=1e-5, atol=1e-5)
     assert len(set(last_score.values())) > 2, last_score  # the groups' scores differ

@@ -1,8 +1,8 @@
 """The collapse diagnostics under veRL give the local trainer's numbers on the same episodes.
 
 Episodes are played by our veRL agent loop (a scripted server writes replies with reasoning that
-names the seed), and written into an in-memory stand-in for TransferQueue in the layout veRL's
-agent-loop worker writes (``AgentLoopWorkerTQ``: ``as_dict`` plus ``input_ids``/``position_ids``).
+names the seed), and written into an in-memory stand-in for TransferQueue by veRL's own
+agent-loop worker code (``AgentLoopWorkerTQ._agent_loop_postprocess``).
 Our trainer's old-log-prob hook then runs with a stand-in for veRL's actor worker group whose
 ``compute_log_prob`` scores each stored row with the tiny model and writes ``log_probs`` back in
 the engine's layout (``log_probs[t]`` = log p(``input_ids[t + 1]``), over the whole sequence),
@@ -30,7 +30,7 @@ from ragen_bench.integrations.verl.trainer import StarPOTrainer
 from ragen_bench.train.collapse_probe import PREFIX, TRAJECTORY_PREFIX, CollapseProbe, all_turns, model_scorer
 from ragen_bench.train.config import CollapseDetectionConfig
 from ragen_bench.train.policy_agent import TurnSample
-from tests_verl.test_agent_loop import ENV, ScriptedServer, make_loop, play, setup  # noqa: F401  (setup: a fixture)
+from tests_verl.test_agent_loop import ENV, ScriptedServer, make_loop, play, setup, stored_rows  # noqa: F401  (setup: a fixture)
 
 torch.set_num_threads(1)
 TEMPERATURE = 0.7
@@ -123,19 +123,14 @@ def episodes(setup, seeds_and_sessions, *, empty_first=(), window=None):
 
 
 def store(queue, outputs, *, padding=0):
-    """The rows as veRL's agent-loop worker writes them, keys ``{uid}_{session}_0``, veRL's padding rows after."""
+    """The rows as veRL's own agent-loop worker writes them (``{uid}_{session}_{output}``), veRL's padding rows after."""
     keys, tags = [], []
     for seed, session, out in outputs:
-        for number, output in enumerate(out if isinstance(out, list) else [out]):  # one row, or one per turn
-            field = output.as_dict()
-            input_ids = torch.cat([field["prompts"], field["responses"]])
-            field.update(loss_mask=field["response_mask"], input_ids=input_ids,
-                         position_ids=torch.arange(len(input_ids)))
-            key = f"uid{seed}_{session}_{number}"
-            for name, value in field.items():
-                queue.rows.setdefault(("train", key), {})[name] = value
+        rows, row_tags = stored_rows(out, uid=f"uid{seed}", session=session)
+        for (key, row), tag in zip(rows.items(), row_tags, strict=True):
+            queue.rows[("train", key)] = row
             keys.append(key)
-            tags.append({"status": "success"})
+            tags.append(tag)
     for n in range(padding):  # veRL's upsampling: a row that must not be read as a trajectory
         queue.rows[("train", f"pad_{n}_0")] = {}
         keys.append(f"pad_{n}_0")
@@ -243,8 +238,9 @@ def test_the_rollout_our_sampler_kept_before_filtering_is_what_is_scored(setup, 
         assert metrics["collapse/first_turn_num_total"] == num_total
         assert metrics[PREFIX + "mi_upper_bound"] == pytest.approx(math.log(columns))
     first = {}
-    trainer(setup, ActorWorkers(setup["model"], queue, dp=1), settings, step=10, stashed=(10, rows))._compute_old_log_prob(
-        kept, first)
+    t = trainer(setup, ActorWorkers(setup["model"], queue, dp=1), settings, step=10, stashed=(10, rows))
+    t._compute_old_log_prob(kept, first)
+    assert t.replay_buffer.collapse_rows is None  # read once, then let go
     for name, value in expected.items():
         assert first[name] == pytest.approx(value, rel=1e-4, abs=1e-4), name
 
@@ -340,3 +336,17 @@ def test_scoring_rows_have_the_agent_loops_layout():
     assert row["input_ids"].tolist() == [5, 6, 7, 8, 9] and row["position_ids"].tolist() == [0, 1, 2, 3, 4]
     assert row["response_mask"].tolist() == row["loss_mask"].tolist() == [1, 1]
     assert set(row) >= {"prompts", "responses", "response_mask", "loss_mask", "input_ids", "position_ids"}
+
+
+def test_two_groups_of_one_seed_stay_two_trajectories(setup):
+    # Refill rounds that cross the end of the seed list can roll out one seed under two uids.
+    def row(uid, output, reasoning):
+        ids = setup["tokenizer"](f"<think>{reasoning}</think>", add_special_tokens=False)["input_ids"]
+        return collapse.StoredRow(seed=4, uid=uid, session=0, output=output, prompt_ids=[5, 6], response_ids=ids,
+                                  response_mask=[1] * len(ids), tokens=[len(ids)])
+
+    rows = [row("a", 0, "first a"), row("a", 1, "second a"), row("b", 0, "first b")]
+    turns = collapse.rows_turns(rows, setup["tokenizer"], think=True, first_only=False)
+    assert [len(t) for t in turns] == [2, 1] and all(pair.group == 4 for t in turns for pair in t)
+    first = collapse.rows_turns(rows, setup["tokenizer"], think=True, first_only=True)
+    assert [len(t) for t in first] == [1, 1] and first[1][0].reasoning_ids != first[0][0].reasoning_ids

@@ -245,6 +245,9 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
         """The row's episode facts and the records of the turns whose replies it holds, in order."""
         trajectory = episode.trajectory()
         return {
+            # veRL's worker copies the last row's reward_extra_info onto the other rows of a multi-row episode
+            # (agent_loop_tq.py, _agent_loop_postprocess); only its own reward loop would set one.
+            "reward_extra_info": {},
             "env_id": episode.env_id,
             "seed": episode.seed,
             "success": trajectory.success,

@@ -84,6 +84,7 @@ class StoredRow:
     """What the diagnostics read of one trajectory's TransferQueue row."""
 
     seed: int
+    uid: str
     session: int
     output: int  # the row's number in its session: 0, or the turn's under a context window (one row per turn)
     prompt_ids: list[int]
@@ -98,7 +99,7 @@ def trajectory_keys(batch: KVBatchMeta) -> list[str]:
 
 
 def read_rows(partition_id: str, keys: Sequence[str]) -> list[StoredRow]:
-    """The rows of ``keys`` in (seed, session, output) order, as the local trainer lists its trajectories."""
+    """The rows of ``keys`` in (seed, uid, session, output) order, as the local trainer lists its trajectories."""
     data = tq.kv_batch_get(keys=list(keys), partition_id=partition_id,
                            select_fields=["prompts", "responses", "response_mask", "extra_fields"])
     columns = [data[name].unbind() for name in ("prompts", "responses", "response_mask")]  # jagged or not
@@ -106,17 +107,17 @@ def read_rows(partition_id: str, keys: Sequence[str]) -> list[StoredRow]:
     for key, prompts, responses, mask, extra in zip(keys, *columns, data["extra_fields"], strict=True):
         fields = getattr(extra, "data", extra)
         uid, session, output = key.rsplit("_", 2)  # veRL's key: {uid}_{session}_{output}
-        row = StoredRow(int(fields["seed"]), int(session), int(output), prompts.tolist(), responses.tolist(),
+        row = StoredRow(int(fields["seed"]), uid, int(session), int(output), prompts.tolist(), responses.tolist(),
                         mask.tolist(), [int(turn["tokens"]) for turn in fields["turns"]])
-        rows.append(((row.seed, row.session, uid, row.output), row))
+        rows.append(((row.seed, uid, row.session, row.output), row))
     return [row for _, row in sorted(rows, key=lambda item: item[0])]
 
 
 def rows_turns(rows: Sequence[StoredRow], tokenizer: Any, *, think: bool, first_only: bool) -> list[list[TurnPair]]:
     """Each trajectory's turns (its rows' :func:`row_turns` in order: one row, or one per turn), grouped by seed."""
-    trajectories: dict[tuple[int, int], list[TurnPair]] = {}
+    trajectories: dict[tuple[str, int], list[TurnPair]] = {}
     for row in rows:
-        turns = trajectories.setdefault((row.seed, row.session), [])
+        turns = trajectories.setdefault((row.uid, row.session), [])
         if not (first_only and turns):
             turns += row_turns(row.prompt_ids, row.response_ids, row.response_mask, row.tokens, tokenizer,
                                think=think, group=row.seed, first_only=first_only)

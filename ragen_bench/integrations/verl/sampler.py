@@ -133,7 +133,7 @@ class StarPOSFilterSampler(ReplayBuffer):
     def _trajectory_keys(self, partition_id: str, uids: list[str]) -> list[str]:
         """The trajectory keys (``{uid}_{session}_{output}``) of the groups ``uids``."""
         wanted = set(uids)
-        return [key for key in self.partitions[partition_id] if key.split("_")[0] in wanted]
+        return [key for key in self.partitions[partition_id] if key.rsplit("_", 2)[0] in wanted]
 
     def _scored_trajectories(self, partition_id: str, uids: list[str]) -> tuple[list[str], list[float], list[int]]:
         """Each trajectory's group uid, score and reply tokens, ordered by (seed, uid, session).

@@ -116,6 +116,8 @@ class StarPOTrainer(PPOTrainerSync):
         rollout = self.config.actor_rollout_ref.rollout
         # The whole rollout, as our sampler read it before filtering; without it, the batch is the rollout.
         stashed = getattr(self.replay_buffer, "collapse_rows", None)
+        if stashed is not None:
+            self.replay_buffer.collapse_rows = None  # read once: the token lists are not kept past their step
         if stashed is not None and stashed[0] == self.global_steps:
             rows = stashed[1]
         else:
