@@ -10,11 +10,12 @@ builds, with what a CPU needs: ``sdpa`` attention (the default is flash-attentio
 parameters (the default bf16 would move log-probs by ~1e-2), FSDP2 (FSDP1 refuses CPU
 parameters with ``sync_module_states``).
 
-Run as ``python -m tests_verl.cpu_engine`` (a fresh process: the platform and the process
-group are global): it scores (prompt, reasoning) pairs with the collapse diagnostics'
+Run as ``python -m tests_verl.cpu_engine CHECK MICRO_BATCH`` (a fresh process: the platform and
+the process group are global); it prints one JSON line.  ``score``: the collapse diagnostics'
 :class:`ragen_bench.integrations.verl.collapse.WorkerScorer` through a worker group whose
 ``compute_log_prob`` is the engine's ``infer_batch`` on the stored rows, as veRL's actor worker
-runs it, and prints one JSON line comparing the result with the local trainer's forward.
+runs it, against the local trainer's forward.  ``update``: veRL's actor loss (``ppo_loss``)
+and its gradient through the engine against the local trainer's ``policy_loss`` on the same rows.
 """
 
 from __future__ import annotations
@@ -151,8 +152,8 @@ class EngineWorkers:
         return meta
 
 
-def main() -> None:
-    use_cpu_platform()
+def score_check(micro_batch: int) -> dict[str, Any]:
+    """The collapse diagnostics' :class:`WorkerScorer` through the engine against the local forward."""
     import torch
     import transfer_queue
     from tensordict import TensorDict
@@ -162,8 +163,6 @@ def main() -> None:
     from ragen_bench.integrations.verl import collapse
     from ragen_bench.train.collapse_probe import model_scorer
 
-    torch.set_num_threads(1)
-    micro_batch = int(sys.argv[1]) if len(sys.argv) > 1 else 1
     model_path = str(resolve_model_path("tiny"))
     rows: dict = {}
 
@@ -191,12 +190,94 @@ def main() -> None:
     mean, total = collapse.WorkerScorer(workers, temperature=0.7, multiple=multiple, step=1)(contexts, reasonings)
     model = AutoModelForCausalLM.from_pretrained(model_path, local_files_only=True, dtype=torch.float32).eval()
     local_mean, local_total = model_scorer(model, temperature=0.7, micro_batch=2, pad_id=0)(contexts, reasonings)
-    print(json.dumps({
+    return {
         "max_abs_total": float((total - local_total).abs().max()),
         "max_abs_mean": float((mean - local_mean).abs().max()),
         "batches": workers.batches, "multiple": multiple, "left_in_queue": len(rows),
         "repeated_column_equal": bool(torch.equal(total[:, 1], total[:, 3])),
-    }))
+    }
+
+
+def update_check(micro_batch: int, preset: str = "starpo-s") -> dict[str, Any]:
+    """veRL's actor update step (its ``ppo_loss`` through the engine's forward-backward) against the local
+    trainer's ``policy_loss`` on the same multi-turn rows (replies with observation gaps between them), the
+    same old log-probs and advantages, under the train ``preset``'s settings as the recipe maps them."""
+    from functools import partial
+
+    import torch
+    from tensordict import TensorDict
+    from transformers import AutoModelForCausalLM
+    from verl.utils import tensordict_utils as tu
+    from verl.utils.config import omega_conf_to_dataclass
+    from verl.workers.utils.losses import ppo_loss
+
+    from ragen_bench.agents.sampling import resolve_model_path
+    from ragen_bench.integrations.verl import recipe
+    from ragen_bench.starpo.forward import token_log_probs
+    from ragen_bench.starpo.losses import policy_loss
+    from tests_verl.conftest import train_config
+
+    model_path = str(resolve_model_path("tiny"))
+    engine = build_engine(model_path, micro_batch)
+    # The clipped surrogate only (kl.coef=0): the KL terms are compared on tensors in test_core_algos_parity.py.
+    verl_config = recipe.compose_verl(recipe.verl_overrides(train_config(preset, ["model=tiny", "kl.coef=0"])))
+    actor = omega_conf_to_dataclass(verl_config.actor_rollout_ref.actor)
+    temperature = float(verl_config.actor_rollout_ref.rollout.temperature)
+
+    generator = torch.Generator().manual_seed(1)
+    specs = [(6, [1, 1, 1, 0, 0, 1, 1]), (4, [1, 1, 1, 1, 1]), (5, [1, 0, 1, 1, 0, 0, 1, 1, 1]), (3, [1, 1, 0, 1])]
+    rows = [(p, torch.randint(3, 400, (p + len(mask),), generator=generator), torch.tensor(mask)) for p, mask in specs]
+    width = max(len(ids) for _, ids, _ in rows)
+    input_ids = torch.zeros(len(rows), width, dtype=torch.long)
+    attention = torch.zeros_like(input_ids)
+    response = torch.zeros_like(input_ids, dtype=torch.bool)
+    for b, (p, ids, mask) in enumerate(rows):
+        input_ids[b, : len(ids)], attention[b, : len(ids)], response[b, p : len(ids)] = ids, 1, mask.bool()
+
+    # The local trainer's loss and gradient.
+    model = AutoModelForCausalLM.from_pretrained(model_path, local_files_only=True, dtype=torch.float32).train()
+    with torch.no_grad():
+        start, _ = token_log_probs(model, input_ids, attention, response, temperature, with_entropy=False)
+    old = start + 0.3 * torch.randn(start.shape, generator=generator) * response  # some ratios clip
+    advantages = torch.randn(start.shape, generator=generator) * response
+    new, _ = token_log_probs(model, input_ids, attention, response, temperature, with_entropy=False)
+    loss, _ = policy_loss(new, old, advantages, response, actor.clip_ratio_low, actor.clip_ratio_high, actor.clip_ratio_c,
+                          agg=actor.loss_agg_mode)
+    loss.backward()
+    local = [param.grad for param in model.parameters()]
+
+    # veRL's: the rows in its layout (old log-probs and advantages over the response), one forward-backward.
+    def jagged(items):
+        return torch.nested.as_nested_tensor(list(items), layout=torch.jagged)
+
+    data = TensorDict({
+        "prompts": jagged(ids[:p] for p, ids, _ in rows), "responses": jagged(ids[p:] for p, ids, _ in rows),
+        "response_mask": jagged(mask for _, _, mask in rows), "loss_mask": jagged(mask for _, _, mask in rows),
+        "input_ids": jagged(ids for _, ids, _ in rows), "attention_mask": jagged(torch.ones_like(ids) for _, ids, _ in rows),
+        "position_ids": jagged(torch.arange(len(ids)) for _, ids, _ in rows),
+        "old_log_probs": jagged(old[b, p : len(ids)] for b, (p, ids, _) in enumerate(rows)),
+        "advantages": jagged(advantages[b, p : len(ids)] for b, (p, ids, _) in enumerate(rows)),
+    }, batch_size=[len(rows)])
+    tu.assign_non_tensor(data, calculate_entropy=False, compute_loss=True, temperature=temperature,
+                         global_batch_size=len(rows), use_remove_padding=True, use_dynamic_bsz=False,
+                         micro_batch_size_per_gpu=micro_batch, use_fused_kernels=False)
+    engine.optimizer_zero_grad()
+    with engine.train_mode():
+        output = engine.forward_backward_batch(data, partial(ppo_loss, config=actor), forward_only=False)
+        theirs = [param.grad.full_tensor() if hasattr(param.grad, "full_tensor") else param.grad
+                  for param in engine.module.parameters()]
+        worst = max(float((a - b).abs().max() / b.abs().max().clamp(min=1e-12)) for a, b in zip(theirs, local, strict=True))
+    return {"local_loss": float(loss), "verl_loss": float(sum(output["loss"])), "max_relative_grad_diff": worst,
+            "agg": actor.loss_agg_mode, "clipped": float(((new - old).exp() - 1).abs().gt(0.2).float()[response].mean())}
+
+
+def main() -> None:
+    use_cpu_platform()
+    import torch
+
+    torch.set_num_threads(1)
+    check, micro_batch, *preset = sys.argv[1:]
+    print(json.dumps({"score": score_check, "update": update_check}[check](int(micro_batch), *preset)))
 
 
 if __name__ == "__main__":
