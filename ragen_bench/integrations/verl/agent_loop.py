@@ -53,6 +53,7 @@ from ragen_bench.agents.local_models import DEFAULT_STOP_STRINGS
 from ragen_bench.chat import AgentReply, ChatEpisode
 from ragen_bench.chat.config import check_chat
 from ragen_bench.chat.tokens import TokenLayout
+from ragen_bench.chat.trajectory import Trajectory
 from ragen_bench.integrations.verl.data import AGENT_NAME
 from ragen_bench.starpo.shaping import overlong_penalty
 from ragen_bench.train.stops import ReplyStops
@@ -192,7 +193,7 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
             reward_score=float(trajectory.total_reward) + sum(charges),
             num_turns=len(trajectory.messages) - 1,
             metrics={},
-            extra_fields=self._extra_fields(episode, trajectory.turns, charges, stopped_early=stopped_early),
+            extra_fields=self._extra_fields(trajectory, trajectory.turns, charges, stopped_early=stopped_early),
         )
 
     async def _play_windowed(self, episode: ChatEpisode, sampling_params: dict[str, Any]) -> list[AgentLoopOutput]:
@@ -227,7 +228,7 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
                 reward_score=float(trajectory.total_reward) if n + 1 == len(rows) else None,
                 num_turns=len(trajectory.messages) - 1,
                 metrics={},
-                extra_fields=self._extra_fields(episode, [trajectory.turns[i] for i in held], [0.0] * len(held),
+                extra_fields=self._extra_fields(trajectory, [trajectory.turns[i] for i in held], [0.0] * len(held),
                                                 stopped_early=False),
             ))
         return outputs
@@ -240,16 +241,15 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
             )
 
     @staticmethod
-    def _extra_fields(episode: ChatEpisode, turns: list[Any], charges: list[float], *,
-                      stopped_early: bool) -> dict[str, Any]:
-        """The row's episode facts and the records of the turns whose replies it holds, in order."""
-        trajectory = episode.trajectory()
+    def _extra_fields(trajectory: Trajectory, turns: list[Any], charges: list[float], *, stopped_early: bool) -> dict[str, Any]:
+        """The row's episode facts (from the finished ``trajectory``) and the records of the turns whose replies
+        it holds, in order."""
         return {
             # veRL's worker copies the last row's reward_extra_info onto the other rows of a multi-row episode
             # (agent_loop_tq.py, _agent_loop_postprocess); only its own reward loop would set one.
             "reward_extra_info": {},
-            "env_id": episode.env_id,
-            "seed": episode.seed,
+            "env_id": trajectory.env_id,
+            "seed": trajectory.seed,
             "success": trajectory.success,
             "stopped_early": stopped_early,
             "turns": [

@@ -37,6 +37,7 @@ from typing import Any
 
 import torch
 import transfer_queue as tq
+from tensordict import TensorDict
 from transfer_queue import KVBatchMeta
 
 from ragen_bench.train.collapse_probe import TurnPair, distinct_columns, turn_pair
@@ -155,8 +156,6 @@ class WorkerScorer:
 
     def __call__(self, contexts: Sequence[Sequence[int]],
                  reasonings: Sequence[Sequence[int]]) -> tuple[torch.Tensor, torch.Tensor]:
-        from tensordict import TensorDict
-
         columns = distinct_columns(contexts)
         cells = [(i, j) for j in sorted(set(columns)) for i in range(len(reasonings))]
         fields = [scoring_row(contexts[j], reasonings[i]) for i, j in cells]
