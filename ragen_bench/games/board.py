@@ -20,6 +20,12 @@ move; :func:`wrap` (what every game's ``env()`` returns) ends the game instead, 
 An action that is no move at all (``True``, ``None``, a string, an int outside the
 action range) raises the raw env's :class:`IllegalMoveError` through ``env()`` too
 (:class:`ActionCheckWrapper`).
+
+What every game shares, board games, the Prisoner's Dilemma and the OpenSpiel games alike
+(:class:`GameContract`): the seed contract; :class:`GameResetNeededError` for a call that
+needs a position before the first ``reset()``; :class:`UnknownAgentError` for an agent name
+that is no seat of the game; and copies (``copy.deepcopy``, ``pickle``) that hold the
+position, so a copy goes on exactly as the original does.
 """
 
 from __future__ import annotations
@@ -32,13 +38,33 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
-from ragen_bench.envs.base import SeedContract
+from ragen_bench.envs.base import ResetNeededError, SeedContract
 
 AGENTS = ("player_0", "player_1")
 
 
 class IllegalMoveError(ValueError):
     """A move the current position does not allow (occupied cell, full column, not an int)."""
+
+
+class GameResetNeededError(ResetNeededError, AssertionError):
+    """A game asked for its position (``observe``, ``step``, ``legal_moves`` ...) before its first ``reset()``.
+
+    The single-agent envs' :class:`~ragen_bench.envs.base.ResetNeededError`, and an
+    ``AssertionError`` as PettingZoo's order checks raise for the same mistake, so code
+    written against either catches it.
+    """
+
+
+class UnknownAgentError(ValueError, KeyError):
+    """An agent name that is no seat of the game; the message names it and lists the seats.
+
+    Also a ``KeyError``: that is what looking an unknown agent up in ``observation_spaces`` raised.
+    """
+
+    def __str__(self) -> str:
+        # KeyError's own str() would print the message in quotes, as a repr.
+        return str(self.args[0]) if self.args else ""
 
 
 class BoardRules:
@@ -71,20 +97,61 @@ class BoardRules:
         raise NotImplementedError
 
 
-class GameSeeds(SeedContract):
-    """The single-agent envs' seed contract (:class:`~ragen_bench.envs.base.SeedContract`), errors named after the game."""
+class GameContract(SeedContract):
+    """What every game shares; its errors start with the game's ``metadata["name"]``.
+
+    * the single-agent envs' seed contract (:class:`~ragen_bench.envs.base.SeedContract`);
+    * :meth:`_require_reset`: a call that needs a position refuses to run before the
+      first ``reset()`` (a game's ``reset`` ends by setting ``_game_started``);
+    * :meth:`_check_agent`: an agent name must be one of ``possible_agents``;
+    * copies hold the whole position: a game's state is its instance dict, every value of
+      which pickles (the OpenSpiel games' ``pyspiel`` game and state included), so
+      ``copy.deepcopy`` and ``pickle`` give a game that goes on exactly as the original
+      (same observations, rewards, legal moves and generator draws after the same moves).
+      Defined here, these two methods also replace what a library base class would do
+      instead (shimmy's ``EzPickle`` rebuilds a fresh env from constructor arguments).
+    """
 
     metadata: ClassVar[dict[str, Any]]
+    possible_agents: list[str]
+    _game_started = False
 
     def _owner(self) -> str:
         return self.metadata["name"]
+
+    def _require_reset(self, call: str) -> None:
+        if not self._game_started:
+            raise GameResetNeededError(f"{self._owner()}: call reset() before {call}()")
+
+    def _check_agent(self, agent: Any) -> str:
+        return check_agent(self._owner(), agent, self.possible_agents)
+
+    def _live_agent(self, agent: Any, call: str) -> str:
+        """``agent``, for a ``call`` that reads the position: refused before the first reset and for an unknown name."""
+        self._require_reset(call)
+        return self._check_agent(agent)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+
+
+def check_agent(game: str, agent: Any, agents: Sequence[str]) -> str:
+    """``agent`` if it is one of ``agents``; else :class:`UnknownAgentError` naming it, the game and the seats."""
+    # A str test first: ``in`` on an array or other odd value could raise something less clear.
+    if isinstance(agent, str) and agent in agents:
+        return agent
+    shown = repr(agent) if len(repr(agent)) <= 80 else repr(agent)[:77] + "..."
+    raise UnknownAgentError(f"{game}: unknown agent {shown}; the agents are {', '.join(agents)}")
 
 
 def player_mark(player: int) -> str:
     return "XO"[player - 1]
 
 
-class BoardGameEnv(GameSeeds, AECEnv):
+class BoardGameEnv(GameContract, AECEnv):
     """AEC env over :class:`BoardRules` (see the module docstring); subclasses set ``rules``, ``metadata``, ``instruction``."""
 
     rules: ClassVar[type[BoardRules]]
@@ -122,10 +189,10 @@ class BoardGameEnv(GameSeeds, AECEnv):
         self.winner: str | None = None
 
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        return self.observation_spaces[self._check_agent(agent)]
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        return self.action_spaces[self._check_agent(agent)]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
         """A new game from the empty board.
@@ -138,22 +205,24 @@ class BoardGameEnv(GameSeeds, AECEnv):
         self._seed_generator(self._check_seed(seed))
         self.board = self.rules()
         self._start()
+        self._game_started = True
 
     @property
     def game_over(self) -> bool:
         return any(self.terminations.values())
 
     def _seat(self, agent: str) -> int:
-        return AGENTS.index(agent) + 1
+        return AGENTS.index(self._check_agent(agent)) + 1
 
     def legal_moves(self, agent: str) -> list[int]:
         """Legal moves of ``agent``: empty unless it is on move in a live game."""
+        self._live_agent(agent, "legal_moves")
         if self.game_over or agent != self.agent_selection:
             return []
         return self.board.legal_moves()
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        own = self._seat(agent)
+        own = self._seat(self._live_agent(agent, "observe"))
         cells = self.board.cells
         planes = np.stack([cells == own, cells == 3 - own], axis=-1).astype(np.int8)
         mask = np.zeros(len(self.action_names), dtype=np.int8)
@@ -162,7 +231,7 @@ class BoardGameEnv(GameSeeds, AECEnv):
 
     def text_observation(self, agent: str) -> str:
         """What an LLM seated as ``agent`` reads: its mark, the board, and what to do."""
-        own = self._seat(agent)
+        own = self._seat(self._live_agent(agent, "text_observation"))
         lines = [f"You play {player_mark(own)}; your opponent plays {player_mark(3 - own)}.", self.board.board_text()]
         if self.game_over:
             outcome = "a draw" if self.winner is None else ("won by you" if self.winner == agent else "won by your opponent")
@@ -183,6 +252,7 @@ class BoardGameEnv(GameSeeds, AECEnv):
         check_move(self.metadata["name"], agent, action, len(self.action_names))
 
     def step(self, action: Any) -> None:
+        self._require_reset("step")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -208,6 +278,7 @@ class BoardGameEnv(GameSeeds, AECEnv):
         """The board as text (``"ansi"``) or as a ``uint8`` picture (``"rgb_array"``); ``None`` without a mode."""
         if self.render_mode is None:
             return None
+        self._require_reset("render")
         if self.render_mode == "rgb_array":
             return self.draw_board(self.board.cells)
         return self.board.board_text()
@@ -226,14 +297,37 @@ class ActionCheckWrapper(wrappers.OrderEnforcingWrapper):
     A finished agent's ``None`` passes, as the API wants.  It is an
     ``OrderEnforcingWrapper``, so ``agent_iter`` and PettingZoo's ``api_test`` work as on
     the classic games.
+
+
+    Before the first reset it refuses as the raw game does (:class:`GameResetNeededError` naming
+    the game, not PettingZoo's bare ``AssertionError``), and ``observe`` refuses an unknown
+    agent by name for every game (PettingZoo's ``parallel_to_aec`` would raise a bare ``KeyError``).
     """
 
+    def _refuse_before_reset(self, call: str) -> None:
+        if not self._has_reset:
+            raise GameResetNeededError(f"{self.unwrapped.metadata['name']}: call reset() before {call}()")
+
     def step(self, action: Any) -> None:
-        if self._has_reset and self.agents:
+        self._refuse_before_reset("step")
+        if self.agents:
             agent = self.agent_selection
             if not (self.terminations[agent] or self.truncations[agent]):
                 self.unwrapped.check_action(agent, action)
         super().step(action)
+
+    def observe(self, agent: Any) -> Any:
+        self._refuse_before_reset("observe")
+        self.unwrapped._check_agent(agent)
+        return super().observe(agent)
+
+    def render(self) -> Any:
+        self._refuse_before_reset("render")
+        return super().render()
+
+    def agent_iter(self, max_iter: int = 2**63) -> Any:
+        self._refuse_before_reset("agent_iter")
+        return super().agent_iter(max_iter)
 
     def __str__(self) -> str:
         return str(self.env)

@@ -9,11 +9,11 @@ import numpy as np
 from gymnasium import spaces
 from shimmy.openspiel_compatibility import OpenSpielCompatibilityV0
 
-from ragen_bench.games.board import AGENTS, GameSeeds, IllegalMoveError, check_move, wrap
+from ragen_bench.games.board import AGENTS, GameContract, IllegalMoveError, check_move, wrap
 from ragen_bench.games.openspiel.games import GAMES, OpenSpielGameSpec, public_moves
 
 
-class OpenSpielGameEnv(GameSeeds, OpenSpielCompatibilityV0):
+class OpenSpielGameEnv(GameContract, OpenSpielCompatibilityV0):
     """A curated two-player OpenSpiel game (:data:`~ragen_bench.games.openspiel.games.GAMES`) through shimmy.
 
     ## Description
@@ -32,7 +32,11 @@ class OpenSpielGameEnv(GameSeeds, OpenSpielCompatibilityV0):
     ``Dict(observation=Box(-inf, inf, <OpenSpiel's observation tensor shape>, float64),
     action_mask=Box(0, 1, (n,), int8))``: the tensor shimmy reads (the observer's own view,
     so hidden cards stay hidden); the mask is all zeros for the seat not on move and once
-    the game is over.  ``text_observation(agent)`` is the LLM view: the seat, the board (or
+    the game is over.  Before the first reset there is no position: ``observe``,
+    ``text_observation``, ``legal_moves``, ``step`` and ``render`` raise
+    ``GameResetNeededError``; an agent name other than ``player_0``/``player_1`` raises
+    ``UnknownAgentError`` (see :class:`~ragen_bench.games.board.GameContract`, which also
+    makes ``copy.deepcopy`` and ``pickle`` copy the live ``pyspiel`` state).  ``text_observation(agent)`` is the LLM view: the seat, the board (or
     the seat's cards and the moves so far) and the legal moves.
 
     ## Starting State
@@ -92,6 +96,12 @@ class OpenSpielGameEnv(GameSeeds, OpenSpielCompatibilityV0):
         if not self.action_spaces:
             super()._update_action_spaces()
 
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[self._check_agent(agent)]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[self._check_agent(agent)]
+
     def _execute_chance_node(self) -> None:
         # Shimmy draws chance outcomes from np_random, which the opponents draw from too;
         # a stream of their own keeps a seed's deals the same whoever plays.  Shimmy also
@@ -112,26 +122,32 @@ class OpenSpielGameEnv(GameSeeds, OpenSpielCompatibilityV0):
         super().reset(seed=None)
         self._generator, self._np_random_seed = generator, generator_seed
         self.game_length = 0  # moves made; shimmy starts at 1, truncating a game on its last move
+        self._game_started = True
 
     @property
     def game_over(self) -> bool:
+        """Whether the game has ended (``False`` before the first reset: no game has)."""
+        if not self._game_started:
+            return False
         return self.game_state.is_terminal() or any(self.terminations.values()) or any(self.truncations.values())
 
     @property
     def winner(self) -> str | None:
-        """The seat with the larger return once the game is over (``None``: a tie, or not over)."""
-        if not self.game_state.is_terminal():
+        """The seat with the larger return once the game is over (``None``: a tie, not over, or never reset)."""
+        if not self._game_started or not self.game_state.is_terminal():
             return None
         first, second = self.game_state.returns()
         return None if first == second else AGENTS[0 if first > second else 1]
 
     def legal_moves(self, agent: str) -> list[int]:
         """Legal moves of ``agent``: empty unless it is on move in a live game."""
+        self._live_agent(agent, "legal_moves")
         if self.game_over or agent != self.agent_selection:
             return []
         return list(self.game_state.legal_actions(AGENTS.index(agent)))
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        self._live_agent(agent, "observe")
         mask = np.zeros(len(self.action_names), dtype=np.int8)
         mask[self.legal_moves(agent)] = 1
         player = AGENTS.index(agent)
@@ -140,7 +156,7 @@ class OpenSpielGameEnv(GameSeeds, OpenSpielCompatibilityV0):
 
     def text_observation(self, agent: str) -> str:
         """What an LLM seated as ``agent`` reads: its seat, its view of the game, and what to do."""
-        player = AGENTS.index(agent)
+        player = AGENTS.index(self._live_agent(agent, "text_observation"))
         lines = [f"You are {agent}: {self.spec.seats[player]}.", self.spec.view(self.game_state, player)]
         if self.spec.history:
             lines.append(public_moves(self.game_state, self.action_names.__getitem__))
@@ -160,6 +176,7 @@ class OpenSpielGameEnv(GameSeeds, OpenSpielCompatibilityV0):
         check_move(self.metadata["name"], agent, action, len(self.action_names))
 
     def step(self, action: Any) -> None:
+        self._require_reset("step")
         agent = self.agent_selection
         if not (self.terminations.get(agent) or self.truncations.get(agent)):
             self.check_action(agent, action)
@@ -171,7 +188,10 @@ class OpenSpielGameEnv(GameSeeds, OpenSpielCompatibilityV0):
 
     def render(self) -> str | None:
         """The full state as OpenSpiel prints it (``"ansi"``); ``None`` without a mode."""
-        return None if self.render_mode is None else str(self.game_state)
+        if self.render_mode is None:
+            return None
+        self._require_reset("render")
+        return str(self.game_state)
 
 
 def action_names(game: Any, mover_tag: str) -> tuple[str, ...]:

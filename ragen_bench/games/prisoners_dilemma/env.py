@@ -11,7 +11,7 @@ from gymnasium import spaces
 from pettingzoo import ParallelEnv
 from pettingzoo.utils import parallel_to_aec
 
-from ragen_bench.games.board import AGENTS, ActionCheckWrapper, GameSeeds, IllegalMoveError
+from ragen_bench.games.board import AGENTS, ActionCheckWrapper, GameContract, IllegalMoveError
 
 ACTION_NAMES = ("cooperate", "defect")
 _PAST = ("cooperated", "defected")
@@ -31,7 +31,7 @@ def clean_message(text: str, limit: int) -> str:
     return " ".join(flat.split())[:limit].rstrip()
 
 
-class PrisonersDilemmaEnv(GameSeeds, ParallelEnv):
+class PrisonersDilemmaEnv(GameContract, ParallelEnv):
     """Both players choose to cooperate or defect each round, for a hidden number of rounds.
 
     ## Description
@@ -49,7 +49,9 @@ class PrisonersDilemmaEnv(GameSeeds, ParallelEnv):
     row ``k`` holds round ``k``'s moves as (own, other), 1 cooperate, 2 defect, 0 not
     played yet.  Both actions are always legal (the mask is all ones).
     ``text_observation(agent)`` is the LLM view: rules reminder, the moves and payoffs
-    so far, and the other agent's latest message.
+    so far, and the other agent's latest message.  Before the first reset the per-agent
+    views, ``send_message``, ``step`` and ``render`` raise ``GameResetNeededError``; an agent
+    name other than ``player_0``/``player_1`` raises ``UnknownAgentError``.
 
     ## Starting State
     No round played, no message.  ``reset(seed=s)`` draws the number of rounds.
@@ -114,10 +116,10 @@ class PrisonersDilemmaEnv(GameSeeds, ParallelEnv):
         self.rounds = max_rounds
 
     def observation_space(self, agent: str) -> spaces.Space:
-        return self.observation_spaces[agent]
+        return self.observation_spaces[self._check_agent(agent)]
 
     def action_space(self, agent: str) -> spaces.Space:
-        return self.action_spaces[agent]
+        return self.action_spaces[self._check_agent(agent)]
 
     def reset(self, seed: int | None = None, options: dict[str, Any] | None = None):
         self._seed_generator(self._check_seed(seed))
@@ -126,25 +128,26 @@ class PrisonersDilemmaEnv(GameSeeds, ParallelEnv):
         self._moves = []
         self._inbox = dict.fromkeys(AGENTS, "")
         self._outbox = dict.fromkeys(AGENTS, "")
+        self._game_started = True
         return {a: self.observe(a) for a in AGENTS}, {a: {"round": 0} for a in AGENTS}
 
     def legal_moves(self, agent: str) -> list[int]:
-        return [COOPERATE, DEFECT] if agent in self.agents else []
+        return [COOPERATE, DEFECT] if self._live_agent(agent, "legal_moves") in self.agents else []
 
     def send_message(self, agent: str, text: str) -> str:
         """Queue ``agent``'s message for the next round; returns it as the other agent will see it."""
-        if agent not in self.agents:
+        if self._live_agent(agent, "send_message") not in self.agents:
             raise IllegalMoveError(f"{self.metadata['name']}: {agent!r} is not a live agent ({self.agents})")
         if not isinstance(text, str):
             raise IllegalMoveError(f"{self.metadata['name']}: {agent}'s message must be a str, got {type(text).__name__}")
         self._outbox[agent] = clean_message(text, self.message_chars)
         return self._outbox[agent]
 
-    def _seat(self, agent: str) -> int:
-        return AGENTS.index(agent)
+    def _seat(self, agent: str, call: str) -> int:
+        return AGENTS.index(self._live_agent(agent, call))
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        me = self._seat(agent)
+        me = self._seat(agent, "observe")
         history = np.zeros((self.max_rounds, 2), dtype=np.int8)
         for k, moves in enumerate(self._moves):
             history[k] = (moves[me] + 1, moves[1 - me] + 1)
@@ -152,14 +155,14 @@ class PrisonersDilemmaEnv(GameSeeds, ParallelEnv):
 
     def history(self, agent: str) -> list[tuple[int, int]]:
         """The rounds played so far as (own move, other's move) pairs for ``agent``."""
-        me = self._seat(agent)
+        me = self._seat(agent, "history")
         return [(moves[me], moves[1 - me]) for moves in self._moves]
 
     def totals(self) -> dict[str, int]:
         return {a: sum(PAYOFF[(m[i], m[1 - i])] for m in self._moves) for i, a in enumerate(AGENTS)}
 
     def text_observation(self, agent: str) -> str:
-        me = self._seat(agent)
+        me = self._seat(agent, "text_observation")
         lines = []
         for k, moves in enumerate(self._moves, start=1):
             own, other = moves[me], moves[1 - me]
@@ -184,6 +187,7 @@ class PrisonersDilemmaEnv(GameSeeds, ParallelEnv):
             raise IllegalMoveError(f"{self.metadata['name']}: {agent}'s action must be 0 or 1, got {action!r}")
 
     def step(self, actions: dict[str, Any]):
+        self._require_reset("step")
         if not self.agents:
             raise IllegalMoveError(f"{self.metadata['name']}: the game is over; call reset()")
         if not isinstance(actions, Mapping):
@@ -220,6 +224,7 @@ class PrisonersDilemmaEnv(GameSeeds, ParallelEnv):
     def render(self) -> str | None:
         if self.render_mode is None:
             return None
+        self._require_reset("render")
         return "\n".join(f"{ACTION_NAMES[a]} / {ACTION_NAMES[b]}" for a, b in self._moves)
 
     def close(self) -> None:
