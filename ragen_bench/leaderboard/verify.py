@@ -19,7 +19,8 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,15 +41,6 @@ MAX_CHARS_PER_TOKEN = 20
 COMPLETION_SLACK = 16
 PROMPT_SLACK_PER_MESSAGE = 64
 PROMPT_SLACK = 2048
-# Turn fields in the order they are compared (what a reader checks first comes first).
-_TURN_ORDER = (
-    "raw_response", "parsed_actions", "valid", "action_ids", "env_rewards", "format_penalty",
-    "normalized_response", "num_effective_actions", "info",
-)
-_EPISODE_ORDER = (
-    "env_id", "split", "seed", "sample", "template_hash", "success", "total_reward", "num_turns",
-    "num_actions", "num_valid_actions", "num_effective_actions", "optimal_length", "terminated", "truncated",
-)
 
 
 @dataclass(frozen=True)
@@ -305,71 +297,34 @@ def _key(slot: tuple[str, str, int, int]) -> str:
 
 
 def _slot(record: Mapping[str, Any], where: Mapping[str, Any]) -> tuple[str, str, int, int]:
-    for field, kind in (("env_id", str), ("split", str), ("seed", int), ("sample", int)):
-        if type(record.get(field)) is not kind:
-            raise LeaderboardError(f"missing or not a {kind.__name__}", field=field, **where)
-    return record["env_id"], record["split"], record["seed"], record["sample"]
+    from ragen_bench.eval.replay import record_slot
+
+    with _as_leaderboard_error():
+        return record_slot(record, where)
+
+
+@contextmanager
+def _as_leaderboard_error() -> Iterator[None]:
+    """The shared replay rule's mismatch (:mod:`ragen_bench.eval.replay`), reported as this command's error."""
+    from ragen_bench.eval.replay import ReplayMismatch
+
+    try:
+        yield
+    except ReplayMismatch as error:
+        raise LeaderboardError(error.problem, **error.where) from None
 
 
 def replay(record: Mapping[str, Any], env: Any, chat_config: Any, *, where: Mapping[str, Any]) -> dict[str, Any]:
-    """Replay one episode record on ``env``; the record (as JSON reads it) once it matches."""
-    from ragen_bench.chat import AgentError, AgentReply, ChatEpisode
-    from ragen_bench.chat.trajectory import unpack_text
-    from ragen_bench.eval import rundir
+    """Replay one episode record on ``env``; the record once it matches.
 
-    turns = record.get("turns")
-    if type(turns) is not list or not all(type(turn) is dict for turn in turns):
-        raise LeaderboardError("must be a list of turn objects", field="turns", **where)
-    episode = ChatEpisode(env, chat_config, env_id=record["env_id"], seed=record["seed"],
-                          sample=record["sample"], split=record["split"])
-    episode.reset()
-    # (characters, messages) of each turn's prompt, for the token check after the comparison.
-    prompts: list[tuple[int, int] | None] = []
-    for number, turn in enumerate(turns, start=1):
-        at = {**where, "turn": number}
-        if episode.done:
-            raise LeaderboardError("the episode had already ended; this turn cannot have been played",
-                                   field="num_turns", expected=number - 1, found=len(turns), **at)
-        try:
-            text = unpack_text(turn.get("raw_response"))
-        except (UnicodeError, AttributeError):  # a packed text that is no unicode_escape string
-            raise LeaderboardError("holds a malformed escaped text", field="raw_response", **at) from None
-        if type(text) is not str:
-            raise LeaderboardError("missing or not a string", field="raw_response", **at)
-        try:
-            refusal = unpack_text(turn.get("refusal"))
-        except (UnicodeError, AttributeError):
-            raise LeaderboardError("holds a malformed escaped text", field="refusal", **at) from None
-        # A reply without content replays as one (a malformed turn); the protocol check in
-        # step() refuses ill-typed values of these fields.
-        reply = AgentReply(text=text, prompt_tokens=turn.get("prompt_tokens"),
-                           completion_tokens=turn.get("completion_tokens"), finish_reason=turn.get("finish_reason"),
-                           null_content=turn.get("null_content", False), refusal=refusal)
-        if reply.prompt_tokens is None:
-            prompts.append(None)
-        else:
-            messages = episode.messages
-            prompts.append((sum(len(message["content"]) for message in messages), len(messages)))
-        try:
-            episode.step(reply)
-        except AgentError as error:
-            raise LeaderboardError(str(error).split(": ", 1)[-1], field="turns", **at) from None
-    if not episode.done:
-        raise LeaderboardError("the episode had not ended after the recorded turns (turns are missing)",
-                               field="num_turns", **where)
-    replayed = episode.trajectory().to_dict()
-    for turn, recorded in zip(replayed["turns"], turns):
-        # The only turn field replay cannot know: the reply's length before the cut.
-        turn["response_chars"] = recorded.get("response_chars")
-    encoded = rundir.encode_line(replayed)
-    # Fast path: equal JSON text means equal values of equal types (true is not 1).
-    if rundir.encode_line(record) != encoded:
-        # As JSON reads it back, so types compare exactly (a tuple is a list there).
-        difference = _first_episode_difference(record, json.loads(encoded))
-        if difference is not None:
-            turn_number, field, expected_value, found_value = difference
-            raise LeaderboardError("differs from the replay", turn=turn_number, field=field,
-                                   expected=expected_value, found=found_value, **where)
+    The rule is :func:`ragen_bench.eval.replay.replay_episode` (``ragen-bench render`` applies it too);
+    token counts, which replay cannot reproduce, are checked here after it.
+    """
+    from ragen_bench.eval.replay import replay_episode
+
+    with _as_leaderboard_error():
+        prompts = replay_episode(record, env, chat_config, where=where)
+    turns = record["turns"]
     # Last: what replay cannot reproduce, once everything it can has matched.
     for number, (turn, prompt) in enumerate(zip(turns, prompts), start=1):
         _check_tokens(turn, prompt, chat_config, {**where, "turn": number})
@@ -406,47 +361,6 @@ def token_problem(tokens: int, chars: int, most: int) -> str | None:
         return f"{tokens} tokens for {chars} characters (fewer than characters / {MAX_CHARS_PER_TOKEN})"
     if tokens > most:
         return f"{tokens} tokens for {chars} characters (more than the text can hold, {most})"
-    return None
-
-
-def _first_episode_difference(
-    found: Mapping[str, Any], expected: Mapping[str, Any]
-) -> tuple[int | None, str, Any, Any] | None:
-    """``(turn, field, expected, found)`` of the first difference, checked turn by turn.
-
-    Turn ``k`` covers ``turns[k-1]``, the assistant message and the user message
-    after it; message 1 (the first prompt) counts to turn 1.  Episode totals follow.
-    """
-    found_turns, expected_turns = found.get("turns"), expected["turns"]
-    found_messages = found.get("messages")
-    if type(found_messages) is not list:
-        return None, "messages", "a list", found_messages
-    for k, expected_turn in enumerate(expected_turns, start=1):
-        found_turn = found_turns[k - 1]
-        order = [*_TURN_ORDER, *(f for f in expected_turn if f not in _TURN_ORDER)]
-        for field in [*order, *(f for f in found_turn if f not in expected_turn)]:
-            difference = runfiles.difference(
-                expected_turn.get(field, runfiles.ABSENT), found_turn.get(field, runfiles.ABSENT), field, strict=True
-            )
-            if difference is not None:
-                return (k, *difference)
-        for index in ([0, 1] if k == 1 else []) + [2 * k, 2 * k + 1]:
-            if index >= len(expected["messages"]):
-                continue
-            if index >= len(found_messages):
-                return k, "messages (length)", len(expected["messages"]), len(found_messages)
-            difference = runfiles.difference(expected["messages"][index], found_messages[index], f"messages[{index}]",
-                                             strict=True)
-            if difference is not None:
-                role = expected["messages"][index]["role"]
-                return k, f"{difference[0]} ({role} message)", difference[1], difference[2]
-    order = [*_EPISODE_ORDER, *(f for f in expected if f not in _EPISODE_ORDER)]
-    for field in [*order, *(f for f in found if f not in expected)]:
-        difference = runfiles.difference(
-            expected.get(field, runfiles.ABSENT), found.get(field, runfiles.ABSENT), field, strict=True
-        )
-        if difference is not None:
-            return (None, *difference)
     return None
 
 

@@ -1,0 +1,283 @@
+"""Replay an episode record and compare it with what the replay produces: the one rule.
+
+Our envs and games are deterministic given their seed, so a record of ``episodes.jsonl``
+can be checked completely: the env is reset with the recorded seed, every recorded
+``raw_response`` is fed through the chat layer under the run's chat settings -- the code
+path of ``ragen-bench eval`` -- and the record the replay produces must equal the
+recorded one, field by field and turn by turn.  A game is replayed the same way: the
+agent seat's replies (and an agent opponent's, from ``game.opponent_trajectory``) go
+through :class:`~ragen_bench.chat.GameMatch`, a scripted opponent plays again (its
+choices are seeded by the game), and the replayed log line, ``game`` (moves per seat,
+outcome, totals) included, must equal the recorded one.
+
+``ragen-bench leaderboard verify`` and ``ragen-bench render`` both apply this rule: a
+submission's numbers and a video's frames are only what the run played.  A failure is a
+:class:`ReplayMismatch` naming where it is (file, line, episode key, turn, field) and,
+for a differing value, the expected and the found one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from ragen_bench import runfiles
+
+# Turn fields in the order they are compared (what a reader checks first comes first).
+TURN_ORDER = (
+    "raw_response", "parsed_actions", "valid", "action_ids", "env_rewards", "format_penalty",
+    "normalized_response", "num_effective_actions", "info",
+)
+EPISODE_ORDER = (
+    "env_id", "split", "seed", "sample", "template_hash", "success", "total_reward", "num_turns",
+    "num_actions", "num_valid_actions", "num_effective_actions", "optimal_length", "terminated", "truncated",
+)
+_WHERE = ("file", "line", "episode", "turn", "field")
+
+
+class ReplayMismatch(ValueError):
+    """A record that is malformed or differs from its replay.
+
+    ``problem`` says what is wrong; ``where`` holds the keyword arguments that locate it
+    (``file``, ``line``, ``episode``, ``turn``, ``field``, and ``expected``/``found`` for a
+    differing value), so a caller can re-raise it as its own error type unchanged.
+    """
+
+    def __init__(self, problem: str, **where: Any) -> None:
+        self.problem = problem
+        self.where = where
+        super().__init__(_one_line(problem, where))
+
+
+def _one_line(problem: str, where: Mapping[str, Any]) -> str:
+    place = where.get("file") or ""
+    if where.get("line") is not None:
+        place += f":{where['line']}"
+    parts = [place] if place else []
+    parts += [f"{key} {where[key]}" for key in _WHERE[2:] if where.get(key) is not None]
+    text = f"{', '.join(parts)}: {problem}" if parts else problem
+    if "expected" in where or "found" in where:
+        text += f" (expected {_short(where.get('expected'))}, found {_short(where.get('found'))})"
+    return text
+
+
+def _short(value: Any, limit: int = 120) -> str:
+    # An edited 4 KB reply must still give one readable line.
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def record_slot(record: Any, where: Mapping[str, Any]) -> tuple[str, str, int, int]:
+    """``(env_id, split, seed, sample)`` of a record, each of its exact JSON type."""
+    if type(record) is not dict:
+        raise ReplayMismatch("an episode record must be a JSON object", **where)
+    for field, kind in (("env_id", str), ("split", str), ("seed", int), ("sample", int)):
+        if type(record.get(field)) is not kind:
+            raise ReplayMismatch(f"missing or not a {kind.__name__}", field=field, **where)
+    return record["env_id"], record["split"], record["seed"], record["sample"]
+
+
+def replay_episode(record: Mapping[str, Any], env: Any, chat_config: Any, *,
+                   where: Mapping[str, Any]) -> list[tuple[int, int] | None]:
+    """Replay a single-agent record on ``env``; raises :class:`ReplayMismatch` unless it matches.
+
+    Returns, per turn, ``(characters, messages)`` of the prompt the reply answered
+    (``None`` where the turn records no prompt token count), for checks of token counts.
+    """
+    from ragen_bench.chat import ChatEpisode
+
+    turns = _turns(record.get("turns"), where, "turns")
+    episode = ChatEpisode(env, chat_config, env_id=record["env_id"], seed=record["seed"],
+                          sample=record["sample"], split=record["split"])
+    episode.reset()
+    prompts: list[tuple[int, int] | None] = []
+    for number, turn in enumerate(turns, start=1):
+        at = {**where, "turn": number}
+        if episode.done:
+            raise ReplayMismatch("the episode had already ended; this turn cannot have been played",
+                                 field="num_turns", expected=number - 1, found=len(turns), **at)
+        reply = recorded_reply(turn, at)
+        if reply.prompt_tokens is None:
+            prompts.append(None)
+        else:
+            messages = episode.messages
+            prompts.append((sum(len(message["content"]) for message in messages), len(messages)))
+        _answer(lambda: episode.step(reply), at)
+    if not episode.done:
+        raise ReplayMismatch("the episode had not ended after the recorded turns (turns are missing)",
+                             field="num_turns", **where)
+    replayed = episode.trajectory().to_dict()
+    for turn, recorded in zip(replayed["turns"], turns):
+        # The only turn field replay cannot know: the reply's length before the cut.
+        turn["response_chars"] = recorded.get("response_chars")
+    require_same(record, replayed, where)
+    return prompts
+
+
+def replay_game(record: Mapping[str, Any], game_config: Any, env_kwargs: Mapping[str, Any], *,
+                where: Mapping[str, Any]) -> None:
+    """Replay a game record (both seats); raises :class:`ReplayMismatch` unless it matches."""
+    from ragen_bench.chat import GameMatch
+    from ragen_bench.eval.derive import scripted_opponents
+    from ragen_bench.eval.games import game_record
+    from ragen_bench.games.seeds import agent_seat
+
+    game = record.get("game")
+    if type(game) is not dict:
+        raise ReplayMismatch("missing or not an object", field="game", **where)
+    seat = agent_seat(record["seed"])
+    other = "player_1" if seat == "player_0" else "player_0"
+    label = game.get("opponent")
+    scripted = scripted_opponents(record["env_id"])
+    if type(label) is str and label in scripted:
+        rival: Any = scripted[label]()
+    elif type(label) is str and label.startswith("agent:"):
+        rival_record = game.get("opponent_trajectory")
+        if type(rival_record) is not dict:
+            raise ReplayMismatch("missing or not an object", field="game.opponent_trajectory", **where)
+        rival = _RecordedSeat(_turns(rival_record.get("turns"), where, "game.opponent_trajectory.turns"),
+                              "game.opponent_trajectory", where)
+    else:
+        raise ReplayMismatch(f"names no opponent of this game (one of {sorted(scripted)} or agent:NAME)",
+                             field="game.opponent", found=label, **where)
+    players = {seat: _RecordedSeat(_turns(record.get("turns"), where, "turns"), "", where), other: rival}
+    match = GameMatch(record["env_id"], players, game_config, seed=record["seed"], split=record["split"],
+                      sample=record["sample"], env_kwargs=env_kwargs)
+    while not match.done:
+        pending = match.pending()
+        if not pending:  # GameMatch plays scripted moves itself; a live game always waits on a chat seat
+            raise ReplayMismatch("the replayed game waits on no seat", **where)
+        for waiting in pending:
+            if not match.done:
+                reply, at = players[waiting].next_reply()
+                _answer(lambda: match.answer(waiting, reply), at)
+    for player in players.values():
+        if isinstance(player, _RecordedSeat):
+            player.require_all_played()
+    require_same(record, game_record(match.result(), label), where)
+
+
+class _RecordedSeat:
+    """A chat seat that answers with one recorded turn after another."""
+
+    def __init__(self, turns: list[dict[str, Any]], prefix: str, where: Mapping[str, Any]) -> None:
+        self.turns, self.prefix, self.where, self.played = turns, prefix, where, 0
+
+    def act(self, requests: Sequence[Any]) -> Any:  # makes it a chat seat for GameMatch; never asked
+        raise RuntimeError("a recorded seat is answered by replay_game, not asked")
+
+    def next_reply(self) -> tuple[Any, dict[str, Any]]:
+        field = f"{self.prefix}.num_turns" if self.prefix else "num_turns"
+        if self.played == len(self.turns):
+            raise ReplayMismatch("the game had not ended after the recorded turns (turns are missing)",
+                                 field=field, **self.where)
+        self.played += 1
+        at = {**self.where, "turn": self.played}
+        return recorded_reply(self.turns[self.played - 1], at), at
+
+    def require_all_played(self) -> None:
+        if self.played < len(self.turns):
+            field = f"{self.prefix}.num_turns" if self.prefix else "num_turns"
+            raise ReplayMismatch("the game had already ended; this turn cannot have been played", field=field,
+                                 expected=self.played, found=len(self.turns), **{**self.where, "turn": self.played + 1})
+
+
+def _turns(turns: Any, where: Mapping[str, Any], field: str) -> list[dict[str, Any]]:
+    if type(turns) is not list or not all(type(turn) is dict for turn in turns):
+        raise ReplayMismatch("must be a list of turn objects", field=field, **where)
+    return turns
+
+
+def _answer(step: Any, at: Mapping[str, Any]) -> None:
+    """Run one replayed step; the protocol's refusal of a recorded reply becomes a mismatch at its turn."""
+    from ragen_bench.chat import AgentError
+
+    try:
+        step()
+    except AgentError as error:
+        raise ReplayMismatch(str(error).split(": ", 1)[-1], field="turns", **at) from None
+
+
+def recorded_reply(turn: Mapping[str, Any], at: Mapping[str, Any]) -> Any:
+    """The :class:`~ragen_bench.chat.AgentReply` a recorded turn holds."""
+    from ragen_bench.chat import AgentReply
+    from ragen_bench.chat.trajectory import unpack_text
+
+    try:
+        text = unpack_text(turn.get("raw_response"))
+    except (UnicodeError, AttributeError):  # a packed text that is no unicode_escape string
+        raise ReplayMismatch("holds a malformed escaped text", field="raw_response", **at) from None
+    if type(text) is not str:
+        raise ReplayMismatch("missing or not a string", field="raw_response", **at)
+    try:
+        refusal = unpack_text(turn.get("refusal"))
+    except (UnicodeError, AttributeError):
+        raise ReplayMismatch("holds a malformed escaped text", field="refusal", **at) from None
+    # A reply without content replays as one (a malformed turn); the protocol check in the
+    # episode's step refuses ill-typed values of these fields.
+    return AgentReply(text=text, prompt_tokens=turn.get("prompt_tokens"),
+                      completion_tokens=turn.get("completion_tokens"), finish_reason=turn.get("finish_reason"),
+                      null_content=turn.get("null_content", False), refusal=refusal)
+
+
+def require_same(record: Mapping[str, Any], replayed: Mapping[str, Any], where: Mapping[str, Any]) -> None:
+    """Raise :class:`ReplayMismatch` at the first field where ``record`` differs from ``replayed``."""
+    from ragen_bench.eval import rundir
+
+    encoded = rundir.encode_line(replayed)
+    # Fast path: equal JSON text means equal values of equal types (true is not 1).
+    if rundir.encode_line(record) == encoded:
+        return
+    try:
+        # As JSON reads it back, so types compare exactly (a tuple is a list there).
+        difference = first_episode_difference(record, json.loads(encoded))
+    except RecursionError:
+        # Values nested just under the parser's limit can still exhaust the stack when compared.
+        raise ReplayMismatch("a value is nested too deeply", **where) from None
+    if difference is not None:
+        turn_number, field, expected_value, found_value = difference
+        raise ReplayMismatch("differs from the replay", turn=turn_number, field=field,
+                             expected=expected_value, found=found_value, **where)
+
+
+def first_episode_difference(
+    found: Mapping[str, Any], expected: Mapping[str, Any]
+) -> tuple[int | None, str, Any, Any] | None:
+    """``(turn, field, expected, found)`` of the first difference, checked turn by turn.
+
+    Turn ``k`` covers ``turns[k-1]``, the assistant message and the user message
+    after it; message 1 (the first prompt) counts to turn 1.  Episode totals follow
+    (a game's ``game`` object among them, compared to its first differing leaf).
+    """
+    found_turns, expected_turns = found.get("turns"), expected["turns"]
+    found_messages = found.get("messages")
+    if type(found_messages) is not list:
+        return None, "messages", "a list", found_messages
+    for k, expected_turn in enumerate(expected_turns, start=1):
+        found_turn = found_turns[k - 1]
+        order = [*TURN_ORDER, *(f for f in expected_turn if f not in TURN_ORDER)]
+        for field in [*order, *(f for f in found_turn if f not in expected_turn)]:
+            difference = runfiles.difference(
+                expected_turn.get(field, runfiles.ABSENT), found_turn.get(field, runfiles.ABSENT), field, strict=True
+            )
+            if difference is not None:
+                return (k, *difference)
+        for index in ([0, 1] if k == 1 else []) + [2 * k, 2 * k + 1]:
+            if index >= len(expected["messages"]):
+                continue
+            if index >= len(found_messages):
+                return k, "messages (length)", len(expected["messages"]), len(found_messages)
+            difference = runfiles.difference(expected["messages"][index], found_messages[index], f"messages[{index}]",
+                                             strict=True)
+            if difference is not None:
+                role = expected["messages"][index]["role"]
+                return k, f"{difference[0]} ({role} message)", difference[1], difference[2]
+    order = [*EPISODE_ORDER, *(f for f in expected if f not in EPISODE_ORDER)]
+    for field in [*order, *(f for f in found if f not in expected)]:
+        difference = runfiles.difference(
+            expected.get(field, runfiles.ABSENT), found.get(field, runfiles.ABSENT), field, strict=True
+        )
+        if difference is not None:
+            return (None, *difference)
+    return None
