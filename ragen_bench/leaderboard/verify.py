@@ -114,16 +114,34 @@ def verify(path: str | Path) -> VerifiedRun:
 
 
 def check_base_entry(root: Path, info: SubmissionInfo) -> None:
-    """``base_entry`` must name another entry of the same leaderboard: a submission folder beside ``root``."""
+    """``base_entry`` must name another entry beside ``root``, and following base entries from there must end.
+
+    In a cycle (a trained from b, b from a) each entry would pose as the other's starting point: it
+    is refused naming its entries, ``a -> b -> a`` (an entry naming itself is ``a -> a``).  Each step
+    reads the next entry's ``submission.json`` as verify reads this one; a chain ends at an entry with
+    no base entry or at a name with no folder (that entry's own verify refuses it).
+    """
     if info.base_entry is None:
         return
     where = {"file": str(root / SUBMISSION), "field": "base_entry"}
-    if info.base_entry == info.name:
-        raise LeaderboardError("an entry cannot be its own base entry", **where)
-    base = Path(os.path.abspath(root)).parent / info.base_entry
-    if base.is_symlink() or not (base / SUBMISSION).is_file():
+    beside = Path(os.path.abspath(root)).parent
+
+    def entry_file(name: str) -> Path | None:
+        folder = beside / name
+        return None if folder.is_symlink() or not (folder / SUBMISSION).is_file() else folder / SUBMISSION
+
+    if entry_file(info.base_entry) is None:
         raise LeaderboardError(f"names no entry: there is no submission folder {info.base_entry!r} beside this one",
                                **where)
+    chain, base = [info.name], info.base_entry
+    while base is not None:
+        if base in chain:
+            cycle = [*chain[chain.index(base):], base]
+            raise LeaderboardError(f"base_entry cycle: {' -> '.join(cycle)}", **where)
+        chain.append(base)
+        path = entry_file(base)
+        base = None if path is None else parse_submission(
+            files.read_json_file(path, name=SUBMISSION), name=str(path)).base_entry
 
 
 def read_training_log(root: Path, info: SubmissionInfo) -> TrainingLog | None:
