@@ -12,6 +12,7 @@ the folder is ever read.
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
 import zlib
@@ -135,9 +136,42 @@ def _gunzip_chunks(handle: BinaryIO, limit: int, *, name: str) -> Iterator[bytes
         raise LeaderboardError("gzip data is truncated", file=name)
 
 
+class _NotFinite(ValueError):
+    """A number JSON can spell but no float holds (``NaN``, ``1e999``, a 400-digit int); ``args[0]`` is its spelling."""
+
+
+def _finite_float(text: str) -> float:
+    # float() reads 1e999 as inf without complaint: the spelling is legal JSON, the value is not a number we take.
+    value = float(text)
+    if not math.isfinite(value):
+        raise _NotFinite(text)
+    return value
+
+
+# An int literal of fewer digits is below the largest float (1.8e308); of more, above it.
+_FLOAT_DIGITS = 309
+
+
+def _finite_int(text: str) -> int:
+    """``int(text)``, refused when no float holds it (a table, plot or mean would turn it into inf or raise)."""
+    digits = len(text) - text.startswith("-")
+    if digits < _FLOAT_DIGITS:
+        return int(text)
+    # Longer literals are refused unread: int() would otherwise be asked for thousands of digits.
+    if digits == _FLOAT_DIGITS:
+        value = int(text)
+        try:
+            float(value)
+        except OverflowError:
+            pass
+        else:
+            return value
+    raise _NotFinite(text)
+
+
 def _no_constants(name: str) -> Any:
     # NaN and Infinity are not JSON; Python's parser accepts them unless told not to.
-    raise ValueError(f"{name} is not a JSON number")
+    raise _NotFinite(name)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -150,17 +184,72 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 
 def parse_json(data: bytes, *, name: str, line: int | None = None, unique_keys: bool = True) -> Any:
-    """Strict JSON: UTF-8, no NaN/Infinity, and (with ``unique_keys``) no repeated key in an object."""
+    """Strict JSON: UTF-8, finite numbers only, and (with ``unique_keys``) no repeated key in an object.
+
+    A number is refused however it is spelled when no float holds it: ``NaN``, ``Infinity``,
+    ``1e999``, ``-1e999``, an int of 310 digits; the error names the field where it stands.
+    """
     try:
         return json.loads(
             data,
+            parse_float=_finite_float,
+            parse_int=_finite_int,
             parse_constant=_no_constants,
             object_pairs_hook=_unique_keys if unique_keys else None,
         )
+    except _NotFinite as error:
+        raise LeaderboardError(f"{_spelling(error.args[0])} is not a finite number", file=name, line=line,
+                               field=_non_finite_field(data)) from None
     except (ValueError, UnicodeDecodeError) as error:
         raise LeaderboardError(f"not valid JSON ({error})", file=name, line=line) from None
     except RecursionError:
         raise LeaderboardError("JSON nested too deeply", file=name, line=line) from None
+
+
+def _spelling(text: str) -> str:
+    """A number as written, cut so that a 4,000-digit int still leaves a one-line error."""
+    return text if len(text) <= 32 else f"{text[:16]}... ({len(text)} characters)"
+
+
+class _Pairs(list):  # type: ignore[type-arg]
+    """A JSON object as its ``(key, value)`` pairs, repeated keys kept: the search sees every value the parser saw."""
+
+
+def _non_finite_field(data: bytes) -> str | None:
+    """Where the first number no float holds stands in ``data`` (``turns[0].env_rewards[1]``); ``None`` at the top.
+
+    Runs only after the strict parse refused such a number, so the cost is paid by refused files alone.
+    """
+    try:
+        # Every number no float holds becomes inf or nan here, so the search looks for one kind.
+        value = json.loads(data, parse_int=_int_or_inf, parse_constant=float, object_pairs_hook=_Pairs)
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        return None  # the strict parse stopped at the number; something after it is broken too
+    # Depth first in document order, without recursion (a value may be nested thousands deep).
+    stack: list[tuple[str, Any]] = [("", value)]
+    while stack:
+        path, item = stack.pop()
+        if _not_finite(item):
+            return path or None
+        if isinstance(item, _Pairs):
+            children = [(f"{path}.{key}" if path else str(key), child) for key, child in item]
+        elif isinstance(item, list):
+            children = [(f"{path}[{index}]", child) for index, child in enumerate(item)]
+        else:
+            continue
+        stack.extend(reversed(children))
+    return None
+
+
+def _not_finite(value: Any) -> bool:
+    return isinstance(value, float) and not math.isfinite(value)
+
+
+def _int_or_inf(text: str) -> int | float:
+    try:
+        return _finite_int(text)
+    except _NotFinite:
+        return math.inf
 
 
 def read_json_file(path: Path, *, name: str) -> Any:

@@ -67,6 +67,29 @@ class SubmissionInfo(BaseModel):
         return value
 
 
+# A training log's rows, drawn by learning_curves.png: the largest step (an int a float holds exactly, so
+# the x axis places it), and the longest validation split name, a legend label.
+MAX_TRAINING_STEP = 2**53
+MAX_LABEL_CHARS = 300
+
+
+def label_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be a plot's label (a validation split name), or ``None``.
+
+    A lone surrogate (JSON can escape one, ``"\\ud800"``) is no character: no font draws it and
+    no UTF-8 file holds it, so the plot would fail after verify passed.
+    """
+    if type(value) is not str:
+        return "must be str"
+    if not 1 <= len(value) <= MAX_LABEL_CHARS:
+        return f"must be 1 to {MAX_LABEL_CHARS} characters"
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return "holds a lone surrogate (\\ud800-\\udfff), which is no character"
+    return None
+
+
 def json_schema() -> dict[str, Any]:
     """The JSON Schema of ``submission.json``."""
     return SubmissionInfo.model_json_schema()
