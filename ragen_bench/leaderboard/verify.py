@@ -163,6 +163,8 @@ def read_training_log(root: Path, info: SubmissionInfo) -> TrainingLog | None:
 
 def _log_rows(path: Path, limit_name: str, types: Mapping[str, tuple[type, ...]], *,
               required: bool = False) -> list[dict[str, Any]]:
+    from ragen_bench.leaderboard.schema import MAX_TRAINING_STEP, label_problem
+
     rows = []
     for number, line in enumerate(files.read_bounded(path, files.LIMITS[limit_name]).splitlines(), start=1):
         if not line.strip():
@@ -172,14 +174,19 @@ def _log_rows(path: Path, limit_name: str, types: Mapping[str, tuple[type, ...]]
         if not isinstance(row, dict):
             raise LeaderboardError("each line must be a JSON object", **where)
         step = row.get("step")
-        if type(step) is not int or step < 0:
-            raise LeaderboardError("needs a non-negative int step", field="step", found=step, **where)
+        # The x axis of learning_curves.png: past 2**53 a float no longer holds the step exactly.
+        if type(step) is not int or not 0 <= step <= MAX_TRAINING_STEP:
+            raise LeaderboardError(f"needs an int step from 0 to {MAX_TRAINING_STEP}", field="step", found=step,
+                                   **where)
         for key, allowed in types.items():
             if key not in row and not required:
                 continue
             if type(row.get(key)) not in allowed:
                 raise LeaderboardError(f"must be {' or '.join(t.__name__ for t in allowed)}", field=key,
                                        found=row.get(key), **where)
+        # A validation's split names its curve in the plot's legend (required there, so present).
+        if "split" in types and (problem := label_problem(row["split"])) is not None:
+            raise LeaderboardError(problem, field="split", found=row["split"], **where)
         rows.append(row)
     return rows
 
