@@ -135,8 +135,14 @@ class PrisonersDilemmaEnv(GameContract, ParallelEnv):
         return [COOPERATE, DEFECT] if self._live_agent(agent, "legal_moves") in self.agents else []
 
     def send_message(self, agent: str, text: str) -> str:
-        """Queue ``agent``'s message for the next round; returns it as the other agent will see it."""
-        if self._live_agent(agent, "send_message") not in self.agents:
+        """Queue ``agent``'s message for the next round; returns it as the other agent will see it.
+
+        Like ``step``, it refuses a name that is no live agent (a finished seat, or no seat at
+        all) with :class:`IllegalMoveError`, naming it and the live agents.
+        """
+        self._require_reset("send_message")
+        # A str test first: ``in`` on an array would raise numpy's ambiguous-truth error instead.
+        if not isinstance(agent, str) or agent not in self.agents:
             raise IllegalMoveError(f"{self.metadata['name']}: {agent!r} is not a live agent ({self.agents})")
         if not isinstance(text, str):
             raise IllegalMoveError(f"{self.metadata['name']}: {agent}'s message must be a str, got {type(text).__name__}")
