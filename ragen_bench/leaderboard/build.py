@@ -376,7 +376,28 @@ def _pyplot() -> Any:
     # Fixed salt: SVG ids would otherwise be random (PNG output has none, but a saved
     # SVG from the same figure code must be reproducible too).
     plt.rcParams["svg.hashsalt"] = "ragen-bench-leaderboard"
+    # A reader's matplotlibrc may turn TeX on: it would read "_", "#", "%", "&" and "{" of a label
+    # as TeX (and need a TeX install). plot_text escapes for matplotlib's own renderer only.
+    plt.rcParams["text.usetex"] = False
     return plt
+
+
+def plot_text(text: str) -> str:
+    """``text`` escaped so that matplotlib draws it as written, never as mathtext.
+
+    Matplotlib reads a text holding an even number of unescaped ``$`` as mathtext (``val $x^{$``
+    fails to parse, ``$\\alpha$`` draws a Greek letter) and draws ``\\$`` as ``$``. With every ``$``
+    escaped no math starts, and the un-escaping gives back exactly ``text``, backslashes included.
+    Outside math no other character is special (TeX is off, :func:`_pyplot`).
+    """
+    return text.replace("$", "\\$")
+
+
+def legend_label(text: str) -> str:
+    """A legend entry drawing ``text``: :func:`plot_text`, and a label matplotlib would leave out
+    (one starting with ``_``, its mark for "no legend") led by a space."""
+    text = plot_text(text)
+    return " " + text if text.startswith("_") else text
 
 
 def success_plot(rows: Sequence[Mapping[str, Any]]) -> bytes:
@@ -398,8 +419,9 @@ def success_plot(rows: Sequence[Mapping[str, Any]]) -> bytes:
             # max(0, ...): at a rate of 0 or 1 the Wilson bound can sit an ulp inside the rate.
             errors[0].append(max(0.0, row["success"] - row["success_low"]))
             errors[1].append(max(0.0, row["success_high"] - row["success"]))
-        axes.bar(xs, heights, width, yerr=errors, capsize=3, label=name)
-    axes.set_xticks(range(len(envs)), [env.removeprefix("RAGEN/") for env, _ in envs], rotation=30, ha="right")
+        axes.bar(xs, heights, width, yerr=errors, capsize=3, label=legend_label(name))
+    axes.set_xticks(range(len(envs)), [plot_text(env.removeprefix("RAGEN/")) for env, _ in envs], rotation=30,
+                    ha="right")
     axes.set_ylim(0, 1.05)
     axes.set_ylabel("success rate (95% CI)")
     axes.set_title("Success by env")
@@ -427,8 +449,9 @@ def generalization_plot(general: Sequence[Mapping[str, Any]]) -> bytes:
     for (i, j), value in np.ndenumerate(grid):
         if not np.isnan(value):
             axes.text(j, i, f"{value:+.2f}", ha="center", va="center", fontsize=8)
-    axes.set_xticks(range(len(columns)), [c.removeprefix("RAGEN/") for c in columns], rotation=30, ha="right")
-    axes.set_yticks(range(len(row_keys)), [f"{e} / {t.removeprefix('RAGEN/')}" for e, t in row_keys])
+    axes.set_xticks(range(len(columns)), [plot_text(c.removeprefix("RAGEN/")) for c in columns], rotation=30,
+                    ha="right")
+    axes.set_yticks(range(len(row_keys)), [plot_text(f"{e} / {t.removeprefix('RAGEN/')}") for e, t in row_keys])
     axes.set_title("Held-out success minus in-distribution success (train env -> test env)")
     figure.colorbar(image, ax=axes, label="gap")
     figure.tight_layout()
@@ -451,10 +474,11 @@ def learning_curves_plot(entries: Sequence[Entry]) -> bytes:
             axis.plot([step for step, _ in train], [value for _, value in train], "-", label="train (rollout) success")
         for split in sorted({row["split"] for row in log.validation}):
             points = [(row["step"], row["success_rate"]) for row in log.validation if row["split"] == split]
-            axis.plot([step for step, _ in points], [value for _, value in points], "o-", label=f"{split} success")
+            axis.plot([step for step, _ in points], [value for _, value in points], "o-",
+                      label=legend_label(f"{split} success"))
         axis.set_ylim(-0.02, 1.02)
         axis.set_xlabel("training step")
-        axis.set_title(entry.run.info.name, fontsize="medium")
+        axis.set_title(plot_text(entry.run.info.name), fontsize="medium")
         if axis.get_legend_handles_labels()[0]:
             axis.legend(fontsize="small")
     axes[0][0].set_ylabel("success rate")

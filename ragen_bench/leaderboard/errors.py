@@ -46,7 +46,8 @@ class LeaderboardError(RuntimeError):
         self.field = field
         self.expected = None if expected is _MISSING else expected
         self.found = None if found is _MISSING else found
-        self._has_values = expected is not _MISSING or found is not _MISSING
+        # Which values were given: a problem with only a found value ("must be str") has no expected one to print.
+        self._given = (expected is not _MISSING, found is not _MISSING)
         super().__init__(self._text())
 
     def _text(self) -> str:
@@ -62,8 +63,10 @@ class LeaderboardError(RuntimeError):
             parts.append(f"field {self.field}")
         text = ", ".join(parts)
         text = f"{text}: {self.problem}" if text else self.problem
-        if self._has_values:
+        if self._given[0]:
             text += f" (expected {_short(self.expected)}, found {_short(self.found)})"
+        elif self._given[1]:
+            text += f" (found {_short(self.found)})"
         return text
 
 
