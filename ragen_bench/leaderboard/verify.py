@@ -153,7 +153,7 @@ def read_training_log(root: Path, info: SubmissionInfo) -> TrainingLog | None:
     """
     if info.training_metrics is None:
         return None
-    path = files.inside(root, info.training_metrics, what="training_metrics")
+    path = files.inside(root, info.training_metrics, what="training_metrics", file=str(root / SUBMISSION))
     metrics = _log_rows(path, "metrics.jsonl", {"rollout/success": (int, float)})
     validation = path.parent / "validation.jsonl"
     rows = (_log_rows(validation, "validation.jsonl", {"split": (str,), "success_rate": (int, float)}, required=True)
