@@ -39,34 +39,43 @@ CHUNK_BYTES = 1024 * 1024
 EPISODE_FILES = ("episodes.jsonl", "episodes.jsonl.gz")
 
 
-def inside(root: Path, relative: str, *, what: str) -> Path:
+def inside(root: Path, relative: str, *, what: str, file: str | None = None) -> Path:
     """``root / relative``, refused when ``relative`` could lead out of ``root``.
 
     Absolute paths, ``..`` components and symbolic links (at any step, checked with
-    ``lstat``) are refused, naming ``what`` (the field that gave the path).
+    ``lstat``) are refused, naming ``what`` (the field that gave the path) and ``file`` (where it stands).
     """
+    where = {"field": what, "file": file}
     pure = PurePosixPath(relative)
     if pure.is_absolute() or "\\" in relative or "\0" in relative:
-        raise LeaderboardError(f"path {relative!r} must be relative (inside the submission folder)", field=what)
+        raise LeaderboardError(f"path {relative!r} must be relative (inside the submission folder)", **where)
     if ".." in pure.parts:
         raise LeaderboardError(f"path {relative!r} contains '..'; paths must stay inside the submission folder",
-                               field=what)
+                               **where)
     path = root
     for part in pure.parts:
         path = path / part
-        if path.is_symlink():
+        try:
+            mode = os.lstat(path).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            break  # nothing further down exists, so no link either: the reader reports the missing file
+        except OSError as error:  # a name too long for the file system, a folder it may not enter
+            raise LeaderboardError(f"path {relative!r} cannot be read ({error.strerror})", **where) from None
+        if stat.S_ISLNK(mode):
             raise LeaderboardError(
-                f"{path} is a symbolic link; submissions hold plain files and folders only", field=what
+                f"{path} is a symbolic link; submissions hold plain files and folders only", **where
             )
-    return path
+    return root.joinpath(*pure.parts)
 
 
 def _open_bounded(path: Path, limit: int) -> BinaryIO:
     """The plain file ``path`` (no symlink) opened for reading, refused when larger than ``limit``."""
     try:
         info = os.lstat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # (the latter: a file where the path needs a folder)
         raise LeaderboardError("file is missing", file=str(path)) from None
+    except OSError as error:  # a name too long for the file system, a folder it may not enter
+        raise LeaderboardError(f"cannot be read ({error.strerror})", file=str(path)) from None
     if stat.S_ISLNK(info.st_mode):
         raise LeaderboardError("is a symbolic link; submissions hold plain files only", file=str(path))
     if not stat.S_ISREG(info.st_mode):
@@ -74,7 +83,10 @@ def _open_bounded(path: Path, limit: int) -> BinaryIO:
     if info.st_size > limit:
         raise LeaderboardError(f"file is {info.st_size} bytes, over the limit of {limit}", file=str(path))
     # O_NOFOLLOW: a file swapped for a link after the lstat is still not followed.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as error:  # no permission, or a link swapped in since the lstat (ELOOP)
+        raise LeaderboardError(f"cannot be read ({error.strerror})", file=str(path)) from None
     return os.fdopen(fd, "rb")
 
 
