@@ -7,10 +7,13 @@ marked slow; the default run plays a sample of each test panel.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import importlib.util
 import json
+import pickle
 import shutil
+import subprocess
 import sys
 
 import gymnasium
@@ -28,7 +31,7 @@ from ragen_bench.envs.base import InvalidActionError
 from ragen_bench.envs.textworld_express import GAMES, TWXUnavailableError, backend
 from ragen_bench.envs.textworld_express.env import UNLISTED, VALID_ACTIONS_HEADER
 from ragen_bench.registry import BUILTIN_IDS, ENV_IDS, entry
-from tests.conftest import in_ci, one_line_error, run_python
+from tests.conftest import REPO_ROOT, in_ci, one_line_error, run_python
 from tests.env_contract import assert_check_env_clean
 
 IDS = [f"RAGEN/TWX-{game}-v0" for game in GAMES]
@@ -316,6 +319,109 @@ def test_close_stops_the_jvm_and_a_reset_starts_another(twx):
     assert env.reset(seed=20_001)[0] == first
     env.close()
     env.close()  # twice is fine
+
+
+# -- copies ---------------------------------------------------------------------------
+
+
+def _follow_gold(env) -> list:
+    """Step ``env`` along the gold path to the end of the episode; the steps."""
+    steps = []
+    while (action := env.optimal_action()) is not None:
+        steps.append(env.step(action))
+        if steps[-1][2] or steps[-1][3]:
+            break
+    return steps
+
+
+@pytest.mark.parametrize("env_id", IDS)
+def test_a_copy_mid_episode_goes_on_exactly_as_the_original(twx, env_id):
+    """deepcopy and pickle copy the episode; each copy replays it in a JVM of its own when it next steps."""
+    env = _env(env_id)
+    env.reset(seed=20_003)
+    for _ in range(2):
+        if (action := env.optimal_action()) is not None:
+            env.step(action)
+    env.step("dance")  # an unlisted action: counted, never sent to TWX
+    copies = [copy.deepcopy(env), pickle.loads(pickle.dumps(env))]
+    try:
+        assert all(other._server is None and other.render() == env.render() for other in copies)
+        expected = _follow_gold(env)
+        assert expected and (expected[-1][2] or expected[-1][3])
+        for other in copies:
+            assert _follow_gold(other) == expected
+            assert other._server is not env._server
+    finally:
+        for other in copies:
+            other.close()
+
+
+def test_a_copy_does_not_move_the_original(twx):
+    env = _env("RAGEN/TWX-coin-v0")
+    env.reset(seed=20_001)
+    before = env.step(env.optimal_action())
+    other = copy.deepcopy(env)
+    try:
+        _follow_gold(other)
+        assert env.render() == before[0]
+        assert env.step(env.optimal_action())[4]["score"] >= 0  # the original's own JVM still plays
+    finally:
+        other.close()
+
+
+def test_a_step_after_close_mid_episode_resumes_the_episode(twx):
+    env = gymnasium.make("RAGEN/TWX-mapreader-v0").unwrapped
+    reference = _env("RAGEN/TWX-mapreader-v0")
+    try:
+        for game in (env, reference):
+            game.reset(seed=20_002)
+            game.step(game.optimal_action())
+        env.close()
+        assert _follow_gold(env) == _follow_gold(reference)
+    finally:
+        env.close()
+
+
+def test_a_replay_that_misses_the_position_is_refused(twx):
+    env = _env("RAGEN/TWX-coin-v0")
+    env.reset(seed=20_004)
+    env.step(env.optimal_action())
+    other = copy.deepcopy(env)
+    other._score += 0.5  # as if the copied episode had scored what TWX's replay does not
+    with pytest.raises(RuntimeError, match=r"replaying seed 20004 with its 1 actions in a new JVM reached score"):
+        other.step(other.optimal_action())
+    assert other._server is None  # the replay's JVM was stopped, not kept
+
+
+_COPY_AT_EXIT = """
+import copy, importlib, pickle
+import gymnasium, ragen_bench
+from ragen_bench.envs.textworld_express import backend
+env = gymnasium.make("RAGEN/TWX-coin-v0")
+env.reset(seed=20_001)
+env.step(env.unwrapped.optimal_action())
+copies = [copy.deepcopy(env), pickle.loads(pickle.dumps(env)), copy.deepcopy(env.unwrapped)]
+for other in copies:
+    other.step(other.unwrapped.optimal_action())  # each starts its JVM; none is closed
+try:
+    copy.deepcopy(env.unwrapped._server)
+except TypeError as error:
+    print(error)
+# A library env whose __init__ never ran (as when the JVM fails to start), collected here.
+half_built = backend._library_env_class(importlib.import_module("textworld_express"))
+half_built.__new__(half_built)
+"""
+
+
+def test_copies_and_a_half_built_library_env_print_nothing_at_exit(twx):
+    done = subprocess.run([sys.executable, "-c", _COPY_AT_EXIT], capture_output=True, text=True, timeout=300,
+                          cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    assert done.stdout == (
+        "TWXServer (coin) runs a JVM and cannot be copied or pickled; copy the TextWorldExpressEnv instead, "
+        "which replays its episode in a new JVM\n"
+    )
 
 
 # -- hostile action text -------------------------------------------------------------

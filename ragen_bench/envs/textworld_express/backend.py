@@ -7,6 +7,7 @@ Nothing here runs at import: registering the ``RAGEN/TWX-*`` ids and importing
 
 from __future__ import annotations
 
+import functools
 import importlib
 import shutil
 import subprocess
@@ -57,11 +58,31 @@ def fold_of(seed: int) -> str:
     return "train"
 
 
+@functools.cache
+def _library_env_class(library: Any) -> type:
+    """The library's ``TextWorldExpressEnv`` with a ``__del__`` that is safe on a half-built object.
+
+    The library's ``__del__`` calls ``close()``, which reads ``_gateway``: an object whose
+    ``__init__`` failed before setting it (the JVM did not start) would print an
+    ``AttributeError`` traceback when collected, at the latest at interpreter exit.
+    Keyed by the module, so a test that hides the library still gets the ImportError.
+    """
+
+    class LibraryEnv(library.TextWorldExpressEnv):
+        def __del__(self) -> None:
+            if "_gateway" in self.__dict__:
+                super().__del__()
+
+    return LibraryEnv
+
+
 class TWXServer:
     """One library env (``TextWorldExpressEnv``, its own JVM) with one game loaded.
 
     The Java classes a seeded gold path needs are looked up once here: each py4j look-up is a
-    round trip to the JVM (about a millisecond).
+    round trip to the JVM (about a millisecond).  A server cannot be copied (a JVM, its
+    sockets and pipes); :class:`~ragen_bench.envs.textworld_express.env.TextWorldExpressEnv`
+    copies an episode by replaying it in a new server (:meth:`replay`).
     """
 
     def __init__(self, game: str, step_limit: int) -> None:
@@ -73,7 +94,7 @@ class TWXServer:
             raise TWXUnavailableError(LIBRARY_HINT) from None
         self.game = game
         # Our env ends episodes itself (max_steps); the library's own limit only has to stay out of the way.
-        self.env = library.TextWorldExpressEnv(envStepLimit=step_limit + 1)
+        self.env = _library_env_class(library)(envStepLimit=step_limit + 1)
         self.env.load(game, "")
         jvm = self.env._gateway.jvm
         agent = _SEEDED_GOLD_AGENTS.get(game)
@@ -103,6 +124,25 @@ class TWXServer:
     def step(self, action: str) -> tuple[str, dict[str, Any]]:
         observation, _, _, info = self.env.step(action)
         return observation, info
+
+    def replay(self, seed: int, actions: list[str]) -> dict[str, Any]:
+        """Play the game of ``seed`` again from its start with ``actions``; TWX's info after the last one.
+
+        TWX generates a seed's game and answers its actions deterministically, so this reaches
+        the position an earlier server reached with the same actions (the caller checks it).
+        """
+        _, info, _ = self.reset(seed)
+        for action in actions:
+            _, info = self.step(action)
+        return info
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Refused here, before copy or pickle builds anything: a half-copied library env is what
+        # printed an AttributeError from the library's __del__ at exit.
+        raise TypeError(
+            f"TWXServer ({self.game}) runs a JVM and cannot be copied or pickled; copy the TextWorldExpressEnv "
+            "instead, which replays its episode in a new JVM"
+        )
 
     def close(self) -> None:
         """Stop the JVM and release its pipes (the library's ``close`` leaves them open)."""

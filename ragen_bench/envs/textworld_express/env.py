@@ -105,6 +105,13 @@ class TextWorldExpressEnv(TextEnv):
     own JVM, started by the first reset and stopped by ``close()``; a missing library or
     ``java`` raises ``TWXUnavailableError`` naming what to install.
 
+    ## Copies
+    ``copy.deepcopy`` and ``pickle`` copy the episode, not the JVM: the copy starts a JVM of
+    its own when it next steps and replays the episode's seed and the actions TWX was sent so
+    far (TWX plays them deterministically), then checks that it reached the same score and
+    valid actions.  So a copy goes on exactly as the original; a step after ``close()`` in
+    the middle of an episode resumes it the same way.
+
     ## Version History
     * v0: textworld-express 1.1.0, default game parameters.
     """
@@ -138,6 +145,7 @@ class TextWorldExpressEnv(TextEnv):
         self.observation_space = AnyText(min_length=1, max_length=MAX_OBSERVATION_CHARS, charset=_SAMPLE_CHARSET)
         self._set_action_space(ValidActionText(min_length=1, max_length=MAX_ACTION_CHARS, charset=_SAMPLE_CHARSET))
         self._server: TWXServer | None = None
+        self._sent: list[str] = []  # the actions TWX was sent this episode: what a copy replays
         self._gold: tuple[str, ...] = ()
         self._next_gold: int | None = None  # index of the gold path's next action; None once off it
         self._steps = 0
@@ -154,6 +162,7 @@ class TextWorldExpressEnv(TextEnv):
         if self._server is None:
             self._server = TWXServer(self.game, self.max_steps)
         observation, twx, self._gold = self._server.reset(seed)
+        self._sent = []
         self._next_gold = 0
         self._steps = 0
         self._score = 0.0
@@ -177,7 +186,8 @@ class TextWorldExpressEnv(TextEnv):
             return self._text, 0.0, False, truncated, info
         ahead = self._gold_ahead()
         self._next_gold = ahead + 1 if ahead is not None and action == self._gold[ahead] else None
-        observation, twx = self._server.step(action)
+        observation, twx = self._live_server().step(action)
+        self._sent.append(action)
         reward = float(twx["score"]) - self._score
         self._score = float(twx["score"])
         self._success = bool(twx["tasksuccess"])
@@ -187,6 +197,35 @@ class TextWorldExpressEnv(TextEnv):
         info["action_is_valid"] = True
         info["action_is_effective"] = reward > 0
         return self._text, reward, terminated, truncated and not terminated, info
+
+    def _live_server(self) -> TWXServer:
+        """The JVM holding this episode's game; one a copy (or a closed env) builds by replaying the episode."""
+        if self._server is None:
+            server = TWXServer(self.game, self.max_steps)
+            try:
+                twx = server.replay(self.level_seed, self._sent)
+                self._check_replay(twx)
+            except BaseException:
+                server.close()
+                raise
+            self._server = server
+        return self._server
+
+    def _check_replay(self, twx: dict[str, Any]) -> None:
+        """Refuse to go on from a replay that did not reach the position the episode was in."""
+        reached = (float(twx["score"]), tuple(sorted(set(twx["validActions"]))))
+        if reached != (self._score, self.action_space.valid):
+            raise RuntimeError(
+                f"{type(self).__name__} ({self.game}): replaying seed {self.level_seed} with its {len(self._sent)} "
+                f"actions in a new JVM reached score {reached[0]} and {len(reached[1])} valid actions, not the "
+                f"episode's score {self._score} and {len(self.action_space.valid)} valid actions"
+            )
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The JVM cannot be copied; the copy rebuilds the game from the seed and ``_sent`` (_live_server).
+        state = dict(self.__dict__)
+        state["_server"] = None
+        return state
 
     def _show(self, text: str, valid_actions: list[str]) -> None:
         # TWX's list has no fixed order (and may repeat an action): sorted, it is the same in every process.
@@ -231,7 +270,7 @@ class TextWorldExpressEnv(TextEnv):
         }
 
     def close(self) -> None:
-        """Stop this env's JVM (a later reset starts a new one)."""
+        """Stop this env's JVM (a later reset starts a new one; a later step replays the episode in one)."""
         if self._server is not None:
             server, self._server = self._server, None
             server.close()
