@@ -1,25 +1,38 @@
 """``ragen-bench render RUN_DIR --episode K``: one episode of an eval run as an animated GIF or MP4.
 
-The episode is replayed from its record in ``episodes.jsonl``: the env of the run
-(``manifest.json``'s ``env_kwargs`` included) is reset with the recorded seed and steps
-through the recorded actions -- each turn's ``action_ids`` for a single-agent env, the
-``game.moves`` of both seats for a game.  Every replayed step's reward must equal the
-recorded one, so a video never shows an episode the run did not play.
+A video never shows an episode the run did not play.  Before anything is drawn, the
+record is checked by the rule ``ragen-bench leaderboard verify`` applies
+(:mod:`ragen_bench.eval.replay`): the env (``manifest.json``'s chat settings and
+``env_kwargs``) replays every recorded reply, and the record it produces -- actions,
+seed, rewards, observations, length, and for a game both seats' moves and the outcome --
+must equal the recorded one, or the command names the file, episode and field that
+differ.  Then the checked record is drawn: the env is reset with the recorded seed and
+steps through the recorded actions (each turn's ``action_ids``, or the ``game.moves`` of
+both seats).
 
 One frame per state: the reset and each step after it (``steps + 1`` frames).  Grid
 envs and board games show their ``render_mode="rgb_array"`` picture; text envs
 (Bandit, Countdown, MathQA, the Prisoner's Dilemma) their text, drawn with Pillow's
 built-in font.  Under every frame a caption names the step, the action and the reward.
 
-Writing needs the ``render`` extra (imageio, and imageio-ffmpeg for MP4); without it the
-command says how to install it.
+Frames are streamed: a first replay only measures them (for the canvas every frame is
+padded to), the second draws each frame and hands it to the writer before the next is
+made, so memory does not grow with the episode.  The file is written to a temp file
+beside ``--out`` and renamed over it once complete; an error or Ctrl-C leaves an
+earlier file there untouched.
+
+Writing needs the ``render`` extra (Pillow; imageio and imageio-ffmpeg for MP4); without
+it the command says how to install it.
 """
 
 from __future__ import annotations
 
 import math
+import os
+import struct
+import tempfile
 import textwrap
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,12 +41,14 @@ import gymnasium
 import numpy as np
 from gymnasium.envs.registration import load_env_creator
 
-from ragen_bench.chat.trajectory import unpack_text
+from ragen_bench import runfiles
+from ragen_bench.chat.trajectory import episode_key, unpack_text
 from ragen_bench.eval import rundir
+from ragen_bench.eval.replay import ReplayMismatch, describe, record_slot, replay_episode, replay_game
 from ragen_bench.games.registry import GAME_IDS, game_entry, make_match_env, make_multiagent
 from ragen_bench.registry import ENV_IDS
 
-INSTALL_HINT = "ragen-bench render needs imageio: pip install 'ragen-bench[render]'"
+INSTALL_HINT = "ragen-bench render needs Pillow: pip install 'ragen-bench[render]'"
 FORMATS = (".gif", ".mp4")
 FPS = 2  # frames a second: a step can be read before the next
 # Small pictures are enlarged (by a whole factor, pixels stay sharp) to about this size.
@@ -43,10 +58,15 @@ BLOCK = 16
 _PAPER, _INK, _CAPTION, _CAPTION_INK = (255, 255, 255), (20, 20, 20), (34, 34, 40), (240, 240, 240)
 _TEXT_SIZE, _CAPTION_SIZE, _TEXT_COLUMNS = 14, 13, 64
 _LINE_GAP = 4
+_CAPTION_HEIGHT = _CAPTION_SIZE + 2 * _LINE_GAP + 2
 
 
 class RenderError(ValueError):
     """The episode cannot be rendered as asked (no such episode, a replay mismatch, a missing package)."""
+
+
+class RenderInterrupted(RenderError):
+    """Ctrl-C while rendering: nothing was written (a render has nothing to resume)."""
 
 
 @dataclass(frozen=True)
@@ -57,55 +77,141 @@ class Frame:
     caption: str
 
 
+@dataclass(frozen=True)
+class RunSettings:
+    """What replaying a run's episodes needs from its manifest."""
+
+    chat_config: Any
+    game_config: Any  # a GameChatConfig for a game run, else None
+    env_kwargs: dict[str, Any]
+
+
 def render_episode(run_dir: str | Path, episode: int, out: str | Path | None = None) -> tuple[Path, int]:
     """Write episode ``episode`` (0-based, in ``episodes.jsonl`` order) of ``run_dir``; ``(path, frames)``."""
     run_dir = Path(run_dir)
     target = Path(out) if out is not None else Path(f"{run_dir.resolve().name}-episode-{episode}.gif")
-    if target.suffix.lower() not in FORMATS:
+    suffix = target.suffix.lower()
+    if suffix not in FORMATS:
         raise RenderError(f"--out must end in {' or '.join(FORMATS)}, got {str(target)!r}")
-    imageio = _imageio(target.suffix.lower())
-    manifest = rundir.read_json(run_dir / rundir.MANIFEST)
-    env_kwargs = dict(manifest.get("config", {}).get("env_kwargs") or {})
-    record = episode_record(run_dir, episode)
-    frames = [_picture(frame) for frame in replay_frames(record, env_kwargs)]
-    images = _same_size(frames)
-    if target.suffix.lower() == ".gif":
-        imageio.imwrite(target, images, extension=".gif", duration=1000 // FPS, loop=0)
-    else:
-        imageio.imwrite(target, images, extension=".mp4", fps=FPS)
-    return target, len(images)
+    _require_packages(suffix)
+    _check_target(target)
+    settings = run_settings(run_dir)
+    record = checked_record(run_dir, episode, settings)
+    env = None if record["env_id"] in GAME_IDS else replay_env(record["env_id"], settings.env_kwargs)
+    try:
+        # Two replays: the first only measures, so no frame is held while the canvas is unknown.
+        canvas = canvas_size(_picture_size(frame) for frame in iter_frames(record, settings.env_kwargs, env))
+        return target, write_atomically(
+            target, lambda path: write_frames(path, canvas, map(_picture, iter_frames(record, settings.env_kwargs, env)))
+        )
+    finally:
+        if env is not None:
+            env.close()
 
 
-def episode_record(run_dir: Path, episode: int) -> dict[str, Any]:
-    """The ``episode``-th record of the run's log, or one error line saying which exist."""
+# -- the record and its check -------------------------------------------------------
+
+
+def run_settings(run_dir: Path) -> RunSettings:
+    """The chat settings, game settings and env kwargs of the run, or one error line naming the field."""
+    from ragen_bench.eval import derive
+
+    path = run_dir / rundir.MANIFEST
+    manifest = rundir.read_json(path)
+    if type(manifest) is not dict:
+        raise RenderError(describe("not a run manifest (a JSON object is expected)", file=str(path)))
+    config = manifest.get("config")
+    if type(config) is not dict:
+        raise RenderError(describe("missing or not an object", file=str(path), field="config"))
+    env_kwargs = config.get("env_kwargs") or {}
+    if type(env_kwargs) is not dict:
+        raise RenderError(describe("not an object", file=str(path), field="config.env_kwargs", found=env_kwargs))
+    field = "config.chat"
+    try:
+        chat_config = derive.chat_config(config)
+        game_config = None
+        full = derive.game_config(config)
+        if full is not None:
+            field = "config.game"
+            game_config = derive.game_chat_config(full)
+    # KeyError: a missing section; TypeError: a section of the wrong type or with unknown keys.
+    except (KeyError, TypeError, ValueError) as error:
+        raise RenderError(describe(f"not a valid eval config ({error})", file=str(path), field=field)) from None
+    return RunSettings(chat_config, game_config, env_kwargs)
+
+
+def checked_record(run_dir: Path, episode: int, settings: RunSettings) -> dict[str, Any]:
+    """The ``episode``-th record, once its replay has matched it field by field (see the module doc)."""
+    line, record = episode_record(run_dir, episode)
+    where: dict[str, Any] = {"file": str(run_dir / rundir.EPISODES), "line": line}
+    try:
+        env_id, split, seed, sample = record_slot(record, where)
+        where["episode"] = episode_key(env_id, split, seed, sample)
+        if env_id in GAME_IDS:
+            if settings.game_config is None:
+                raise ReplayMismatch("a game's record in a run of a single-agent env", field="env_id", **where)
+            replay_game(record, settings.game_config, settings.env_kwargs, where=where)
+        elif env_id in ENV_IDS:
+            from ragen_bench.eval.run import EnvPool
+
+            pool = EnvPool(settings.env_kwargs)
+            try:
+                replay_episode(record, pool.take([env_id])[0], settings.chat_config, where=where)
+            finally:
+                pool.close()
+        else:
+            raise ReplayMismatch("is not registered here (an id of another version?)", field="env_id",
+                                 found=env_id, **where)
+    except ReplayMismatch as error:
+        raise RenderError(str(error)) from None
+    except RecursionError:  # values nested just under the parser's limit
+        raise RenderError(describe("a value is nested too deeply", **where)) from None
+    return record
+
+
+def episode_record(run_dir: Path, episode: int) -> tuple[int, dict[str, Any]]:
+    """``(line, record)`` of the ``episode``-th record of the run's log, or one error line saying which exist."""
     path = run_dir / rundir.EPISODES
     if not path.is_file():
         raise RenderError(f"{path}: no episode log (is {run_dir} an eval run directory?)")
     count = 0
-    for count, record in enumerate(rundir.iter_episodes(path), start=1):
+    for count, (line, record) in enumerate(rundir.iter_numbered(path), start=1):
         if count - 1 == episode:
-            return record
+            return line, record
     if count == 0:
         raise RenderError(f"{path} holds no episode yet")
     raise RenderError(f"--episode {episode}: {path} holds episodes 0..{count - 1}")
 
 
-def replay_frames(record: Mapping[str, Any], env_kwargs: Mapping[str, Any], env: Any = None) -> list[Frame]:
-    """The frames of a recorded episode, replayed on a fresh env (see the module doc).
+# -- frames --------------------------------------------------------------------------
 
+
+def replay_frames(record: Mapping[str, Any], env_kwargs: Mapping[str, Any], env: Any = None) -> list[Frame]:
+    """The frames of a recorded episode, replayed on a fresh env, as a list (see :func:`iter_frames`)."""
+    return list(iter_frames(record, env_kwargs, env))
+
+
+def iter_frames(record: Mapping[str, Any], env_kwargs: Mapping[str, Any], env: Any = None) -> Iterator[Frame]:
+    """The frames of a recorded episode, one at a time, drawn from its recorded actions.
+
+    The actions are the record's; only a record that passed :func:`checked_record`
+    (or ``leaderboard verify``) is known to be what the run played.  Every step's
+    reward is still compared, and a turn's actions and rewards must pair up.
     ``env``: for a single-agent record, a :func:`replay_env` of its id to replay on
     instead (reset here, left open), so a caller replaying many episodes starts each env
     once (a TextWorld-Express env starts a JVM).
     """
     if record["env_id"] in GAME_IDS:
-        return list(_game_frames(record, env_kwargs))
+        yield from _game_frames(record, env_kwargs)
+        return
     if record["env_id"] not in ENV_IDS:
         raise RenderError(f"the episode's env {record['env_id']!r} is not registered here (an id of another version?)")
     if env is not None:
-        return list(_env_frames(record, env))
+        yield from _env_frames(record, env)
+        return
     env = replay_env(record["env_id"], env_kwargs)
     try:
-        return list(_env_frames(record, env))
+        yield from _env_frames(record, env)
     finally:
         env.close()
 
@@ -124,6 +230,10 @@ def _env_frames(record: Mapping[str, Any], env: Any) -> Iterator[Frame]:
     total, step = 0.0, 0
     yield Frame(env.render(), f"{env_id}  seed {seed}  start")
     for turn_number, turn in enumerate(record["turns"], start=1):
+        if len(turn["action_ids"]) != len(turn["env_rewards"]):
+            # zip() would drop the unpaired step from the video without a word.
+            raise RenderError(f"{env_id} seed {seed}: turn {turn_number} records {len(turn['action_ids'])} actions "
+                              f"but {len(turn['env_rewards'])} rewards")
         for action, recorded in zip(turn["action_ids"], turn["env_rewards"]):
             action = unpack_text(action)
             _, reward, *_ = env.step(action)
@@ -140,10 +250,19 @@ def _game_frames(record: Mapping[str, Any], env_kwargs: Mapping[str, Any]) -> It
     env_id, seed = record["env_id"], record["seed"]
     moves = record["game"]["moves"]
     parallel = game_entry(env_id).parallel
-    modes = make_multiagent(env_id, parallel=parallel, **env_kwargs).unwrapped.metadata["render_modes"]
+    probe = make_multiagent(env_id, parallel=parallel, **env_kwargs)
+    modes = probe.unwrapped.metadata["render_modes"]
+    probe.close()
     mode = "rgb_array" if "rgb_array" in modes else "ansi"
     env = make_match_env(env_id, seed=seed, **{**env_kwargs, "render_mode": mode})
-    game = env.unwrapped
+    try:
+        yield from _match_frames(record, env, moves, parallel)
+    finally:
+        env.close()
+
+
+def _match_frames(record: Mapping[str, Any], env: Any, moves: list[Any], parallel: bool) -> Iterator[Frame]:
+    env_id, seed, game = record["env_id"], record["seed"], env.unwrapped
     yield Frame(env.render(), f"{env_id}  seed {seed}  start  (agent: {record['game']['agent_seat']})")
     if parallel:  # a round is both seats' moves, recorded one after the other
         rounds = [dict(moves[i : i + 2]) for i in range(0, len(moves), 2)]
@@ -173,15 +292,39 @@ def _picture(frame: Frame) -> np.ndarray:
     from PIL import Image, ImageDraw, ImageFont
 
     if isinstance(frame.shown, np.ndarray):
-        image = frame.shown
-        scale = max(1, math.ceil(MIN_SIDE / max(image.shape[:2])))
-        body = np.repeat(np.repeat(image, scale, axis=0), scale, axis=1)
+        scale = _scale(frame.shown)
+        body = np.repeat(np.repeat(frame.shown, scale, axis=0), scale, axis=1)
     else:
         body = _text_picture(frame.shown)
     font = ImageFont.load_default(size=_CAPTION_SIZE)
-    caption = Image.new("RGB", (body.shape[1], _CAPTION_SIZE + 2 * _LINE_GAP + 2), _CAPTION)
+    caption = Image.new("RGB", (body.shape[1], _CAPTION_HEIGHT), _CAPTION)
     ImageDraw.Draw(caption).text((_LINE_GAP, _LINE_GAP), frame.caption, font=font, fill=_CAPTION_INK)
     return np.vstack([body, np.asarray(caption)])
+
+
+def _picture_size(frame: Frame) -> tuple[int, int]:
+    """``(height, width)`` :func:`_picture` gives ``frame``, computed without drawing it."""
+    if isinstance(frame.shown, np.ndarray):
+        scale = _scale(frame.shown)
+        height, width = frame.shown.shape[0] * scale, frame.shown.shape[1] * scale
+    else:
+        _, height, width = _text_layout(frame.shown)
+    return height + _CAPTION_HEIGHT, width
+
+
+def _scale(image: np.ndarray) -> int:
+    return max(1, math.ceil(MIN_SIDE / max(image.shape[:2])))
+
+
+def _text_layout(text: str) -> tuple[list[str], int, int]:
+    """``(lines, height, width)`` of ``text`` drawn by :func:`_text_picture`."""
+    from PIL import ImageFont
+
+    font = ImageFont.load_default(size=_TEXT_SIZE)
+    lines = [wrapped for line in text.splitlines() or [""] for wrapped in (textwrap.wrap(line, _TEXT_COLUMNS) or [""])]
+    height = max(len(lines) * (_TEXT_SIZE + _LINE_GAP) + 2 * _LINE_GAP, MIN_SIDE // 2)
+    width = max(MIN_SIDE, max(int(font.getlength(line)) for line in lines) + 2 * _LINE_GAP)
+    return lines, height, width
 
 
 def _text_picture(text: str) -> np.ndarray:
@@ -189,39 +332,173 @@ def _text_picture(text: str) -> np.ndarray:
     from PIL import Image, ImageDraw, ImageFont
 
     font = ImageFont.load_default(size=_TEXT_SIZE)
-    lines = [wrapped for line in text.splitlines() or [""] for wrapped in (textwrap.wrap(line, _TEXT_COLUMNS) or [""])]
-    height = len(lines) * (_TEXT_SIZE + _LINE_GAP) + 2 * _LINE_GAP
-    width = max(MIN_SIDE, max(int(font.getlength(line)) for line in lines) + 2 * _LINE_GAP)
-    picture = Image.new("RGB", (width, max(height, MIN_SIDE // 2)), _PAPER)
+    lines, height, width = _text_layout(text)
+    picture = Image.new("RGB", (width, height), _PAPER)
     pen = ImageDraw.Draw(picture)
     for row, line in enumerate(lines):
         pen.text((_LINE_GAP, _LINE_GAP + row * (_TEXT_SIZE + _LINE_GAP)), line, font=font, fill=_INK)
     return np.asarray(picture)
 
 
-def _same_size(pictures: list[np.ndarray]) -> list[np.ndarray]:
-    """Every picture on a canvas of the largest size (sides rounded up to :data:`BLOCK`), top left."""
-    height = -(-max(p.shape[0] for p in pictures) // BLOCK) * BLOCK
-    width = -(-max(p.shape[1] for p in pictures) // BLOCK) * BLOCK
-    sized = []
-    for picture in pictures:
-        framed = np.empty((height, width, 3), dtype=np.uint8)
-        framed[...] = _PAPER
-        framed[: picture.shape[0], : picture.shape[1]] = picture
-        sized.append(framed)
-    return sized
+def canvas_size(sizes: Iterable[tuple[int, int]]) -> tuple[int, int]:
+    """``(height, width)`` holding every picture of ``sizes``, sides rounded up to :data:`BLOCK`."""
+    height = width = 0
+    for picture_height, picture_width in sizes:
+        height, width = max(height, picture_height), max(width, picture_width)
+    return -(-height // BLOCK) * BLOCK, -(-width // BLOCK) * BLOCK
 
 
-def _imageio(suffix: str) -> Any:
-    """``imageio.v3``, or :class:`RenderError` with the install hint (MP4 also needs imageio-ffmpeg)."""
+def _on_canvas(picture: np.ndarray, canvas: tuple[int, int]) -> np.ndarray:
+    """``picture`` at the top left of a paper-white canvas of size ``canvas``."""
+    if picture.shape[0] > canvas[0] or picture.shape[1] > canvas[1]:
+        # The measuring replay and the drawing one must agree; a bigger frame would be cut.
+        raise RuntimeError(f"a frame of {picture.shape[:2]} does not fit the measured canvas {canvas}")
+    framed = np.empty((*canvas, 3), dtype=np.uint8)
+    framed[...] = np.array(_PAPER, dtype=np.uint8)  # one broadcast row, not a tuple per pixel
+    framed[: picture.shape[0], : picture.shape[1]] = picture
+    return framed
+
+
+# -- writing -------------------------------------------------------------------------
+
+
+def write_frames(path: Path, canvas: tuple[int, int], pictures: Iterable[np.ndarray]) -> int:
+    """Write ``pictures`` to ``path`` (GIF or MP4 by its suffix) one by one; the number written.
+
+    Each picture is padded, handed to the writer and dropped before the next is made.
+    """
+    writer = open_writer(path, canvas)
     try:
-        import imageio.v3 as iio
-        import PIL  # noqa: F401  (imageio's GIF writer and the text frames)
+        count = 0
+        for picture in pictures:
+            writer.append(_on_canvas(picture, canvas))
+            count += 1
+        writer.finish()
+    finally:
+        writer.close()  # explicitly: a writer left to __del__ reports its errors as "Exception ignored"
+    return count
+
+
+def open_writer(path: Path, canvas: tuple[int, int]) -> Any:
+    """A writer for ``path``'s format: ``append(picture)``, ``finish()`` once all are in, then ``close()``."""
+    return _GifWriter(path, canvas) if path.suffix.lower() == ".gif" else _Mp4Writer(path)
+
+
+class _GifWriter:
+    """An animated GIF written frame by frame, each frame with its own palette.
+
+    Pillow's and imageio's GIF writers keep every frame until the file is closed; this
+    one holds only the previous frame, to write just the rectangle that changed.
+    """
+
+    def __init__(self, path: Path, canvas: tuple[int, int]) -> None:
+        self.handle = open(path, "wb")
+        self.previous: np.ndarray | None = None
+        height, width = canvas
+        # Logical screen of the canvas size, no global colour table (every frame brings its
+        # own), then the NETSCAPE2.0 application extension: loop forever.
+        self.handle.write(b"GIF89a" + struct.pack("<HHBBB", width, height, 0, 0, 0)
+                          + b"!\xff\x0bNETSCAPE2.0\x03\x01\x00\x00\x00")
+
+    def append(self, picture: np.ndarray) -> None:
+        from PIL import GifImagePlugin, Image
+
+        top, left, bottom, right = _changed(self.previous, picture)
+        self.previous = picture
+        # Fast octree: median cut costs ~35 ms a frame and these frames have few colours.
+        patch = Image.fromarray(picture[top:bottom, left:right]).quantize(256, method=Image.Quantize.FASTOCTREE)
+        # disposal 1: the patch is drawn over the frame before, which stays.
+        for chunk in GifImagePlugin.getdata(patch, offset=(left, top), duration=1000 // FPS, disposal=1,
+                                            include_color_table=True):
+            self.handle.write(chunk)
+
+    def finish(self) -> None:
+        self.handle.write(b";")  # the GIF trailer
+        self.handle.flush()
+        os.fsync(self.handle.fileno())
+
+    def close(self) -> None:
+        self.handle.close()
+
+
+def _changed(previous: np.ndarray | None, picture: np.ndarray) -> tuple[int, int, int, int]:
+    """``(top, left, bottom, right)`` of the pixels that differ from ``previous`` (all of the first frame).
+
+    An unchanged frame still gets a one-pixel patch: it must stay a frame of its own.
+    """
+    if previous is None:
+        return 0, 0, picture.shape[0], picture.shape[1]
+    rows, columns = np.nonzero((previous != picture).any(axis=2))
+    if rows.size == 0:
+        return 0, 0, 1, 1
+    return int(rows.min()), int(columns.min()), int(rows.max()) + 1, int(columns.max()) + 1
+
+
+class _Mp4Writer:
+    """imageio's ffmpeg writer: frames are piped to ffmpeg as they come."""
+
+    def __init__(self, path: Path) -> None:
+        import imageio.v2 as imageio
+
+        self.writer = imageio.get_writer(path, format="FFMPEG", mode="I", fps=FPS, macro_block_size=BLOCK)
+
+    def append(self, picture: np.ndarray) -> None:
+        self.writer.append_data(picture)
+
+    def finish(self) -> None:
+        self.writer.close()  # ffmpeg writes the file's index when its input ends
+
+    def close(self) -> None:
+        self.writer.close()
+
+
+def write_atomically(target: Path, write: Callable[[Path], int]) -> int:
+    """``write(temp)`` to a temp file beside ``target``, then rename it over ``target``; ``write``'s result.
+
+    On any failure, Ctrl-C included, the temp file is removed and a file already at
+    ``target`` is left as it was.  The temp file keeps the suffix: ffmpeg picks the
+    container by it.
+    """
+    folder = target.parent
+    try:
+        fd, name = tempfile.mkstemp(dir=folder, prefix=f".{target.name}.", suffix=f".part{target.suffix}")
+    except OSError as error:
+        raise RenderError(f"--out {target}: cannot write in {folder} ({error.strerror or error})") from None
+    os.close(fd)
+    temp = Path(name)
+    try:
+        os.chmod(temp, 0o644)  # mkstemp makes 0600; a video is meant to be shared
+        count = write(temp)
+        os.replace(temp, target)
+    except KeyboardInterrupt:
+        temp.unlink(missing_ok=True)
+        raise RenderInterrupted(f"interrupted; {target} was not written (a file already there is untouched)") from None
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    runfiles.fsync_dir(folder)
+    return count
+
+
+def _check_target(target: Path) -> None:
+    """Refuse an ``--out`` that cannot be a file before anything is replayed."""
+    folder = target.parent
+    if target.is_dir():
+        raise RenderError(f"--out {target}: is a folder; name a file in it")
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        raise RenderError(f"--out {target}: {folder} {what}")
+
+
+def _require_packages(suffix: str) -> None:
+    """Pillow (GIF, text frames), and imageio with imageio-ffmpeg for MP4, or the install hint."""
+    try:
+        import PIL  # noqa: F401
     except ImportError:
         raise RenderError(INSTALL_HINT) from None
     if suffix == ".mp4":
         try:
+            import imageio.v2  # noqa: F401
             import imageio_ffmpeg  # noqa: F401
         except ImportError:
-            raise RenderError(f"{INSTALL_HINT} (MP4 needs imageio-ffmpeg, which the extra installs)") from None
-    return iio
+            raise RenderError(f"{INSTALL_HINT} (MP4 needs imageio and imageio-ffmpeg, which the extra installs)") from None

@@ -108,12 +108,11 @@ def test_a_record_the_env_does_not_replay_is_refused(sokoban_run, tmp_path):
         render.replay_frames({**record, "env_id": "RAGEN/Sokoban-6x6-v9"}, {})
 
 
-def test_without_imageio_the_command_says_how_to_install_it(sokoban_run, tmp_path, capsys, monkeypatch):
-    monkeypatch.setitem(sys.modules, "imageio", None)
-    monkeypatch.setitem(sys.modules, "imageio.v3", None)
+def test_without_the_extra_the_command_says_how_to_install_it(sokoban_run, tmp_path, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "PIL", None)
     assert main(["render", str(sokoban_run), "--episode", "0", "--out", str(tmp_path / "x.gif")]) == 2
     assert "pip install 'ragen-bench[render]'" in capsys.readouterr().err
     monkeypatch.undo()
     monkeypatch.setitem(sys.modules, "imageio_ffmpeg", None)
     assert main(["render", str(sokoban_run), "--episode", "0", "--out", str(tmp_path / "x.mp4")]) == 2
-    assert "MP4 needs imageio-ffmpeg" in capsys.readouterr().err
+    assert "MP4 needs imageio and imageio-ffmpeg" in capsys.readouterr().err

@@ -47,10 +47,11 @@ class ReplayMismatch(ValueError):
     def __init__(self, problem: str, **where: Any) -> None:
         self.problem = problem
         self.where = where
-        super().__init__(_one_line(problem, where))
+        super().__init__(describe(problem, **where))
 
 
-def _one_line(problem: str, where: Mapping[str, Any]) -> str:
+def describe(problem: str, **where: Any) -> str:
+    """One line: the place (``file:line, episode K, turn N, field F``), the problem, the two values."""
     place = where.get("file") or ""
     if where.get("line") is not None:
         place += f":{where['line']}"
