@@ -104,12 +104,12 @@ class GameContract(SeedContract):
     * :meth:`_require_reset`: a call that needs a position refuses to run before the
       first ``reset()`` (a game's ``reset`` ends by setting ``_game_started``);
     * :meth:`_check_agent`: an agent name must be one of ``possible_agents``;
-    * copies hold the whole position: a game's state is its instance dict, every value of
-      which pickles (the OpenSpiel games' ``pyspiel`` game and state included), so
-      ``copy.deepcopy`` and ``pickle`` give a game that goes on exactly as the original
-      (same observations, rewards, legal moves and generator draws after the same moves).
-      Defined here, these two methods also replace what a library base class would do
-      instead (shimmy's ``EzPickle`` rebuilds a fresh env from constructor arguments).
+    * ``__getstate__``/``__setstate__``: a copy holds the whole position.  A game's state is
+      its instance dict, every value of which pickles (the OpenSpiel games' ``pyspiel`` game
+      and state included), so ``copy.deepcopy`` and ``pickle`` give a game that goes on
+      exactly as the original (same observations, rewards, legal moves and generator draws
+      after the same moves).  Being first in the bases, they also override shimmy's
+      ``EzPickle``, which would build a fresh, never-reset env from constructor arguments.
     """
 
     metadata: ClassVar[dict[str, Any]]
@@ -297,7 +297,6 @@ class ActionCheckWrapper(wrappers.OrderEnforcingWrapper):
     A finished agent's ``None`` passes, as the API wants.  It is an
     ``OrderEnforcingWrapper``, so ``agent_iter`` and PettingZoo's ``api_test`` work as on
     the classic games.
-
 
     Before the first reset it refuses as the raw game does (:class:`GameResetNeededError` naming
     the game, not PettingZoo's bare ``AssertionError``), and ``observe`` refuses an unknown

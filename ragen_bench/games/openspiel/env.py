@@ -32,12 +32,13 @@ class OpenSpielGameEnv(GameContract, OpenSpielCompatibilityV0):
     ``Dict(observation=Box(-inf, inf, <OpenSpiel's observation tensor shape>, float64),
     action_mask=Box(0, 1, (n,), int8))``: the tensor shimmy reads (the observer's own view,
     so hidden cards stay hidden); the mask is all zeros for the seat not on move and once
-    the game is over.  Before the first reset there is no position: ``observe``,
-    ``text_observation``, ``legal_moves``, ``step`` and ``render`` raise
-    ``GameResetNeededError``; an agent name other than ``player_0``/``player_1`` raises
-    ``UnknownAgentError`` (see :class:`~ragen_bench.games.board.GameContract`, which also
-    makes ``copy.deepcopy`` and ``pickle`` copy the live ``pyspiel`` state).  ``text_observation(agent)`` is the LLM view: the seat, the board (or
-    the seat's cards and the moves so far) and the legal moves.
+    the game is over.  ``text_observation(agent)`` is the LLM view: the seat, the board (or
+    the seat's cards and the moves so far) and the legal moves.  Before the first reset
+    there is no position: ``observe``, ``text_observation``, ``legal_moves``, ``step`` and
+    ``render`` raise ``GameResetNeededError``; an agent name other than
+    ``player_0``/``player_1`` raises ``UnknownAgentError``
+    (:class:`~ragen_bench.games.board.GameContract`, which also makes ``copy.deepcopy`` and
+    ``pickle`` copy the live ``pyspiel`` state).
 
     ## Starting State
     OpenSpiel's initial state after its chance nodes (the deal, Pig's nothing-yet).
