@@ -157,7 +157,8 @@ def test_std_presets_are_top_k_of_the_spread():
         ({"value": float("nan")}, "value must be a finite number > 0"),
         ({"strategy": "top_k", "value": 2.0}, r"value must be in \(0, 1\] for strategy top_k"),
         ({"strategy": "min_p", "value": 1.5}, r"value must be in \(0, 1\] for strategy min_p"),
-        ({"strategy": "top_k_abs", "value": 0.5}, "value must be >= 1"),
+        ({"strategy": "top_k_abs", "value": 0.5}, r"a whole number >= 1\) for strategy top_k_abs, got 0.5"),
+        ({"strategy": "top_k_abs", "value": 2.5}, r"a whole number >= 1\) for strategy top_k_abs, got 2.5"),
         ({"selection_eps": -0.1}, "selection_eps must be >= 0"),
     ],
 )

@@ -115,6 +115,9 @@ class HumanAgent:
 
     name = "human"
     needs_live_env: ClassVar[bool] = True
+    # A batch would make the person answer turn 1 of every episode before turn 2 of any; eval
+    # refuses a larger lockstep_episodes before it writes anything (eval.run.check_batch_limit).
+    episodes_at_once: ClassVar[int] = 1
 
     def __init__(
         self, think: bool = True, separator: str = "||", actions_per_turn: int = 5, max_response_chars: int = 4096
@@ -133,8 +136,7 @@ class HumanAgent:
         return self._keyboard, self._screen
 
     def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
-        if len(requests) > 1:
-            # A batch would make the person answer turn 1 of every episode before turn 2 of any.
+        if len(requests) > self.episodes_at_once:  # a caller other than eval, which checks first
             raise AgentError(f"agent 'human' plays one episode at a time, got {len(requests)} at once; "
                              "give lockstep_episodes=1 (ragen-bench play does)")
         return [AgentReply(self._reply(request)) for request in requests]

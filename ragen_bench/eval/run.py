@@ -116,6 +116,19 @@ def build_agent(agent_config: Mapping[str, Any]) -> Any:
     return make_agent(settings.pop("name"), **settings)
 
 
+def check_batch_limit(agent: Any, lockstep_episodes: int) -> None:
+    """Refuse ``lockstep_episodes`` above the episodes ``agent`` plays at once (its optional class
+    attribute ``episodes_at_once``; the ``human`` agent's is 1), before the run folder is written:
+    refused mid-run, the folder would hold a manifest of this config, and the command the error
+    suggests would then be refused as another run."""
+    limit = getattr(agent, "episodes_at_once", None)
+    if agent is not None and limit is not None and lockstep_episodes > limit:
+        from ragen_bench.chat.protocol import agent_name
+
+        raise ConfigError(f"lockstep_episodes: agent {agent_name(agent)!r} plays {limit} episode(s) at a time, "
+                          f"got {lockstep_episodes}; give lockstep_episodes={limit}")
+
+
 def close_agent(agent: Any) -> None:
     """``agent.close()``; a failure names the agent (the episodes already written are kept)."""
     from ragen_bench.chat.protocol import AgentError, agent_name
@@ -182,6 +195,8 @@ def run_eval(
             agent = build_agent(config["agent"]) if todo else None
             # An agent config as opponent plays through the chat layer like the agent.
             rival = build_agent(game["opponent"]) if todo and game and isinstance(game["opponent"], Mapping) else None
+            for player in (agent, rival):
+                check_batch_limit(player, config["lockstep_episodes"])
             manifest = provenance.build_manifest(
                 fingerprint_, panels, expected_episodes=len(instances), previous=previous
             )

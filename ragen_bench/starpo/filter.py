@@ -5,7 +5,8 @@ A group is the set of rollouts of one seed.  Each group gets one selection score
 the mean or spread of its trajectories' mean token entropy);
 a ``strategy`` then keeps some groups by that score, whole groups only:
 
-- ``top_k``: the ``floor(value x groups)`` best groups; ``top_k_abs``: the ``int(value)`` best.
+- ``top_k``: the ``floor(value x groups)`` best groups (at least one); ``top_k_abs``: the ``value``
+  best (a whole number); :func:`groups_to_keep` is that count.
 - ``top_p``, ``linear``: the best groups whose scores add up to ``value x total - eps``
   (none when the positive scores cannot reach it); ``softmax``: the smallest set of best
   groups whose softmax probability mass reaches ``value`` (nucleus sampling's rule).
@@ -64,8 +65,10 @@ class FilterSpec:
             raise ValueError(f"value must be a finite number > 0, got {value!r}")
         if self.strategy in ("top_k", "min_p") and value > 1:
             raise ValueError(f"value must be in (0, 1] for strategy {self.strategy}, got {value!r}")
-        if self.strategy == "top_k_abs" and value < 1:
-            raise ValueError(f"value must be >= 1 (a number of groups) for strategy top_k_abs, got {value!r}")
+        if self.strategy == "top_k_abs" and not (value >= 1 and value == int(value)):
+            # A count: 2.5 groups would be cut to 2 without a word.
+            raise ValueError(f"value must be a number of groups (a whole number >= 1) for strategy top_k_abs, "
+                             f"got {value!r}")
         if not (math.isfinite(self.selection_eps) and self.selection_eps >= 0):
             raise ValueError(f"selection_eps must be >= 0, got {self.selection_eps!r}")
 
@@ -97,17 +100,36 @@ class FilterResult(NamedTuple):
     scores: torch.Tensor
 
 
-def groups_to_keep(num_groups: int, ratio: float) -> int:
-    """``floor(ratio * num_groups)``, robust to float error (RAGEN's ``int()`` gives 28 for 0.29 × 100)."""
+def groups_to_keep(num_groups: int, spec: FilterSpec) -> int:
+    """The most groups ``spec`` keeps of ``num_groups``: the rule every count of kept groups follows
+    (the selection itself, the train config, its ``--dry-run`` plan, the veRL recipe's batch size).
+
+    ``top_k``: ``floor(value x num_groups)`` and at least one; ``top_k_abs``: ``value``, at most
+    ``num_groups``; ``top_p`` and ``min_p`` depend on the scores, so up to every group.  Fewer are
+    kept when fewer groups are candidates (``include_zero=False``).
+    """
+    if spec.strategy == "top_k":
+        return max(1, _share_of(num_groups, spec.value))
+    if spec.strategy == "top_k_abs":
+        return min(num_groups, int(spec.value))
+    return num_groups
+
+
+def check_ratio(num_groups: int, ratio: float) -> None:
+    """StarPO-S's rule: refuse a ``ratio`` of ``num_groups`` that keeps no group (``floor(ratio x groups) = 0``),
+    where RAGEN's ``int()`` would train on nothing; its ``top_k`` preset would quietly keep one instead."""
     if not (isinstance(ratio, (int, float)) and 0 < ratio <= 1):
         raise ValueError(f"rollout filter ratio must be in (0, 1], got {ratio!r}")
-    kept = math.floor(ratio * num_groups + 1e-9)
-    if kept == 0:
+    if _share_of(num_groups, ratio) == 0:
         raise ValueError(
             f"rollout filter ratio {ratio} keeps floor({ratio} x {num_groups} groups) = 0 groups; "
             "raise the ratio or the number of groups"
         )
-    return kept
+
+
+def _share_of(num_groups: int, fraction: float) -> int:
+    """``floor(fraction x num_groups)``, robust to float error (``int()`` gives 28 for 0.29 x 100, which is 28.999...)."""
+    return math.floor(fraction * num_groups + 1e-9)
 
 
 def selection_scores(stats: GroupStats, metric: str, lengths: GroupStats | None = None,
@@ -162,9 +184,8 @@ def select_groups(scores: torch.Tensor, spec: FilterSpec) -> torch.Tensor:
     if ranked.numel() == 0:
         return ranked
     if spec.strategy in ("top_k", "top_k_abs"):
-        wanted = math.floor(spec.value * num_groups + 1e-9) if spec.strategy == "top_k" else int(spec.value)
-        # Fractions count all groups (not just the candidates); at least one group is kept.
-        return ranked[: max(1, min(wanted, ranked.numel()))]
+        # Fractions count all groups (not just the candidates).
+        return ranked[: groups_to_keep(num_groups, spec)]
     if spec.strategy == "min_p":
         if spec.filter_type == "largest":
             keep = ranked_scores >= ranked_scores[0] * spec.value - ZERO
@@ -246,10 +267,10 @@ def filter_groups(
 
     The spread is the unbiased std of the group's scores; a group of one has spread 0.
     Ties are broken by first appearance (the earlier group wins).  ``ratio == 1`` keeps
-    every row.  A ratio that keeps no group is refused (:func:`groups_to_keep`).
+    every row.  A ratio that keeps no group is refused (:func:`check_ratio`).
     """
     check_scores(scores, group_ids)
-    groups_to_keep(group_index(group_ids)[1], ratio)
+    check_ratio(group_index(group_ids)[1], ratio)
     return filter_rollouts(scores, group_ids, preset(mode, ratio))
 
 

@@ -4,6 +4,8 @@
 is ``base.yaml`` plus a few changed keys) with the overrides, then :func:`from_mapping` turns
 the result into frozen dataclasses, checking every value before anything is written: a wrong
 type, a value out of range or an unknown key is one :class:`TrainConfigError` naming the key.
+Every value is checked whatever the other settings, and an override that the run would not
+read (``filter.strategy`` under ``filter.mode=std``) is refused too (:func:`from_preset`).
 The rules are eval's: each value's type by :func:`ragen_bench.values.conform`, the ``chat.*``
 settings by :func:`ragen_bench.chat.config.check_chat` (:attr:`TrainConfig.chat_config`).
 """
@@ -16,6 +18,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any, get_type_hints
 
 from ragen_bench import values
+# The filter's own rules (names, defaults, ranges, the kept-group count); this loads torch, which
+# every `ragen-bench train` needs anyway.
+from ragen_bench.starpo.filter import FilterSpec, check_ratio, groups_to_keep, preset
 
 PRESETS = ("starpo-s", "starpo", "ppo", "grpo", "dapo", "drgrpo", "ragen-sokoban")
 DEFAULT_PRESET = "starpo-s"
@@ -72,6 +77,8 @@ FILTER_MODES = ("std", "std_rev", "rollout")
 FILTER_SPEC_KEYS = {"strategy": "strategy", "value": "value", "type": "filter_type", "metric": "metric",
                     "include_zero": "include_zero", "top_p_prob_mode": "top_p_prob_mode",
                     "selection_eps": "selection_eps"}
+# The rollout filter's defaults are FilterSpec's (RAGEN-2's: keep everything), never restated here.
+_SPEC_DEFAULTS = FilterSpec()
 
 
 @dataclass(frozen=True)
@@ -80,24 +87,45 @@ class FilterConfig:
 
     ratio: float = 0.25
     mode: str = "std"
-    strategy: str = "top_p"
-    value: float = 1.0
-    type: str = "largest"
-    metric: str = "reward_variance"
-    include_zero: bool = True
-    top_p_prob_mode: str = "linear"
-    selection_eps: float = 0.01
+    strategy: str = _SPEC_DEFAULTS.strategy
+    value: float = _SPEC_DEFAULTS.value
+    type: str = _SPEC_DEFAULTS.filter_type
+    metric: str = _SPEC_DEFAULTS.metric
+    include_zero: bool = _SPEC_DEFAULTS.include_zero
+    top_p_prob_mode: str = _SPEC_DEFAULTS.top_p_prob_mode
+    selection_eps: float = _SPEC_DEFAULTS.selection_eps
     empty_stop_steps: int = 5
     refill_rounds: int = 0
 
     @property
-    def spec(self) -> Any:
-        """The :class:`~ragen_bench.starpo.filter.FilterSpec` this config filters with (ValueError if a value is bad)."""
-        from ragen_bench.starpo.filter import FilterSpec, preset
+    def rollout_spec(self) -> FilterSpec:
+        """The :class:`FilterSpec` of the rollout keys, the filter of ``mode=rollout`` (ValueError if a value is bad)."""
+        return FilterSpec(**{field: getattr(self, key) for key, field in FILTER_SPEC_KEYS.items()})
 
+    @property
+    def spec(self) -> FilterSpec:
+        """The :class:`FilterSpec` this config filters with (ValueError if a value is bad)."""
         if self.mode in ("std", "std_rev"):
             return preset(self.mode, self.ratio)  # type: ignore[arg-type]
-        return FilterSpec(**{field: getattr(self, key) for key, field in FILTER_SPEC_KEYS.items()})
+        return self.rollout_spec
+
+
+def unread_filter_keys(f: FilterConfig) -> dict[str, str]:
+    """The filter keys ``f``'s filter does not read, each with the settings under which it would.
+
+    ``ratio`` is read by StarPO-S's modes only, the rollout keys by ``mode=rollout`` only, and two of
+    them by one strategy only (``select_groups``): ``top_p_prob_mode`` by ``top_p``, ``selection_eps``
+    by ``top_p``'s linear rule.  ``empty_stop_steps`` and ``refill_rounds`` act in every mode.
+    """
+    rollout = f.mode == "rollout"
+    scopes = {
+        "ratio": ("filter.mode=std or std_rev", not rollout),
+        **{key: ("filter.mode=rollout", rollout) for key in FILTER_SPEC_KEYS},
+        "top_p_prob_mode": ("filter.mode=rollout with filter.strategy=top_p", rollout and f.strategy == "top_p"),
+        "selection_eps": ("filter.mode=rollout with filter.strategy=top_p and filter.top_p_prob_mode=linear",
+                          rollout and f.strategy == "top_p" and f.top_p_prob_mode == "linear"),
+    }
+    return {key: where for key, (where, read) in scopes.items() if not read}
 
 
 @dataclass(frozen=True)
@@ -239,16 +267,9 @@ class TrainConfig:
 
     @property
     def kept_groups(self) -> int:
-        """Groups left after the StarPO-S filter (``int(ratio x groups)``; ratio 1 keeps all); with
-        ``filter.mode=rollout`` the most it can keep (top_k's count; every group for the others)."""
-        f, groups = self.filter, self.rollout.groups
-        if f.mode == "rollout":
-            if f.strategy == "top_k":
-                return max(1, min(groups, int(f.value * groups + 1e-9)))
-            return min(groups, int(f.value)) if f.strategy == "top_k_abs" else groups
-        if f.ratio >= 1:
-            return groups
-        return int(f.ratio * groups)
+        """The most groups the filter keeps of ``rollout.groups`` (:func:`~ragen_bench.starpo.filter.groups_to_keep`):
+        StarPO-S's ``floor(ratio x groups)``, top_k's and top_k_abs's count, every group for the others."""
+        return groups_to_keep(self.rollout.groups, self.filter.spec)
 
     @property
     def chat_config(self) -> Any:
@@ -288,8 +309,36 @@ def compose(preset: str = DEFAULT_PRESET, overrides: Sequence[str] = ()) -> dict
 
 
 def from_preset(preset: str = DEFAULT_PRESET, overrides: Sequence[str] = ()) -> TrainConfig:
-    """The checked :class:`TrainConfig` of ``configs/train/<preset>.yaml`` with ``overrides``."""
-    return from_mapping(compose(preset, overrides))
+    """The checked :class:`TrainConfig` of ``configs/train/<preset>.yaml`` with ``overrides``; an override
+    of a filter key that the resulting filter does not read is refused (:func:`refuse_unread_overrides`)."""
+    config = from_mapping(compose(preset, overrides))
+    if overrides:
+        refuse_unread_overrides(config, _build(TrainConfig, compose(preset), ""))
+    return config
+
+
+def refuse_unread_overrides(config: TrainConfig, preset_config: TrainConfig) -> None:
+    """Refuse a filter key that ``config``'s filter does not read and whose value differs from the preset's.
+
+    Compared with the preset, not with the defaults: a preset may leave a key its mode does not read
+    (``dapo`` keeps ``grpo``'s ``filter.ratio=1.0`` under ``mode=rollout``), but a value the command
+    line changed is one its user expects to act.
+    """
+    for key, where in unread_filter_keys(config.filter).items():
+        value = getattr(config.filter, key)
+        if value != getattr(preset_config.filter, key):
+            raise TrainConfigError(f"filter.{key}: only applies to {where}, so it would have no effect with "
+                                   f"{_filter_in_words(config.filter)}, got {value!r}")
+
+
+def _filter_in_words(f: FilterConfig) -> str:
+    """The settings that decide which filter keys are read (:func:`unread_filter_keys`), as overrides."""
+    words = [f"filter.mode={f.mode}"]
+    if f.mode == "rollout":
+        words.append(f"filter.strategy={f.strategy}")
+        if f.strategy == "top_p":
+            words.append(f"filter.top_p_prob_mode={f.top_p_prob_mode}")
+    return " ".join(words)
 
 
 def from_args(args: Sequence[str]) -> TrainConfig:
@@ -437,19 +486,21 @@ def _check(c: TrainConfig) -> None:
 
 
 def _check_filter(c: TrainConfig) -> None:
+    """Every filter key's value, in every mode: a bad value is refused even where the mode does not read it."""
     f = c.filter
     _require(f.mode in FILTER_MODES, "filter.mode", f"must be one of {', '.join(FILTER_MODES)}", f.mode)
-    if f.mode == "rollout":
+    _require(0 < f.ratio <= 1, "filter.ratio", "must be in (0, 1]", f.ratio)
+    try:
+        f.rollout_spec  # noqa: B018 (FilterSpec checks every value, naming its field)
+    except ValueError as problem:
+        field_name, _, rest = str(problem).partition(" ")
+        key = next((k for k, v in FILTER_SPEC_KEYS.items() if v == field_name), field_name)
+        raise TrainConfigError(f"filter.{key}: {rest}") from None
+    if f.mode != "rollout":
         try:
-            f.spec  # noqa: B018 (FilterSpec checks every value, naming its field)
+            check_ratio(c.rollout.groups, f.ratio)
         except ValueError as problem:
-            field_name, _, rest = str(problem).partition(" ")
-            key = next((k for k, v in FILTER_SPEC_KEYS.items() if v == field_name), field_name)
-            raise TrainConfigError(f"filter.{key}: {rest}") from None
-    else:
-        _require(0 < f.ratio <= 1, "filter.ratio", "must be in (0, 1]", f.ratio)
-        _require(c.kept_groups >= 1, "filter.ratio", f"keeps no group of {c.rollout.groups} (int(ratio x groups) = 0)",
-                 f.ratio)
+            raise TrainConfigError(f"filter.ratio: {problem}") from None
     _require(f.empty_stop_steps >= 0, "filter.empty_stop_steps", "must be >= 0 (0: never stop)", f.empty_stop_steps)
     _require(f.refill_rounds >= 0, "filter.refill_rounds", "must be >= 0 (0: no refill)", f.refill_rounds)
 

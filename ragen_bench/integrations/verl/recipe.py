@@ -211,7 +211,7 @@ def fixed_kept_groups(config: Mapping[str, Any]) -> int | None:
     """Groups trained on per step when the filter keeps a fixed number (std / std_rev), else None (RAGEN-2's filter)."""
     if _get(config, "filter.mode") == "rollout":
         return None
-    return groups_to_keep(_get(config, "rollout.groups"), _get(config, "filter.ratio"))
+    return groups_to_keep(_get(config, "rollout.groups"), filter_spec(config))
 
 
 def _batches(config: Mapping[str, Any]) -> dict[str, Any]:
