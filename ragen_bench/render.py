@@ -95,13 +95,21 @@ def render_episode(run_dir: str | Path, episode: int, out: str | Path | None = N
         raise RenderError(f"--out must end in {' or '.join(FORMATS)}, got {str(target)!r}")
     _require_packages(suffix)
     _check_target(target)
+    try:
+        return target, _render(run_dir, episode, target)
+    except KeyboardInterrupt:
+        # Not eval's "re-run to resume": a render keeps nothing, and the earlier file stays.
+        raise RenderInterrupted(f"interrupted; {target} was not written (a file already there is untouched)") from None
+
+
+def _render(run_dir: Path, episode: int, target: Path) -> int:
     settings = run_settings(run_dir)
     record = checked_record(run_dir, episode, settings)
     env = None if record["env_id"] in GAME_IDS else replay_env(record["env_id"], settings.env_kwargs)
     try:
         # Two replays: the first only measures, so no frame is held while the canvas is unknown.
         canvas = canvas_size(_picture_size(frame) for frame in iter_frames(record, settings.env_kwargs, env))
-        return target, write_atomically(
+        return write_atomically(
             target, lambda path: write_frames(path, canvas, map(_picture, iter_frames(record, settings.env_kwargs, env)))
         )
     finally:
@@ -470,10 +478,7 @@ def write_atomically(target: Path, write: Callable[[Path], int]) -> int:
         os.chmod(temp, 0o644)  # mkstemp makes 0600; a video is meant to be shared
         count = write(temp)
         os.replace(temp, target)
-    except KeyboardInterrupt:
-        temp.unlink(missing_ok=True)
-        raise RenderInterrupted(f"interrupted; {target} was not written (a file already there is untouched)") from None
-    except BaseException:
+    except BaseException:  # Ctrl-C too
         temp.unlink(missing_ok=True)
         raise
     runfiles.fsync_dir(folder)

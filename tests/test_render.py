@@ -373,3 +373,16 @@ def test_the_measured_size_is_the_drawn_size():
         frame = render.Frame(shown, "step 1  turn 1  Up  reward -0.1  return -0.1")
         assert render._picture_size(frame) == render._picture(frame).shape[:2]
     assert render.canvas_size([(300, 17), (20, 290)]) == (304, 304)
+
+
+def test_ctrl_c_while_replaying_says_nothing_was_written(sokoban_run, tmp_path, capsys, monkeypatch):
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(render, "checked_record", interrupted)
+    out = tmp_path / "ep.gif"
+    capsys.readouterr()
+    assert main(["render", str(sokoban_run), "--episode", "0", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err == f"ragen-bench render: error: interrupted; {out} was not written (a file already there is untouched)\n"
+    assert not out.exists()
