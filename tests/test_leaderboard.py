@@ -24,7 +24,7 @@ from typing import Any
 from unittest import mock
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ragen_bench import runfiles
@@ -549,7 +549,7 @@ def test_malformed_episode_line(clean_suite: Path, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("line", "problem"), [
     (b"[1, 2]\n", "not an episode record"),
-    (b'{"env_id": "x", "seed": NaN}\n', "not valid JSON"),
+    (b'{"env_id": "x", "seed": NaN}\n', "NaN is not a finite number"),
     (b"\xff\xfe\n", "not valid JSON"),
 ])
 def test_bad_episode_lines(clean_suite: Path, tmp_path: Path, line: bytes, problem: str) -> None:
@@ -557,6 +557,87 @@ def test_bad_episode_lines(clean_suite: Path, tmp_path: Path, line: bytes, probl
     (sub / "episodes.jsonl").write_bytes(line)
     error = refused(sub)
     assert error.line == 1 and problem in error.problem
+
+
+# Spellings of numbers no float holds: each is legal JSON (or Python's JSON) and was read as inf or nan.
+NOT_FINITE = ["1e999", "-1e999", "1E+400", "-0.5e99999", "1.7976931348623159e308", "NaN", "Infinity", "-Infinity",
+              "1" + "0" * 309, "-" + str(2**1024), "9" * 5000]
+# Where each is put: the file, the place in it, and the field the error must name.
+NUMBER_PLACES = [
+    ("episodes.jsonl", lambda items: items[0]["turns"][0]["env_rewards"], 0, "turns[0].env_rewards[0]"),
+    ("summary.json", lambda summary: summary["groups"][1], "mean_return", "groups[1].mean_return"),
+    ("manifest.json", lambda manifest: manifest["config"], "samples", "config.samples"),
+    ("submission.json", lambda info: info, "notes", "notes"),
+]
+
+
+def put_number(sub: Path, name: str, place: Callable[[Any], Any], key: Any, literal: str) -> None:
+    """Write ``literal`` as it is spelled (json.dumps would respell it) at ``place(document)[key]``."""
+    path = sub / name
+    marker = "__number__"
+    if name == "episodes.jsonl":
+        items = records(sub)
+        place(items)[key] = marker
+        text = b"".join(rundir.encode_line(item) for item in items).decode()
+    else:
+        document = json.loads(path.read_text())
+        place(document)[key] = marker
+        text = json.dumps(document)
+    path.write_text(text.replace(f'"{marker}"', literal, 1))
+
+
+@pytest.mark.parametrize("literal", NOT_FINITE)
+@pytest.mark.parametrize(("name", "place", "key", "field"), NUMBER_PLACES, ids=[p[0] for p in NUMBER_PLACES])
+def test_a_number_no_float_holds_is_refused_however_spelled(clean_suite: Path, tmp_path: Path, literal: str,
+                                                            name: str, place: Any, key: Any, field: str) -> None:
+    sub = copy(clean_suite, tmp_path)
+    put_number(sub, name, place, key, literal)
+    error = refused(sub)
+    assert (error.file, error.field) == (str(sub / name), field)
+    assert error.line == (1 if name == "episodes.jsonl" else None)
+    assert error.problem.endswith("is not a finite number") and literal[:16] in error.problem
+    assert len(str(error)) < 300  # a 5,000-digit int still gives a readable line
+
+
+@pytest.mark.parametrize(("literal", "value"), [
+    ("1.7976931348623157e308", 1.7976931348623157e308),  # the largest float
+    ("-1.7976931348623157e308", -1.7976931348623157e308),
+    ("1e-999", 0.0), ("-0", 0), ("-0.0", -0.0),
+    (str(2**1024 - 2**970 - 1), 2**1024 - 2**970 - 1),  # the largest int float() rounds to a float
+    (str(10**308), 10**308),
+])
+def test_every_finite_number_is_read(literal: str, value: Any) -> None:
+    parsed = files.parse_json(f'{{"x": [{literal}]}}'.encode(), name="f")["x"][0]
+    assert parsed == value and type(parsed) is type(value)
+
+
+def _fits_a_float(number: int) -> bool:
+    try:
+        float(number)
+    except OverflowError:
+        return False
+    return True
+
+
+@example(2**1024 - 2**970 - 1)
+@example(2**1024 - 2**970)  # the smallest int float() refuses
+@example(-(2**1024 - 2**970))
+@example(10**308 * 17)
+@given(st.integers(min_value=-(10**320), max_value=10**320) | st.integers(min_value=2**1023, max_value=2**1025))
+def test_an_int_is_read_exactly_when_a_float_holds_it(number: int) -> None:
+    try:
+        parsed = files.parse_json(f'{{"a": {{"b": [0, {number}]}}}}'.encode(), name="f")
+    except LeaderboardError as error:
+        assert not _fits_a_float(number) and error.field == "a.b[1]"
+    else:
+        assert _fits_a_float(number) and parsed == {"a": {"b": [0, number]}}
+
+
+def test_the_field_of_a_number_in_a_repeated_key_is_found() -> None:
+    """The search for the field sees every value the parser saw, also under a key that appears twice."""
+    with pytest.raises(LeaderboardError) as caught:
+        files.parse_json(b'{"k": [1], "k": [2, {"deep": [[3, -1e999]]}]}', name="f", unique_keys=False)
+    assert caught.value.field == "k[1].deep[0][1]" and caught.value.problem == "-1e999 is not a finite number"
 
 
 @pytest.mark.parametrize("depth", [900, 5_000, 100_000])
@@ -702,12 +783,25 @@ def test_two_episode_logs(clean_suite: Path, tmp_path: Path) -> None:
     ("../outside", "contains '..'"),
     ("runs/../../outside", "contains '..'"),
     ("/tmp", "must be relative"),
+    ("\u00e9" * 200, "cannot be read (File name too long)"),  # 400 bytes: over the file system's 255
 ])
 def test_run_dir_cannot_escape(clean_suite: Path, tmp_path: Path, run_dir: str, problem: str) -> None:
     sub = copy(clean_suite, tmp_path)
     edit_json(sub / "submission.json", lambda info: info.update(run_dir=run_dir))
     error = refused(sub)
     assert problem in error.problem and error.field.endswith("run_dir")
+
+
+@pytest.mark.parametrize(("relative", "problem"), [
+    ("summary.json/x", "file is missing"),  # a file where the path needs a folder
+    ("a/" + "\u00e9" * 150, "file is missing"),  # a missing folder is met before the name too long
+    ("\u00e9" * 150, "cannot be read (File name too long)"),
+])
+def test_a_path_the_file_system_refuses_is_a_clean_refusal(clean_suite: Path, tmp_path: Path, relative: str,
+                                                           problem: str) -> None:
+    sub = copy(clean_suite, tmp_path)
+    edit_json(sub / "submission.json", lambda info: info.update(training_metrics=relative))
+    assert problem in refused(sub).problem
 
 
 def test_symlinked_file_out_of_the_folder(clean_suite: Path, tmp_path: Path) -> None:

@@ -12,26 +12,32 @@ import math
 import re
 import shutil
 import sys
+import tempfile
+from html.parser import HTMLParser
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, event, example, given, settings
 from hypothesis import strategies as st
 
 from ragen_bench.agents.scripted import OptimalAgent
 from ragen_bench.chat import AgentReply, AgentRequest
 from ragen_bench.cli import main
-from ragen_bench.leaderboard.build import build, cell_text, cell_value, link_cell, newcombe_interval
+from ragen_bench.leaderboard.build import (
+    _pyplot, build, cell_text, cell_value, legend_label, link_cell, newcombe_interval, plot_text,
+)
+from ragen_bench.leaderboard.tables import ENTRY_COLUMNS
 from ragen_bench.leaderboard.errors import LeaderboardError
 from ragen_bench.leaderboard.stats import (
     compare_submissions, mcnemar_exact, p_text, paired_bootstrap_ci, paired_comparison,
 )
+from ragen_bench.leaderboard.verify import verify
 from ragen_bench.leaderboard.viewer import VIEWER_SEEDS
 
 from .conftest import REPO_ROOT, in_ci
-from .test_leaderboard import SUITE, edit_json, edit_record, make_submission, records
+from .test_leaderboard import SUITE, edit_json, edit_record, make_submission, records, submission_info
 
 CHROMIUM = Path("/usr/bin/chromium")
 # Debian's Chromium, headless; without the networking flags it tries to reach update servers.
@@ -59,7 +65,7 @@ def built(submissions: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-HOSTILE = "</script><script>alert(1)</script> & <b>bold</b>"
+HOSTILE = "</script><script>alert(1)</script> & <b>bold</b> <!-- x"
 
 
 class HostileTextAgent:
@@ -167,7 +173,7 @@ def test_page_is_self_contained(built: Path) -> None:
 
 def test_model_text_cannot_break_out_of_the_page(hostile_board: Path) -> None:
     page = (hostile_board / "index.html").read_text()
-    assert page.count("</script>") == 2 and "<b>bold</b>" not in page
+    assert page.count("</script>") == 2 and "<b>bold</b>" not in page and "<!--" not in page
 
 
 def test_submission_text_is_text_in_the_markdown_too(submissions: Path, tmp_path: Path) -> None:
@@ -231,6 +237,151 @@ def test_a_markdown_renderer_reads_the_cell_as_text(text: str) -> None:
     rendered = renderer.render(f"| a | b |\n|---|---|\n| {cell_text(text)} | end |\n")
     (row,) = re.findall(r"<tr>\n<td>(.*)</td>\n<td>end</td>\n</tr>", rendered)
     assert row == html.escape(cell_value(text).strip(), quote=False).replace('"', "&quot;")
+
+
+# -- hostile submission text: plots and page ------------------------------------------------------
+
+# Texts matplotlib would read as mathtext (two "$"), escapes, TeX specials, page breakers, and a
+# label matplotlib leaves out of a legend (led by "_").
+PLOT_TEXTS = ["val $x^{$", "$\\alpha$", "\\$", "a\\\\$b$", "$$", "$ \\$ $", "100% #_^{}~&", "\\", "$\\frac{1}{2}$ end\\",
+              "_x", "</script><!--"]
+
+
+def _pixels(**text: Any) -> bytes:
+    """The RGBA pixels of a small figure holding one text (``s`` and matplotlib's text options)."""
+    plt = _pyplot()
+    figure = plt.figure(figsize=(4, 0.6), dpi=60)
+    figure.text(0.02, 0.3, **text)
+    figure.canvas.draw()
+    pixels = bytes(figure.canvas.buffer_rgba())
+    plt.close(figure)
+    return pixels
+
+
+@pytest.mark.parametrize("text", PLOT_TEXTS)
+def test_plot_text_draws_the_text_as_written(text: str) -> None:
+    """Pixel for pixel what matplotlib draws with math parsing off, which draws every character literally."""
+    assert _pixels(s=plot_text(text)) == _pixels(s=text, parse_math=False)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.text(alphabet="$\\ax{}^_%# ", max_size=12))
+def test_plot_text_draws_any_dollars_and_backslashes_as_written(text: str) -> None:
+    assert _pixels(s=plot_text(text)) == _pixels(s=text, parse_math=False)
+
+
+def test_unescaped_dollars_would_draw_as_math() -> None:
+    """Why plot_text exists: the same text drawn as it comes is mathtext (a Greek letter here, an error for `$x^{$`)."""
+    assert _pixels(s="$\\alpha$") != _pixels(s="$\\alpha$", parse_math=False)
+    with pytest.raises(ValueError):
+        _pixels(s="val $x^{$")
+
+
+def test_legend_label_keeps_a_label_led_by_an_underscore() -> None:
+    plt = _pyplot()
+    figure, axes = plt.subplots()
+    axes.plot([0], [0], label="_x success")  # matplotlib's mark for "no legend entry"
+    axes.plot([0], [1], label=legend_label("_x success"))
+    assert [text.get_text() for text in axes.legend().get_texts()] == [" _x success"]
+    plt.close(figure)
+
+
+class TableCells(HTMLParser):
+    """The text of each cell of the table ``table_id``, row by row, as an HTML parser reads the page,
+    and every tag inside that table (a tag a cell's text made would show here)."""
+
+    def __init__(self, table_id: str) -> None:
+        super().__init__(convert_charrefs=True)
+        self.table_id, self.inside = table_id, False
+        self.rows: list[list[str]] = []
+        self.tags: set[str] = set()
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "table" and ("id", self.table_id) in attrs:
+            self.inside = True
+        elif self.inside:
+            self.tags.add(tag)
+            if tag == "tr":
+                self.rows.append([])
+            elif tag in ("td", "th"):
+                self.rows[-1].append("")
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "table":
+            self.inside = False
+
+    def handle_data(self, data: str) -> None:
+        if self.inside and self.rows and self.rows[-1]:
+            self.rows[-1][-1] += data
+
+
+def table_cells(page: str, table_id: str) -> tuple[list[list[str]], set[str]]:
+    parser = TableCells(table_id)
+    parser.feed(page)
+    parser.close()
+    return parser.rows, parser.tags
+
+
+@pytest.fixture(scope="module")
+def solo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One small entry (Bandit, 2 seeds) with a training log: the folder its hostile copies start from."""
+    folder = tmp_path_factory.mktemp("solo")
+    make_submission(folder / "solo", "solo", "env=RAGEN/Bandit-v0", "agent=random", "limit=2")
+    logs = folder / "solo" / "training"
+    logs.mkdir()
+    (logs / "metrics.jsonl").write_text(json.dumps({"step": 1, "rollout/success": 0.5}) + "\n")
+    return folder / "solo"
+
+
+# Any character, lone surrogates too (JSON can escape one), and hand-picked texts that broke or could break a medium.
+_CHARACTERS = st.characters() | st.characters(categories=["Cs"])
+HOSTILE_TEXTS = [*PLOT_TEXTS, HOSTILE, "<!-- x", "]]>", "&amp; &lt;b&gt; &#60;", "\ud800", "a\x00b", "\u2028|\u2029",
+                 "\r\n| x |", "'\"`", "\u202eevil", "x" * 300, "x" * 301, "\U0001f600", " ", "", "![t](http://e.x/p.png)"]
+hostile_texts = st.sampled_from(HOSTILE_TEXTS) | st.text(_CHARACTERS, max_size=40)
+# The fields a hostile text goes into: submission.json's free text (shown on the page, save the paths) and the
+# validation split (a legend label); the rest keep what a clean run has.
+CLEAN_FIELDS = {"model": "scripted", "recipe": "scripted", "contact": "tests", "notes": "", "link": None,
+                "run_dir": ".", "training_metrics": "training/metrics.jsonl", "split": "val"}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(hostile={"model": "$x^{$", "recipe": HOSTILE, "contact": "\\$", "notes": "<!-- </script>",
+                  "link": "<b>", "split": "val $x^{$"})
+@given(hostile=st.dictionaries(st.sampled_from(sorted(CLEAN_FIELDS)), hostile_texts, min_size=1, max_size=3))
+def test_hostile_submission_text_is_refused_cleanly_or_built_as_text(solo: Path, hostile: dict[str, str]) -> None:
+    """Whatever text stands in submission.json's free-text fields or a validation split, verify passes or
+    refuses with one line naming the submission; and a folder verify passes is one build takes, the
+    page's entries table showing each text as it was written (an HTML parser reads the cells back)."""
+    fields = {**CLEAN_FIELDS, **hostile}
+    if "link" in hostile:
+        fields["link"] = "https://" + hostile["link"]
+    split = fields.pop("split")
+    with tempfile.TemporaryDirectory() as folder:
+        subs = Path(folder) / "subs"
+        shutil.copytree(solo, subs / "solo")
+        # json.dumps escapes a lone surrogate as \ud800, as a hostile file would.
+        (subs / "solo" / "submission.json").write_text(json.dumps(submission_info("solo", **fields)))
+        (subs / "solo" / "training" / "validation.jsonl").write_text(
+            json.dumps({"step": 1, "split": split, "success_rate": 0.5}) + "\n")
+        try:
+            verify(subs / "solo")
+        except LeaderboardError as error:
+            assert "\n" not in str(error) and str(subs / "solo") in str(error), str(error)
+            event(f"refused: {error.field}")
+            return
+        event("verified and built")
+        build(subs, Path(folder) / "board")
+        page = (Path(folder) / "board" / "index.html").read_text()
+    rows, tags = table_cells(page, "entries")
+    assert tags == {"thead", "tbody", "tr", "th", "td"}  # no markup came from the texts
+    assert rows[0] == list(ENTRY_COLUMNS.values())
+    shown = dict(zip(ENTRY_COLUMNS, rows[1]))
+    for key in ("model", "recipe", "contact", "notes", "link"):
+        assert shown[key] == cell_value(fields[key]), key
+    # The viewer's JSON is data in its script element: nothing in it ends the element or opens a comment.
+    assert page.count("<script") == 2 and page.count("</script>") == 2
+    script = page.split('<script type="application/json" id="viewer-data">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in script and set(json.loads(script)["entries"]) == {"solo"}
 
 
 def test_build_refuses_a_tampered_entry(submissions: Path, tmp_path: Path) -> None:

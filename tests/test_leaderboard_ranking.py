@@ -60,7 +60,7 @@ def test_verify_reads_the_training_log(pair: Path) -> None:
 
 @pytest.mark.parametrize(("base", "problem"), [
     ("nobody", "names no entry"),
-    ("trained", "cannot be its own base entry"),
+    ("trained", "base_entry cycle: trained -> trained"),
 ])
 def test_verify_refuses_a_base_entry_naming_no_entry(pair: Path, tmp_path: Path, base: str, problem: str) -> None:
     subs = copied(pair, tmp_path)
@@ -68,6 +68,53 @@ def test_verify_refuses_a_base_entry_naming_no_entry(pair: Path, tmp_path: Path,
     with pytest.raises(LeaderboardError, match=problem) as caught:
         verify(subs / "trained")
     assert caught.value.field == "base_entry"
+
+
+def add_entry(subs: Path, name: str, like: str = "base", **changes: Any) -> None:
+    """A copy of the entry ``like`` named ``name`` (same run), with ``changes`` to its submission.json."""
+    shutil.copytree(subs / like, subs / name)
+    write_info(subs / name, **changes)
+
+
+def test_two_entries_naming_each_other_are_refused_by_both(pair: Path, tmp_path: Path) -> None:
+    """Each would show as trained from the other; verify names the cycle from the entry it checks."""
+    subs = copied(pair, tmp_path)
+    write_info(subs / "base", base_entry="trained")
+    for name, cycle in (("trained", "trained -> base -> trained"), ("base", "base -> trained -> base")):
+        with pytest.raises(LeaderboardError) as caught:
+            verify(subs / name)
+        assert (caught.value.file, caught.value.field) == (str(subs / name / "submission.json"), "base_entry")
+        assert caught.value.problem == f"base_entry cycle: {cycle}"
+    with pytest.raises(LeaderboardError, match="base_entry cycle"):
+        build(subs, tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_cycle_further_down_the_chain_is_refused(pair: Path, tmp_path: Path) -> None:
+    """trained -> base -> c -> base: the chain from trained never ends, though trained is not in the cycle."""
+    subs = copied(pair, tmp_path)
+    add_entry(subs, "c", base_entry="base")
+    write_info(subs / "base", base_entry="c")
+    with pytest.raises(LeaderboardError, match=r"base_entry cycle: base -> c -> base$"):
+        verify(subs / "trained")
+
+
+def test_a_chain_that_ends_passes(pair: Path, tmp_path: Path) -> None:
+    """trained -> base -> c, c with no base entry; base -> gone (no folder) ends the chain as well."""
+    subs = copied(pair, tmp_path)
+    add_entry(subs, "c")
+    write_info(subs / "base", base_entry="c")
+    assert verify(subs / "trained").info.base_entry == "base"
+    write_info(subs / "c", base_entry="gone")
+    assert verify(subs / "trained").info.base_entry == "base"  # c's own verify refuses "gone"
+
+
+def test_a_base_entry_whose_submission_is_broken_is_named(pair: Path, tmp_path: Path) -> None:
+    subs = copied(pair, tmp_path)
+    (subs / "base" / "submission.json").write_text('{"name": ')
+    with pytest.raises(LeaderboardError, match="not valid JSON") as caught:
+        verify(subs / "trained")
+    assert caught.value.file == str(subs / "base" / "submission.json")
 
 
 @pytest.mark.parametrize(("path", "field"), [
@@ -85,8 +132,18 @@ def test_verify_refuses_training_metrics_outside_the_folder(pair: Path, tmp_path
 
 @pytest.mark.parametrize(("file", "line", "field"), [
     ("metrics.jsonl", '{"step": "1"}', "step"),
+    ("metrics.jsonl", '{"step": -1}', "step"),
+    ("metrics.jsonl", '{"step": 9007199254740993}', "step"),  # 2**53 + 1: no float holds it exactly
+    ("metrics.jsonl", '{"step": 1e999}', "step"),
     ("metrics.jsonl", '{"step": 1, "rollout/success": true}', "rollout/success"),
+    ("metrics.jsonl", '{"step": 1, "rollout/success": 1e999}', "rollout/success"),
+    ("metrics.jsonl", '{"step": 1, "rollout/success": NaN}', "rollout/success"),
     ("validation.jsonl", '{"step": 1, "split": "val"}', "success_rate"),
+    ("validation.jsonl", '{"step": 1, "split": "val", "success_rate": -1e999}', "success_rate"),
+    ("validation.jsonl", '{"step": 1, "split": "val", "success_rate": %s}' % ("1" * 400), "success_rate"),
+    ("validation.jsonl", '{"step": 1, "split": "", "success_rate": 0.5}', "split"),
+    ("validation.jsonl", '{"step": 1, "split": "%s", "success_rate": 0.5}' % ("v" * 301), "split"),
+    ("validation.jsonl", '{"step": 1, "split": "val\\ud800", "success_rate": 0.5}', "split"),  # a lone surrogate
 ])
 def test_verify_refuses_a_malformed_training_log(pair: Path, tmp_path: Path, file: str, line: str,
                                                  field: str) -> None:
@@ -96,6 +153,16 @@ def test_verify_refuses_a_malformed_training_log(pair: Path, tmp_path: Path, fil
     with pytest.raises(LeaderboardError) as caught:
         verify(subs / "trained")
     assert caught.value.field == field and caught.value.file.endswith(file)
+
+
+def test_the_largest_step_and_any_drawable_split_pass(pair: Path, tmp_path: Path) -> None:
+    subs = copied(pair, tmp_path)
+    with (subs / "trained" / "training" / "metrics.jsonl").open("a") as handle:
+        handle.write(json.dumps({"step": 2**53, "rollout/success": 0.5}) + "\n")
+    with (subs / "trained" / "training" / "validation.jsonl").open("a") as handle:
+        handle.write(json.dumps({"step": 5, "split": "v" * 300, "success_rate": 0.5}) + "\n")
+    run = verify(subs / "trained")
+    assert run.training.metrics[-1]["step"] == 2**53 and run.training.validation[-1]["split"] == "v" * 300
 
 
 def test_verify_refuses_missing_training_metrics(pair: Path, tmp_path: Path) -> None:
@@ -198,3 +265,15 @@ def test_learning_curves_plot_is_written(board: Path, pair: Path, tmp_path: Path
     write_info(subs / "trained", base_entry="base")  # no training log: the placeholder plot
     build(subs, tmp_path / "out")
     assert (tmp_path / "out" / "learning_curves.png").read_bytes() != curves
+
+
+def test_splits_matplotlib_would_read_as_math_build(pair: Path, tmp_path: Path) -> None:
+    """A split is a legend label: `$...$` once broke build with a mathtext error naming no entry."""
+    subs = copied(pair, tmp_path)
+    splits = ["val $x^{$", "$\\alpha$", "_hidden", "\\$ 100% #_^{}~& \\", "</script><!--"]
+    with (subs / "trained" / "training" / "validation.jsonl").open("a") as handle:
+        handle.writelines(json.dumps({"step": 5, "split": split, "success_rate": 0.5}) + "\n" for split in splits)
+    assert [row["split"] for row in verify(subs / "trained").training.validation][-5:] == splits
+    build(subs, tmp_path / "out")
+    assert (tmp_path / "out" / "learning_curves.png").read_bytes().startswith(b"\x89PNG")
+
