@@ -195,6 +195,9 @@ def train_argv(out: Path, *extra: str) -> list[str]:
 # (command, names in its one-line error); every refusal of eval, train and play found by hand.
 REFUSALS = {
     "eval agent=human at 64 at once": (lambda out: eval_argv(out, "agent=human"), ["lockstep_episodes=1"]),
+    "eval human as a game's opponent": (lambda out: ["eval", "env=RAGEN/TicTacToe-v0", "agent=random",
+                                                     "opponent={name:human}", "limit=2", f"out={out}"],
+                                        ["lockstep_episodes=1", "'human'"]),
     "eval bad setting": (lambda out: eval_argv(out, "samples=0"), ["samples"]),
     "eval unknown agent setting": (lambda out: eval_argv(out, "+agent.bogus=1"), ["bogus"]),
     "eval bad env_kwargs": (lambda out: eval_argv(out, "+env_kwargs.bogus=1"), ["env_kwargs"]),
