@@ -282,8 +282,9 @@ def test_the_command_the_human_agents_refusal_suggests_then_runs(tmp_path, capsy
     assert main(eval_argv(out, "agent=human")) == 2
     assert "give lockstep_episodes=1" in capsys.readouterr().err
     # The person's input ends at once (no terminal): the run stops cleanly, recorded with the fixed setting.
-    done = subprocess.run([sys.executable, "-m", "ragen_bench.cli", *eval_argv(out, "agent=human", "lockstep_episodes=1")],
-                          stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=REPO_ROOT, timeout=300)
+    command = [sys.executable, "-m", "ragen_bench.cli", *eval_argv(out, "agent=human", "lockstep_episodes=1")]
+    done = subprocess.run(command, stdin=subprocess.DEVNULL, capture_output=True, text=True, cwd=REPO_ROOT,
+                          timeout=300)
     assert done.returncode == 0, done.stderr
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["config"]["lockstep_episodes"] == 1 and manifest["complete"] is False

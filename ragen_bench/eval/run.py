@@ -121,8 +121,8 @@ def check_batch_limit(agent: Any, lockstep_episodes: int) -> None:
     attribute ``episodes_at_once``; the ``human`` agent's is 1), before the run folder is written:
     refused mid-run, the folder would hold a manifest of this config, and the command the error
     suggests would then be refused as another run."""
-    limit = getattr(agent, "episodes_at_once", None)
-    if agent is not None and limit is not None and lockstep_episodes > limit:
+    limit = getattr(agent, "episodes_at_once", None)  # None for no agent, too
+    if limit is not None and lockstep_episodes > limit:
         from ragen_bench.chat.protocol import agent_name
 
         raise ConfigError(f"lockstep_episodes: agent {agent_name(agent)!r} plays {limit} episode(s) at a time, "

@@ -128,7 +128,7 @@ def check_ratio(num_groups: int, ratio: float) -> None:
 
 
 def _share_of(num_groups: int, fraction: float) -> int:
-    """``floor(fraction x num_groups)``, robust to float error (``int()`` gives 28 for 0.29 x 100, which is 28.999...)."""
+    """``floor(fraction x num_groups)``, robust to float error (0.29 x 100 is 28.999..., where ``int()`` gives 28)."""
     return math.floor(fraction * num_groups + 1e-9)
 
 

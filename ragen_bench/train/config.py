@@ -99,7 +99,7 @@ class FilterConfig:
 
     @property
     def rollout_spec(self) -> FilterSpec:
-        """The :class:`FilterSpec` of the rollout keys, the filter of ``mode=rollout`` (ValueError if a value is bad)."""
+        """The :class:`FilterSpec` of the rollout keys, ``mode=rollout``'s filter (ValueError if a value is bad)."""
         return FilterSpec(**{field: getattr(self, key) for key, field in FILTER_SPEC_KEYS.items()})
 
     @property
