@@ -145,27 +145,26 @@ def test_the_unwinnable_item_gets_the_most_any_answer_can():
     scorer = env._data.score_answer
     assert scorer(env.item["metadata"]["example_answer"], env.item) == 0.05  # the generator's example
     assert [scorer(answer, env.item) for answer in ("(P ∨ ¬P)", "(Q → Q)", "(P ∧ Q)", "P")] == [0.25, 0.25, 0.05, 0.05]
-    assert env.step(env.optimal_action())[1:4] == (0.25, False, True)
+    assert env.step(env.optimal_action())[1:4] == (0.25, True, False)
 
 
 def test_one_wrong_answer_ends_the_default_episode_with_the_datasets_score():
     env = make("RAGEN/RG-basic_arithmetic-v0")
     env.reset(seed=123)  # "Calculate 575 / 5."
-    assert env.step("116") == ("Score 0 of 1. No attempts left.", 0.0, False, True, {
+    assert env.step("116") == ("Score 0 of 1. No attempts left.", 0.0, True, False, {
         "success": False, "level_seed": 123, "score": 0.0, "action_is_valid": True, "action_is_effective": False})
 
 
 def test_with_attempts_the_score_is_fed_back_and_the_return_is_the_best_score():
-    # reasoning-gym's default scorer gives len(answer)/len(reply) to a reply containing the answer.
-    env = make("RAGEN/RG-basic_arithmetic-v0", max_attempts=4)
+    # countdown pays 0.01 for an attempt, 0.05 for a readable expression, 1 for the target.
+    env = make("RAGEN/RG-countdown-v0", max_attempts=4)
     env.reset(seed=123)
-    answer = env.optimal_action()
-    steps = [env.step(reply) for reply in (answer * 2, "", answer * 4, answer)]
+    steps = [env.step(reply) for reply in ("zzz", "1+2", "", env.optimal_action())]
     assert [step[0] for step in steps] == [
-        "Score 0.5 of 1. Try again (3 attempts left).", "Score 0 of 1. Try again (2 attempts left).",
-        "Score 0.25 of 1. Try again (1 attempts left).", rg_env.FULL_CREDIT]
-    assert [step[1] for step in steps] == [0.5, 0.0, 0.0, 0.5]  # sums to the best score, 1
-    assert [step[4]["action_is_valid"] for step in steps] == [True, False, True, True]
+        "Score 0.01 of 1. Try again (3 attempts left).", "Score 0.05 of 1. Try again (2 attempts left).",
+        "Score 0.01 of 1. Try again (1 attempts left).", rg_env.FULL_CREDIT]
+    assert [step[1] for step in steps] == pytest.approx([0.01, 0.04, 0.0, 0.95])  # sums to the best score, 1
+    assert [step[4]["action_is_valid"] for step in steps] == [True, True, False, True]
     assert [step[2:4] for step in steps] == [(False, False)] * 3 + [(True, False)]
 
 
@@ -173,7 +172,7 @@ def test_attempts_run_out_without_full_credit():
     env = make("RAGEN/RG-chain_sum-v0", max_attempts=2)
     env.reset(seed=5)
     assert env.step("no idea")[2:4] == (False, False)
-    assert env.step("still no idea")[2:4] == (False, True)
+    assert env.step("still no idea")[2:4] == (True, False)  # no attempt left: a terminal state
 
 
 @settings(max_examples=60, deadline=None)

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 from ragen_bench.envs.base import AnyText, MissingExtra, TextEnv, text_charset
+from ragen_bench.envs.reasoning_gym import grading
 from ragen_bench.envs.reasoning_gym.ids import DATASETS, INSTALL_HINT, LIBRARY, REFERENCE_METADATA_KEYS
 
 DIFFICULTIES = ("default", "easy", "hard")
@@ -64,9 +65,13 @@ def reference_answer(dataset: str, item: dict[str, Any]) -> str:
     is such a conclusion unless every premise is a tautology, and then every conclusion that
     follows is one too (0.25 at most, which the conjunction gets): it is the best answer to
     every item.  (The generator's ``example_answer`` misses some items the conjunction wins.)
+    The integration datasets store ``Integral(...)`` where sympy found no closed form when the
+    item was made; their reference is then the closed form (:func:`grading.integration_reference`).
     """
     if dataset == "propositional_logic":
         return functools.reduce(lambda left, right: f"({left} ∧ {right})", item["metadata"]["premises"])
+    if dataset in grading.INTEGRATION:
+        return grading.integration_reference(item)
     key = REFERENCE_METADATA_KEYS.get(dataset)
     answer = item["answer"] if key is None else item["metadata"][key]
     # graph_color's solution is a {vertex: colour} dict; its scorer reads JSON.
@@ -95,7 +100,8 @@ class ReasoningGymEnv(TextEnv):
     ## Action Space
     ``AnyText(0, 10000)``: any ``str`` of at most 10000 characters is an answer; longer
     texts and non-``str`` raise ``InvalidActionError``.  The dataset's scorer decides
-    what an answer is worth; an answer it cannot read scores 0.
+    what an answer is worth (see :mod:`.grading`: no answer is ever run as code, a hedge
+    earns nothing, and a grade has a bounded cost); an answer it cannot read scores 0.
 
     ## Observation Space
     ``AnyText(1, 100000)``: the question (reset), then the feedback (step):
@@ -111,7 +117,9 @@ class ReasoningGymEnv(TextEnv):
     (1 for a full-credit answer, whatever attempt it came on).
 
     ## Episode End
-    Terminated on full credit.  Truncated after ``max_attempts`` answers without it.
+    Terminated on full credit, or after ``max_attempts`` answers without it (no attempt is
+    left: a terminal state, so Gymnasium's ``check_env`` passes with the default of one).
+    Never truncated.
     Answering a finished episode raises ``EpisodeFinishedError``.
 
     ## Information
@@ -129,7 +137,9 @@ class ReasoningGymEnv(TextEnv):
     raises :class:`DatasetError` naming the dataset and seed.
 
     ## Version History
-    * v0: reasoning-gym 0.1.25; items pinned by the panels' checksums.
+    * v0: reasoning-gym 0.1.25; items pinned by the panels' checksums.  2026-12-02: graded
+      without running answers (:mod:`.grading`), hedges held to one value, the last wrong
+      answer terminates instead of truncating; questions and reference answers' scores unchanged.
     """
 
     action_names = None
@@ -181,14 +191,11 @@ class ReasoningGymEnv(TextEnv):
         info = self._info()
         info["action_is_valid"] = action.strip() != ""
         info["action_is_effective"] = success
-        return self._text, reward, success, not success and self._attempts >= self.max_attempts, info
+        # Out of attempts is a state of the task (the feedback says so), not a time limit: terminated.
+        return self._text, reward, success or self._attempts >= self.max_attempts, False, info
 
     def _grade(self, answer: str) -> float:
-        try:
-            score = float(self._data.score_answer(answer, self.item))
-        except Exception:  # noqa: BLE001  a scorer that chokes on an answer text gives it no credit
-            return 0.0
-        return min(max(score, 0.0), 1.0) if score == score else 0.0  # NaN scores nothing
+        return grading.grade(self.dataset, self._data, self.item, answer)
 
     def render_text(self) -> str:
         return self._text
