@@ -3,7 +3,7 @@
 * a filter key is checked in every ``filter.mode``, and an override of one the run's filter
   does not read (``filter.strategy`` under ``mode=std``) is one line naming it;
 * a count of groups must be a whole number (``top_k_abs`` 2.5 is refused, never cut to 2);
-* the number of groups the filter keeps is one rule (``starpo.filter.groups_to_keep``), so
+* the number of groups the filter keeps is one rule (``starpo.filter_spec.groups_to_keep``), so
   the config, its ``--dry-run`` plan, the veRL recipe and the filter itself say the same;
 * ``FilterConfig`` takes the rollout filter's defaults from ``FilterSpec`` and ``base.yaml``
   says the same;
@@ -28,7 +28,8 @@ torch = pytest.importorskip("torch")
 from ragen_bench import runfiles  # noqa: E402
 from ragen_bench.cli import main  # noqa: E402
 from ragen_bench.integrations.verl.recipe import fixed_kept_groups  # noqa: E402
-from ragen_bench.starpo.filter import FilterSpec, filter_rollouts, groups_to_keep  # noqa: E402
+from ragen_bench.starpo.filter import filter_rollouts  # noqa: E402
+from ragen_bench.starpo.filter_spec import FilterSpec, groups_to_keep  # noqa: E402
 from ragen_bench.train import config as train_config  # noqa: E402
 from ragen_bench.train.config import (FILTER_SPEC_KEYS, FilterConfig, RolloutConfig, TrainConfig,  # noqa: E402
                                       TrainConfigError)

@@ -18,14 +18,8 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from ragen_bench.starpo.filter import (  # noqa: E402
-    FilterSpec,
-    filter_metrics,
-    filter_rollouts,
-    preset,
-    select_groups,
-    trajectory_entropies,
-)
+from ragen_bench.starpo.filter import filter_metrics, filter_rollouts, select_groups, trajectory_entropies  # noqa: E402
+from ragen_bench.starpo.filter_spec import FilterSpec, preset  # noqa: E402
 
 torch.set_num_threads(1)
 

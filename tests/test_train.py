@@ -134,6 +134,18 @@ def test_cli_errors_are_one_line_exit_2(tmp_path):
         assert done.stderr.count("\n") == 1 and done.stderr.startswith("ragen-bench train: error:"), done.stderr
 
 
+def test_a_dry_run_loads_no_torch(tmp_path):
+    # The plan is the quick look before a run; torch alone takes seconds to import.
+    code = ("import contextlib, io, sys\n"
+            "from ragen_bench.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()) as plan:\n"
+            "    status = main(['train', 'preset=grpo', '--dry-run'])\n"
+            "print(status, 'keeps 8 groups' in plan.getvalue(), 'torch' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["0", "True", "False"]
+
+
 def cli_args(out: Path, *extra: str) -> list[str]:
     """``ragen-bench train`` arguments of a one-step SMALL run into ``out``; ``extra`` replaces SMALL's keys."""
     replaced = {override.split("=", 1)[0] for override in extra}

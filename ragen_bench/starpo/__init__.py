@@ -10,7 +10,8 @@ in :mod:`ragen_bench.train`):
 - :mod:`ragen_bench.starpo.advantages`: token-level GAE, GRPO / RLOO outcome advantages,
   bi-level (turn + token) GAE.
 - :mod:`ragen_bench.starpo.filter`: the rollout filter (RAGEN-2's strategies over group metrics;
-  StarPO-S's keep-the-groups-whose-scores-vary-most as its preset).
+  StarPO-S's keep-the-groups-whose-scores-vary-most as its preset); its settings and kept-group
+  counts, which need no torch, are :mod:`ragen_bench.starpo.filter_spec`.
 - :mod:`ragen_bench.starpo.shaping`: DAPO's overlong reward shaping.
 - :mod:`ragen_bench.starpo.losses`: loss aggregation, clipped policy loss with dual clip,
   entropy, KL estimators, clipped value loss.

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field, fields
 from typing import Any, get_type_hints
 
 from ragen_bench import values
-# The filter's own rules (names, defaults, ranges, the kept-group count); this loads torch, which
-# every `ragen-bench train` needs anyway.
-from ragen_bench.starpo.filter import FilterSpec, check_ratio, groups_to_keep, preset
+# The filter's own rules (names, defaults, ranges, the kept-group count), from the torch-free half
+# of the filter so that checking a config and `--dry-run` load no torch.
+from ragen_bench.starpo.filter_spec import FilterSpec, check_ratio, groups_to_keep, preset
 
 PRESETS = ("starpo-s", "starpo", "ppo", "grpo", "dapo", "drgrpo", "ragen-sokoban")
 DEFAULT_PRESET = "starpo-s"
@@ -267,7 +267,7 @@ class TrainConfig:
 
     @property
     def kept_groups(self) -> int:
-        """The most groups the filter keeps of ``rollout.groups`` (:func:`~ragen_bench.starpo.filter.groups_to_keep`):
+        """The most groups the filter keeps of ``rollout.groups`` (:func:`~ragen_bench.starpo.filter_spec.groups_to_keep`):
         StarPO-S's ``floor(ratio x groups)``, top_k's and top_k_abs's count, every group for the others."""
         return groups_to_keep(self.rollout.groups, self.filter.spec)
 

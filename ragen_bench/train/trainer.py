@@ -43,8 +43,8 @@ import torch
 
 from ragen_bench.chat import ChatEpisode, run_lockstep
 from ragen_bench.starpo import advantages as adv
-from ragen_bench.starpo.filter import (ENTROPY_METRICS, best_groups, filter_metrics, filter_rollouts, loss_scale,
-                                       trajectory_entropies)
+from ragen_bench.starpo.filter import best_groups, filter_metrics, filter_rollouts, loss_scale, trajectory_entropies
+from ragen_bench.starpo.filter_spec import ENTROPY_METRICS
 from ragen_bench.starpo.losses import aggregate, kl_estimate, kl_penalized_rewards, policy_loss, value_loss
 from ragen_bench.starpo.masked import masked_mean
 from ragen_bench.starpo.shaping import overlong_rewards

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ragen_bench.integrations.verl.data import AGENT_NAME
-from ragen_bench.starpo.filter import ENTROPY_METRICS, FilterSpec, groups_to_keep
+from ragen_bench.starpo.filter_spec import ENTROPY_METRICS, FilterSpec, groups_to_keep
 from ragen_bench.train.config import FilterConfig
 
 TRAINER_MODULE = "ragen_bench.integrations.verl.trainer"

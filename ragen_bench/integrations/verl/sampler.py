@@ -6,7 +6,7 @@ RAGEN-2's filter: ``rollout.groups``) and passes the filter in ``trainer.v1.samp
 ``groups`` (rolled out per step), ``refill_rounds``, ``empty_stop_steps``, ``collapse_compute_freq``
 (on the collapse diagnostics' steps the sampler keeps the whole rollout's rows for them,
 :attr:`collapse_rows`, before it clears the dropped groups; 0: never) and the fields of a
-:class:`ragen_bench.starpo.filter.FilterSpec` (the train config's ``filter.spec``, StarPO-S's
+:class:`ragen_bench.starpo.filter_spec.FilterSpec` (the train config's ``filter.spec``, StarPO-S's
 std preset included).  Each training step the sampler asks the trainer for ``groups -
 train_batch_size`` more prompts, waits until every group has finished, and keeps exactly the
 groups :func:`ragen_bench.starpo.filter.filter_rollouts` keeps for those scores: a group is one
@@ -39,7 +39,8 @@ import transfer_queue as tq
 from transfer_queue import KVBatchMeta
 
 from ragen_bench.integrations.verl import collapse
-from ragen_bench.starpo.filter import FilterSpec, best_groups, filter_metrics, filter_rollouts
+from ragen_bench.starpo.filter import best_groups, filter_metrics, filter_rollouts
+from ragen_bench.starpo.filter_spec import FilterSpec
 from ragen_bench.train.collapse_probe import due
 from verl.trainer.ppo.v1.replay_buffer import ReplayBuffer
 
