@@ -8,18 +8,18 @@ veRL's own ReplayBuffer helpers (metadata sync, clearing, batch materialisation)
 from __future__ import annotations
 
 import dataclasses
-import math
 
 import pytest
 import torch
 import transfer_queue
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, given, reject, settings
 from hypothesis import strategies as st
 from verl.utils.import_utils import load_extern_type
 from verl.utils.tensordict_utils import list_of_dict_to_tensordict
 
 from ragen_bench.integrations.verl import recipe
-from ragen_bench.starpo.filter import FilterSpec, filter_groups, filter_rollouts, preset
+from ragen_bench.starpo.filter import filter_groups, filter_rollouts
+from ragen_bench.starpo.filter_spec import FilterSpec, check_ratio, groups_to_keep, preset
 
 
 class FakeQueue:
@@ -187,8 +187,11 @@ def test_sampler_settings_are_checked(queue):
 def test_kept_groups_equal_the_starpo_s_filter(queue, data, groups, size, ratio, mode):
     queue.tags.clear()
     queue.values.clear()
-    kept = math.floor(ratio * groups + 1e-9)
-    assume(kept >= 1)  # the filter refuses to keep no group (tested in tests/test_starpo_filter.py)
+    try:
+        check_ratio(groups, ratio)
+    except ValueError:
+        reject()  # the filter refuses a ratio that keeps no group (tested in tests/test_starpo_filter.py)
+    kept = groups_to_keep(groups, preset(mode, ratio))
     seeds = data.draw(st.lists(st.integers(0, 10_000), min_size=groups, max_size=groups, unique=True))
     # Scores on a coarse grid so that equal spreads (ties) are common.
     scores = data.draw(st.lists(st.lists(st.sampled_from([0.0, 0.5, 1.0, 10.0]), min_size=size, max_size=size),
