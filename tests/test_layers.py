@@ -10,8 +10,8 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 
-# Bottom to top.  runfiles (atomic writes, config comparison) and values (config value types)
-# import nothing of the project.
+# Bottom to top.  runfiles (atomic writes, config comparison), values (config value types) and
+# plots (free text in matplotlib labels) import nothing of the project.
 # catalog (what `ragen-bench envs` prints) reads the registries, games and panels and plays nothing.
 # Envs know nothing of chat, agents or training; the chat layer (which owns the agent
 # protocol) knows nothing of agents; evaluation sits above all of them, and the trainer
@@ -19,6 +19,7 @@ from tests.conftest import REPO_ROOT
 LAYERS = (
     "runfiles",
     "values",
+    "plots",
     "data",
     "cache",
     "registry",

@@ -25,9 +25,7 @@ from hypothesis import strategies as st
 from ragen_bench.agents.scripted import OptimalAgent
 from ragen_bench.chat import AgentReply, AgentRequest
 from ragen_bench.cli import main
-from ragen_bench.leaderboard.build import (
-    _pyplot, build, cell_text, cell_value, legend_label, link_cell, newcombe_interval, plot_text,
-)
+from ragen_bench.leaderboard.build import _pyplot, build, cell_text, cell_value, link_cell, newcombe_interval
 from ragen_bench.leaderboard.tables import ENTRY_COLUMNS
 from ragen_bench.leaderboard.errors import LeaderboardError
 from ragen_bench.leaderboard.stats import (
@@ -35,6 +33,7 @@ from ragen_bench.leaderboard.stats import (
 )
 from ragen_bench.leaderboard.verify import verify
 from ragen_bench.leaderboard.viewer import VIEWER_SEEDS
+from ragen_bench.plots import legend_label, plot_text
 
 from .conftest import REPO_ROOT, in_ci
 from .test_leaderboard import SUITE, edit_json, edit_record, make_submission, records, submission_info

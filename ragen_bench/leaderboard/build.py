@@ -38,6 +38,7 @@ from ragen_bench.leaderboard.tables import (  # noqa: F401
     ENTRY_COLUMNS, GENERALIZATION_COLUMNS, MAIN_COLUMNS, PAIRED_COLUMNS, PAIRED_TEXT, REPORTED_MARK, SCORE_TEXT, Board,
     Reported, cell_text, cell_value, link_cell, markdown_table, sorted_rows,
 )
+from ragen_bench.plots import AS_WRITTEN, legend_label, plot_text
 
 README_HEADER = """# Leaderboard
 
@@ -376,28 +377,9 @@ def _pyplot() -> Any:
     # Fixed salt: SVG ids would otherwise be random (PNG output has none, but a saved
     # SVG from the same figure code must be reproducible too).
     plt.rcParams["svg.hashsalt"] = "ragen-bench-leaderboard"
-    # A reader's matplotlibrc may turn TeX on: it would read "_", "#", "%", "&" and "{" of a label
-    # as TeX (and need a TeX install). plot_text escapes for matplotlib's own renderer only.
-    plt.rcParams["text.usetex"] = False
+    # Labels are free text (plot_text); a reader's matplotlibrc must not turn TeX on under them.
+    plt.rcParams.update(AS_WRITTEN)
     return plt
-
-
-def plot_text(text: str) -> str:
-    """``text`` escaped so that matplotlib draws it as written, never as mathtext.
-
-    Matplotlib reads a text holding an even number of unescaped ``$`` as mathtext (``val $x^{$``
-    fails to parse, ``$\\alpha$`` draws a Greek letter) and draws ``\\$`` as ``$``. With every ``$``
-    escaped no math starts, and the un-escaping gives back exactly ``text``, backslashes included.
-    Outside math no other character is special (TeX is off, :func:`_pyplot`).
-    """
-    return text.replace("$", "\\$")
-
-
-def legend_label(text: str) -> str:
-    """A legend entry drawing ``text``: :func:`plot_text`, and a label matplotlib would leave out
-    (one starting with ``_``, its mark for "no legend") led by a space."""
-    text = plot_text(text)
-    return " " + text if text.startswith("_") else text
 
 
 def success_plot(rows: Sequence[Mapping[str, Any]]) -> bytes:

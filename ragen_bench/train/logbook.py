@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ragen_bench.plots import AS_WRITTEN, legend_label
 from ragen_bench.runfiles import replace_atomically
 
 METRICS = "metrics.jsonl"
@@ -95,6 +96,17 @@ def plot_curves(out: Path) -> Path:
 
     train = read_lines(out / METRICS)
     val = read_lines(out / VALIDATION)
+    # Split names are free text (legend_label); a user's matplotlibrc must not turn TeX on under them.
+    with plt.rc_context(AS_WRITTEN):
+        figure = _draw_curves(plt, train, val)
+        path = out / CURVES
+        replace_atomically(path, lambda handle: figure.savefig(handle, dpi=90, format="png"))
+    plt.close(figure)
+    return path
+
+
+def _draw_curves(plt: Any, train: list[dict[str, Any]], val: list[dict[str, Any]]) -> Any:
+    """The figure of :func:`plot_curves` from the metrics and validation lines."""
     figure, axes = plt.subplots(1, 4, figsize=(17, 3.6))
 
     def curve(axis: Any, key: str, label: str, style: str = "-") -> None:
@@ -105,7 +117,8 @@ def plot_curves(out: Path) -> Path:
     curve(axes[0], "rollout/success", "rollout success")
     for split in dict.fromkeys(row["split"] for row in val):
         points = [row for row in val if row["split"] == split]
-        axes[0].plot([r["step"] for r in points], [r["success_rate"] for r in points], "o-", label=f"{split} success")
+        axes[0].plot([r["step"] for r in points], [r["success_rate"] for r in points], "o-",
+                     label=legend_label(f"{split} success"))
     axes[0].set_ylim(-0.02, 1.02)
     axes[0].set_title("success")
     curve(axes[1], "rollout/reward_mean", "mean reward")
@@ -126,7 +139,4 @@ def plot_curves(out: Path) -> Path:
         if axis.get_legend_handles_labels()[0]:
             axis.legend(fontsize=8)
     figure.tight_layout()
-    path = out / CURVES
-    replace_atomically(path, lambda handle: figure.savefig(handle, dpi=90, format="png"))
-    plt.close(figure)
-    return path
+    return figure
