@@ -201,9 +201,14 @@ def _data_sft(args: argparse.Namespace) -> int:
 
 
 def _render(args: argparse.Namespace) -> int:
-    from ragen_bench.render import render_episode
+    from ragen_bench.render import RenderInterrupted, render_episode
 
-    path, frames = render_episode(Path(args.run_dir), args.episode, args.out)
+    try:
+        path, frames = render_episode(Path(args.run_dir), args.episode, args.out)
+    except RenderInterrupted as interrupted:
+        # Ctrl-C's usual status, with render's own line: it wrote nothing and has nothing to resume.
+        print(f"ragen-bench render: {_one_line(interrupted)}", file=sys.stderr)
+        return EXIT_INTERRUPTED
     print(f"wrote {path}: episode {args.episode} of {args.run_dir}, {frames} frames")
     return 0
 
