@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 pytest.importorskip("pettingzoo")
 
-from ragen_bench.games.board import IllegalMoveError  # noqa: E402
+from ragen_bench.games.board import IllegalMoveError, UnknownAgentError  # noqa: E402
 from ragen_bench.games.opponents import TitForTat  # noqa: E402
 from ragen_bench.games.prisoners_dilemma import parallel_env  # noqa: E402
 from ragen_bench.games.prisoners_dilemma.env import clean_message  # noqa: E402
@@ -44,6 +44,8 @@ def test_the_seed_draws_the_hidden_number_of_rounds_and_the_game_ends_there():
     assert len(first_views) == 1  # what the players read does not give the count away
     with pytest.raises(IllegalMoveError, match="game is over"):
         game.step(moves(C, C))
+    with pytest.raises(IllegalMoveError, match="game is over"):
+        game.send_message("player_0", "one more round?")
 
 
 def test_a_message_reaches_only_the_other_player_and_only_for_the_next_round():
@@ -87,7 +89,7 @@ def test_bad_actions_are_refused_by_name(action, message):
         game.step({**moves(C, C), "player_2": C})
     with pytest.raises(IllegalMoveError, match="must be a str"):
         game.send_message("player_1", b"bytes")
-    with pytest.raises(IllegalMoveError, match="not a live agent"):
+    with pytest.raises(UnknownAgentError, match="unknown agent 'player_7'; the agents are player_0, player_1"):
         game.send_message("player_7", "hi")
     assert game.history("player_0") == []  # nothing was played
 

@@ -137,13 +137,11 @@ class PrisonersDilemmaEnv(GameContract, ParallelEnv):
     def send_message(self, agent: str, text: str) -> str:
         """Queue ``agent``'s message for the next round; returns it as the other agent will see it.
 
-        Like ``step``, it refuses a name that is no live agent (a finished seat, or no seat at
-        all) with :class:`IllegalMoveError`, naming it and the live agents.
+        A name that is no seat is :class:`UnknownAgentError`, as in every per-agent call; a seat
+        after the last round is :class:`IllegalMoveError`, as in ``step``.
         """
-        self._require_reset("send_message")
-        # A str test first: ``in`` on an array would raise numpy's ambiguous-truth error instead.
-        if not isinstance(agent, str) or agent not in self.agents:
-            raise IllegalMoveError(f"{self.metadata['name']}: {agent!r} is not a live agent ({self.agents})")
+        if self._live_agent(agent, "send_message") not in self.agents:
+            raise IllegalMoveError(f"{self.metadata['name']}: the game is over; call reset()")
         if not isinstance(text, str):
             raise IllegalMoveError(f"{self.metadata['name']}: {agent}'s message must be a str, got {type(text).__name__}")
         self._outbox[agent] = clean_message(text, self.message_chars)
