@@ -448,7 +448,9 @@ class _Mp4Writer:
     def __init__(self, path: Path) -> None:
         import imageio.v2 as imageio
 
-        self.writer = imageio.get_writer(path, format="FFMPEG", mode="I", fps=FPS, macro_block_size=BLOCK)
+        # ffmpeg's own log stays off the terminal: a failure reaches the user as one line (write_atomically).
+        self.writer = imageio.get_writer(path, format="FFMPEG", mode="I", fps=FPS, macro_block_size=BLOCK,
+                                         ffmpeg_log_level="quiet")
 
     def append(self, picture: np.ndarray) -> None:
         self.writer.append_data(picture)
@@ -478,6 +480,10 @@ def write_atomically(target: Path, write: Callable[[Path], int]) -> int:
         os.chmod(temp, 0o644)  # mkstemp makes 0600; a video is meant to be shared
         count = write(temp)
         os.replace(temp, target)
+    except OSError as error:  # a full disk; ffmpeg's pipe reports it as a broken pipe with its command line
+        temp.unlink(missing_ok=True)
+        reason = error.strerror or str(error).splitlines()[0]
+        raise RenderError(f"--out {target}: writing failed ({reason}); {target.name} was not changed") from None
     except BaseException:  # Ctrl-C too
         temp.unlink(missing_ok=True)
         raise
