@@ -1,5 +1,5 @@
 """Bandit: one module, ``env`` (no generator or solver: the seed only orders the arms)."""
 
-from ragen_bench.envs.bandit.env import BanditEnv
+from ragen_bench.envs.bandit.env import BanditConfig, BanditEnv
 
-__all__ = ["BanditEnv"]
+__all__ = ["BanditConfig", "BanditEnv"]

@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-import re
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
-from ragen_bench.envs.base import TextEnv, TextObservation, ascii_casefold, text_charset
+from ragen_bench.envs.base import (
+    EnvConfig,
+    OneOf,
+    OrNone,
+    Text,
+    TextEnv,
+    TextObservation,
+    ascii_casefold,
+    setting,
+    text_charset,
+)
 
 # (low-risk name, high-risk name) pairs.  The names suggest the payoffs (steady vs.
 # bold); "test" pairs never appear in training.  (Bandit-Rev swaps RAGEN's names
@@ -52,11 +62,40 @@ HIGH_RISK_JACKPOT = 1.0
 HIGH_RISK_MISS = 0.0
 HIGH_RISK_JACKPOT_PROB = 0.25
 
-_MAX_NAME_CHARS = 40
-# Words of ASCII letters and digits joined by single spaces or hyphens: a name a reply
-# can state.  "</answer>", "||" or "  Oak" would be cut or split by the chat parser, so
-# the arm could never be pulled and even the optimal agent would score 0.
-_ARM_NAME = re.compile(r"[A-Za-z0-9]+(?:[ -][A-Za-z0-9]+)*")
+# Words of ASCII letters and digits joined by single spaces or hyphens, at most 40
+# characters: a name a reply can state.  "</answer>", "||" or "  Oak" would be cut or split
+# by the chat parser, so the arm could never be pulled and even the optimal agent would score 0.
+_ARM_NAME = Text(
+    40,
+    pattern=r"[A-Za-z0-9]+(?:[ -][A-Za-z0-9]+)*",
+    pattern_says="words of ASCII letters and digits joined by single spaces or hyphens",
+)
+
+
+@dataclass(frozen=True)
+class BanditConfig(EnvConfig):
+    """BanditEnv's arguments (besides ``render_mode``)."""
+
+    low_risk_name: str = setting("Phoenix", rule=_ARM_NAME, help="The arm that always pays 0.1 (RAGEN's Bandit: Phoenix).")
+    high_risk_name: str = setting(
+        "Dragon", rule=_ARM_NAME, help="The arm that pays 1.0 with probability 0.25 (RAGEN's Bandit: Dragon)."
+    )
+    name_pool: str | None = setting(
+        None,
+        rule=OrNone(OneOf(NAME_POOLS)),
+        help="None: the two names above; a key of NAME_POOLS: the seed picks the pair from that pool "
+        "(the names above are then unused).",
+    )
+
+    def pairs(self) -> tuple[tuple[str, str], ...]:
+        """The (low-risk, high-risk) name pairs an episode may use."""
+        return ((self.low_risk_name, self.high_risk_name),) if self.name_pool is None else NAME_POOLS[self.name_pool]
+
+    def check_together(self, owner: str) -> None:
+        # The chat layer tells the arms apart by ASCII case folding.
+        for low, high in self.pairs():
+            if ascii_casefold(low) == ascii_casefold(high):
+                raise ValueError(f"{owner}: the two arm names must differ (ignoring case), got {(low, high)!r}")
 
 
 def _intro(first: str, second: str) -> str:
@@ -101,12 +140,12 @@ class BanditEnv(TextEnv):
     (``reset()`` starts the next episode).
 
     ## Arguments
-    ``low_risk_name="Phoenix"``, ``high_risk_name="Dragon"`` (RAGEN's ``Bandit``);
-    ``name_pool=None`` or a key of ``NAME_POOLS``: with ``"train"`` or ``"test"`` seed
+    The fields of :class:`BanditConfig` (``low_risk_name``, ``high_risk_name``,
+    ``name_pool``: defaults are RAGEN's ``Bandit``) and ``render_mode="ansi"`` or ``None``.
+    ``name_pool`` is ``None`` or a key of ``NAME_POOLS``: with ``"train"`` or ``"test"`` seed
     ``s`` uses pair ``s % len(pool)`` (no extra random draws, so arm order and payoffs
     stay RAGEN's); with ``"ragen2-train"`` or ``"ragen2-test"`` (RAGEN-2's ``Bandit`` and
-    ``BanditTest``) the seed's generator first draws the pair, as RAGEN-2 does;
-    ``render_mode="ansi"`` or ``None``.  Names must be 1..40 characters,
+    ``BanditTest``) the seed's generator first draws the pair, as RAGEN-2 does.  Names must be 1..40 characters,
     words of ASCII letters and digits joined by single spaces or hyphens (so a reply can
     name them), and differ after ASCII case folding.
 
@@ -125,24 +164,10 @@ class BanditEnv(TextEnv):
 
     symbol_meanings: dict[str, str] = {}
 
-    def __init__(
-        self,
-        low_risk_name: str = "Phoenix",
-        high_risk_name: str = "Dragon",
-        name_pool: str | None = None,
-        render_mode: str | None = "ansi",
-    ) -> None:
+    def __init__(self, *, render_mode: str | None = "ansi", **kwargs: Any) -> None:
+        """``kwargs``: the fields of :class:`BanditConfig`."""
         super().__init__(render_mode)
-        if name_pool is None:
-            low = self._arm_name("low_risk_name", low_risk_name)
-            high = self._arm_name("high_risk_name", high_risk_name)
-            self.pairs = ((low, high),)
-        else:
-            self.pairs = NAME_POOLS[self._choice_arg("name_pool", name_pool, NAME_POOLS)]
-        for low, high in self.pairs:
-            if ascii_casefold(low) == ascii_casefold(high):
-                raise ValueError(f"BanditEnv: the two arm names must differ (ignoring case), got {(low, high)!r}")
-        self.name_pool = name_pool
+        self.pairs = self._configure(BanditConfig, kwargs).pairs()
         self.instruction = (
             "You face a two-armed bandit and may pull one arm once. One arm pays a small reward "
             "every time; the other is a gamble. Judge from the arms' names which one pays more on "
@@ -161,12 +186,6 @@ class BanditEnv(TextEnv):
         self._rng = np.random.default_rng(0)  # re-seeded on every reset
         self._text = ""
         self._pulled: int | None = None
-
-    def _arm_name(self, key: str, value: Any) -> str:
-        name = self._text_arg(key, value, _MAX_NAME_CHARS)
-        if not _ARM_NAME.fullmatch(name):
-            raise self._arg_error(key, "words of ASCII letters and digits joined by single spaces or hyphens", value)
-        return name
 
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         """Pick and order the arms for ``seed`` (RAGEN's)."""

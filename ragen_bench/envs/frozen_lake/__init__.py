@@ -1,5 +1,5 @@
 """FrozenLake: ``env`` (the Gymnasium env) -> ``solver`` (value iteration) -> ``levels`` (lakes, RAGEN's generator)."""
 
-from ragen_bench.envs.frozen_lake.env import FrozenLakeEnv
+from ragen_bench.envs.frozen_lake.env import FrozenLakeConfig, FrozenLakeEnv
 
-__all__ = ["FrozenLakeEnv"]
+__all__ = ["FrozenLakeConfig", "FrozenLakeEnv"]

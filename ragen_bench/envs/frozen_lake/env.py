@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from ragen_bench.envs import coords
-from ragen_bench.envs.base import PICTURE_METADATA, ResetNeededError, TextEnv, TextObservation, text_charset
+from ragen_bench.envs.base import (
+    PICTURE_METADATA,
+    EnvConfig,
+    IntIn,
+    IsBool,
+    OneOf,
+    RealIn,
+    ResetNeededError,
+    TextEnv,
+    TextObservation,
+    setting,
+    text_charset,
+)
 from ragen_bench.envs.frozen_lake import picture, solver
 from ragen_bench.envs.frozen_lake.levels import TERMINAL_LETTERS, cell, generate_level
 
@@ -28,6 +41,32 @@ SYMBOL_MEANINGS = {
 COORD_LABELS = ("Start", "Goal", "Player", "Player on goal", "Player in hole", "Holes")
 _PLAYER_LABELS = {"S": "Player", "F": "Player", "G": "Player on goal", "H": "Player in hole"}
 _FIXED_LABELS = {"S": "Start", "G": "Goal", "H": "Holes"}
+
+
+@dataclass(frozen=True)
+class FrozenLakeConfig(EnvConfig):
+    """FrozenLakeEnv's arguments (besides ``render_mode``)."""
+
+    size: int = setting(4, rule=IntIn(2, 32), help="The lake is size x size cells.")
+    frozen_prob: float = setting(
+        0.8, rule=RealIn(0.0, 1.0, low_open=True), help="The chance a generated cell is ice rather than a hole."
+    )
+    is_slippery: bool = setting(True, rule=IsBool(), help="Whether a move may slip to one side.")
+    success_rate: float = setting(
+        solver.SLIP_SUCCESS_RATE,
+        rule=RealIn(0.0, 1.0),
+        help="On slippery ice, the chance a move goes as chosen (RAGEN: 1/3; RAGEN-2: 0.8).",
+    )
+    observation_format: str = setting(
+        "grid", rule=OneOf(coords.OBSERVATION_FORMATS), help="'grid', or 'grid_coord' (the grid plus coordinates)."
+    )
+    # Value iteration runs over the whole horizon, hence the cap.
+    max_steps: int = setting(100, rule=IntIn(1, 10_000), help="Steps before the episode is truncated.")
+    solve_on_reset: bool = setting(
+        False,
+        rule=IsBool(),
+        help="Run value iteration on every reset and put optimal_success_prob in its info.",
+    )
 
 
 class FrozenLakeEnv(TextEnv):
@@ -65,14 +104,9 @@ class FrozenLakeEnv(TextEnv):
     finished episode raises ``EpisodeFinishedError`` (``reset()`` starts the next one).
 
     ## Arguments
-    ``size=4`` (2..32), ``frozen_prob=0.8`` (in (0, 1]), ``is_slippery=True`` (a bool),
-    ``success_rate=1/3`` (in [0, 1]: the chance a slippery move goes as chosen),
-    ``observation_format="grid"`` or ``"grid_coord"``,
-    ``max_steps=100`` (1..10000: value iteration runs over the whole horizon),
-    ``solve_on_reset=False`` (a bool: run value iteration on every reset and put
-    ``optimal_success_prob`` in its info), ``render_mode="ansi"``, ``"rgb_array"`` (a
-    picture of the lake, ``picture.draw``) or ``None``.  Wrong types or ranges raise at
-    construction.
+    The fields of :class:`FrozenLakeConfig` (each documented there with its default and
+    range) and ``render_mode="ansi"``, ``"rgb_array"`` (a picture of the lake,
+    ``picture.draw``) or ``None``.  Wrong types or ranges raise at construction.
     A lake is redrawn until its goal is reachable, at most ``MAX_LAKE_DRAWS`` times
     (then ``LakeGenerationError``; no valid setting gets near it in practice).
 
@@ -103,25 +137,10 @@ class FrozenLakeEnv(TextEnv):
     symbol_meanings = SYMBOL_MEANINGS
     metadata = PICTURE_METADATA
 
-    def __init__(
-        self,
-        size: int = 4,
-        frozen_prob: float = 0.8,
-        is_slippery: bool = True,
-        success_rate: float = solver.SLIP_SUCCESS_RATE,
-        observation_format: str = "grid",
-        max_steps: int = 100,
-        solve_on_reset: bool = False,
-        render_mode: str | None = "ansi",
-    ) -> None:
+    def __init__(self, *, render_mode: str | None = "ansi", **kwargs: Any) -> None:
+        """``kwargs``: the fields of :class:`FrozenLakeConfig`."""
         super().__init__(render_mode)
-        self.size = self._int_arg("size", size, 2, 32)
-        self.frozen_prob = self._real_arg("frozen_prob", frozen_prob, 0.0, 1.0, low_open=True)
-        self.is_slippery = self._bool_arg("is_slippery", is_slippery)
-        self.success_rate = self._real_arg("success_rate", success_rate, 0.0, 1.0)
-        self.observation_format = self._choice_arg("observation_format", observation_format, coords.OBSERVATION_FORMATS)
-        self.max_steps = self._int_arg("max_steps", max_steps, 1, 10_000)
-        self.solve_on_reset = self._bool_arg("solve_on_reset", solve_on_reset)
+        self._configure(FrozenLakeConfig, kwargs)
         self.instruction = "You are on a frozen lake. Reach the goal G without falling into a hole O. " + (
             f"The ice is slippery: each move goes in the chosen direction {_chance_words(self.success_rate)}, "
             "otherwise to one side of it (90 degrees left or right)."
