@@ -10,6 +10,12 @@ would.  docs/scale-out.md, "Training with veRL", lists what maps where and what 
 Keys the train config does not have (GPUs, rollout engine, lengths) start from
 :data:`HARDWARE_DEFAULTS`; any ``key=value`` in ``extra`` replaces the override of the same key
 or adds a new one, as on veRL's own command line.
+
+A train config is a checked :class:`~ragen_bench.train.config.TrainConfig` or its composed
+mapping (``TrainConfig.to_dict()``, or configs/train composed as the veRL-side tests do); both
+read the same.  The ``chat`` settings are always read as the typed
+:class:`~ragen_bench.chat.ChatConfig` (:func:`chat_config`), so their defaults are ChatConfig's
+and no other copy of them lives here.
 """
 
 from __future__ import annotations
@@ -22,9 +28,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragen_bench.chat.config import ChatConfig, check_chat
 from ragen_bench.integrations.verl.data import AGENT_NAME
 from ragen_bench.starpo.filter_spec import ENTROPY_METRICS, FilterSpec, groups_to_keep
-from ragen_bench.train.config import FilterConfig
+from ragen_bench.train.config import FilterConfig, TrainConfig
+
+# A train config as the recipe takes it: typed, or the mapping it composes to (see the module docstring).
+Config = TrainConfig | Mapping[str, Any]
 
 TRAINER_MODULE = "ragen_bench.integrations.verl.trainer"
 TRAINER_MODE = "ragen_sync"  # the name the trainer module registers its trainer under
@@ -53,13 +63,31 @@ class RecipeError(ValueError):
     """A train config that the veRL recipe cannot express, or that breaks a batch-size invariant."""
 
 
-def _get(config: Mapping[str, Any], dotted: str) -> Any:
+def _get(config: Config, dotted: str) -> Any:
+    """The value at ``dotted`` (``"rollout.groups"``) of a TrainConfig or its mapping."""
     node: Any = config
     for part in dotted.split("."):
-        if not isinstance(node, Mapping) or part not in node:
+        if dataclasses.is_dataclass(node) and not isinstance(node, type) and hasattr(node, part):
+            node = getattr(node, part)
+        elif isinstance(node, Mapping) and part in node:
+            node = node[part]
+        else:
             raise RecipeError(f"train config: missing key {dotted!r}")
-        node = node[part]
     return node
+
+
+def _section(config: Config, name: str) -> dict[str, Any]:
+    """A whole section (``filter``, ``collapse_detection``) as a plain dict, whichever form the config has."""
+    node = _get(config, name)
+    return dataclasses.asdict(node) if dataclasses.is_dataclass(node) else dict(node or {})
+
+
+def chat_config(config: Config) -> ChatConfig:
+    """The ``chat`` settings as a checked ChatConfig: :attr:`TrainConfig.chat_config`, or the same
+    :func:`~ragen_bench.chat.config.check_chat` on a mapping's ``chat`` (a bad value is a RecipeError)."""
+    if isinstance(config, TrainConfig):
+        return config.chat_config
+    return check_chat(_get(config, "chat") or {}, RecipeError)
 
 
 def _value(value: Any) -> str:
@@ -73,7 +101,7 @@ def _value(value: Any) -> str:
     return str(value)
 
 
-def run_folder(config: Mapping[str, Any]) -> Path:
+def run_folder(config: Config) -> Path:
     """Where the run's data, agent-loop file and checkpoints go (``out``, else runs/train/verl-<preset>-<env>)."""
     out = _get(config, "out")
     if out:
@@ -90,17 +118,17 @@ def model_path(model: str) -> str:
     return str(resolve_model_path(model)) if model in (smollm2.ALIAS, tiny_model.ALIAS) else model
 
 
-def _window(config: Mapping[str, Any]) -> int | None:
+def _window(config: Config) -> int | None:
     """``chat.history_window``: None for the full history (one row per episode), else one row per turn."""
-    return (_get(config, "chat") or {}).get("history_window")
+    return chat_config(config).history_window
 
 
-def _lengths(config: Mapping[str, Any]) -> dict[str, int]:
+def _lengths(config: Config) -> dict[str, int]:
     """veRL's prompt and response budgets.  The full history: turn 1's prompt, then every reply and
     the template ids between them.  A window of k turns: each row is one reply after a prompt that
     holds up to k - 1 earlier replies and their observations, so the prompt grows by one reply and one
     bridge per earlier turn."""
-    turns = (_get(config, "chat") or {}).get("max_turns", 5)
+    turns = chat_config(config).max_turns
     per_turn = _get(config, "rollout.max_new_tokens")
     prompt = HARDWARE_DEFAULTS["data.max_prompt_length"]
     window = _window(config)
@@ -113,7 +141,7 @@ def _lengths(config: Mapping[str, Any]) -> dict[str, int]:
             "data.max_response_length": per_turn + 1}
 
 
-def _refuse_unsupported(config: Mapping[str, Any]) -> None:
+def _refuse_unsupported(config: Config) -> None:
     """Train-config settings with no veRL counterpart: one error naming the key."""
     checks = [
         ("algo", _get(config, "algo") == "starpo", "the veRL backend trains algo=starpo only (run sft locally)"),
@@ -137,26 +165,26 @@ def _refuse_unsupported(config: Mapping[str, Any]) -> None:
             raise RecipeError(f"backend=verl: {key}: {why}")
 
 
-def _choice(config: Mapping[str, Any], dotted: str, allowed: Sequence[str]) -> Any:
+def _choice(config: Config, dotted: str, allowed: Sequence[str]) -> Any:
     value = _get(config, dotted)
     if value not in allowed:
         raise RecipeError(f"train config: {dotted}: {value!r} is not one of {', '.join(allowed)}")
     return value
 
 
-def collapse_settings(config: Mapping[str, Any]) -> dict[str, Any]:
+def collapse_settings(config: Config) -> dict[str, Any]:
     """The trainer's collapse-diagnostic settings (``collapse_detection.<key>``, ``think``, ``seed``), empty
     when no step computes any (``compute_freq`` 0, or neither sample enabled)."""
-    block = dict(_get(config, "collapse_detection") or {})
+    block = _section(config, "collapse_detection")
     if not block.get("compute_freq") or not (block.get("first_turn_enabled") or block.get("multi_turn_enabled")):
         return {}
     settings = {f"collapse_detection.{name}": value for name, value in block.items()}
-    settings["think"] = bool((_get(config, "chat") or {}).get("think", True))
+    settings["think"] = chat_config(config).think
     settings["seed"] = _get(config, "seed")
     return settings
 
 
-def _algorithm(config: Mapping[str, Any]) -> dict[str, Any]:
+def _algorithm(config: Config) -> dict[str, Any]:
     estimator = _choice(config, "advantage.estimator", ("gae", "grpo", "bi_level_gae"))
     mode = _choice(config, "advantage.grpo_mode", ("mean_std", "mean", "rloo"))
     overrides: dict[str, Any] = {
@@ -199,22 +227,22 @@ def _algorithm(config: Mapping[str, Any]) -> dict[str, Any]:
     return overrides
 
 
-def filter_spec(config: Mapping[str, Any]) -> FilterSpec:
+def filter_spec(config: Config) -> FilterSpec:
     """The train config's rollout filter (StarPO-S's std preset or RAGEN-2's filter), as the local trainer builds it."""
     try:
-        return FilterConfig(**_get(config, "filter")).spec
+        return FilterConfig(**_section(config, "filter")).spec
     except (TypeError, ValueError) as error:
         raise RecipeError(f"train config: filter: {error}") from error
 
 
-def fixed_kept_groups(config: Mapping[str, Any]) -> int | None:
+def fixed_kept_groups(config: Config) -> int | None:
     """Groups trained on per step when the filter keeps a fixed number (std / std_rev), else None (RAGEN-2's filter)."""
     if _get(config, "filter.mode") == "rollout":
         return None
     return groups_to_keep(_get(config, "rollout.groups"), filter_spec(config))
 
 
-def _batches(config: Mapping[str, Any]) -> dict[str, Any]:
+def _batches(config: Config) -> dict[str, Any]:
     """Sizes in veRL's units: prompts (groups) for the batch and mini-batch, trajectories per GPU for micro-batches.
 
     ``data.train_batch_size`` is the groups a step trains on: std / std_rev keep a fixed number; RAGEN-2's
@@ -254,7 +282,7 @@ def _batches(config: Mapping[str, Any]) -> dict[str, Any]:
     return overrides
 
 
-def verl_overrides(config: Mapping[str, Any], extra: Sequence[str] = ()) -> list[str]:
+def verl_overrides(config: Config, extra: Sequence[str] = ()) -> list[str]:
     """The ``key=value`` overrides of ``verl.trainer.main_ppo`` that train ``config`` (a composed train config)."""
     _refuse_unsupported(config)
     out = run_folder(config)
@@ -327,7 +355,7 @@ def compose_verl(overrides: Sequence[str]) -> Any:
         return compose("ppo_trainer", overrides=list(overrides))
 
 
-def check_invariants(config: Mapping[str, Any], verl_config: Any) -> None:
+def check_invariants(config: Config, verl_config: Any) -> None:
     """RAGEN's batch-size rules, in the train config's words (one :class:`RecipeError` each)."""
     groups = _get(config, "rollout.groups")
     group_size = _get(config, "rollout.group_size")
@@ -381,7 +409,7 @@ def verl_checks(verl_config: Any) -> str:
     return "# veRL's own config checks passed"
 
 
-def resolve(config: Mapping[str, Any], extra: Sequence[str] = ()) -> tuple[list[str], Any]:
+def resolve(config: Config, extra: Sequence[str] = ()) -> tuple[list[str], Any]:
     """The overrides and veRL's config they compose to, after RAGEN's invariants are checked."""
     overrides = verl_overrides(config, extra)
     try:
@@ -392,7 +420,7 @@ def resolve(config: Mapping[str, Any], extra: Sequence[str] = ()) -> tuple[list[
     return overrides, verl_config
 
 
-def dry_run(config: Mapping[str, Any], extra: Sequence[str] = ()) -> str:
+def dry_run(config: Config, extra: Sequence[str] = ()) -> str:
     """The command and veRL's resolved config for ``config``, after every check (nothing is written or run)."""
     from omegaconf import OmegaConf
 
@@ -406,14 +434,14 @@ def command_line(overrides: Sequence[str]) -> str:
     return shlex.join(["python", "-m", "verl.trainer.main_ppo", *overrides])
 
 
-def write_run_folder(config: Mapping[str, Any]) -> Path:
+def write_run_folder(config: Config) -> Path:
     """The Parquet files of train and validation seeds and the agent-loop file (returns the folder)."""
     from ragen_bench.integrations.verl.data import agent_loop_file, seed_rows, write_parquet
 
     out = run_folder(config)
     out.mkdir(parents=True, exist_ok=True)
     env_id = str(_get(config, "env"))
-    chat = dict(_get(config, "chat") or {})
+    chat = dict(_get(config, "chat") or {})  # the keys as given, as config.json records them
     # Dynamic sampling's refill rounds draw fresh seeds from the same file.
     train_count = _get(config, "steps") * _get(config, "rollout.groups") * (1 + _get(config, "filter.refill_rounds"))
     write_parquet(out / "train.parquet", seed_rows(env_id, "train", train_count, chat))
@@ -423,12 +451,12 @@ def write_run_folder(config: Mapping[str, Any]) -> Path:
         chat=chat,
         max_new_tokens=_get(config, "rollout.max_new_tokens"),
         stop_strings=list(_get(config, "rollout.stop_strings")),
-        overlong_buffer=dict(_get(config, "overlong_buffer")),
+        overlong_buffer=_section(config, "overlong_buffer"),
     )
     return out
 
 
-def launch(config: Mapping[str, Any], extra: Sequence[str] = ()) -> int:
+def launch(config: Config, extra: Sequence[str] = ()) -> int:
     """Write the run folder and run ``python -m verl.trainer.main_ppo`` with the overrides; its exit code."""
     overrides, verl_config = resolve(config, extra)
     verl_checks(verl_config)

@@ -1,0 +1,82 @@
+"""One source for each default and each rule (workspace DESIGN.md, "One source for each default and rule").
+
+Where a default is written twice (a dataclass field and a yaml key), these tests say the copies
+agree; where a rule used to be restated, they say every user calls the one function.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from omegaconf import OmegaConf
+
+from ragen_bench.chat import ChatConfig
+from ragen_bench.data import configs_root
+from ragen_bench.eval.compose import compose_config
+from ragen_bench.integrations.verl import recipe
+from ragen_bench.train import config as train_config
+
+CHAT_DEFAULTS = {field.name: field.default for field in dataclasses.fields(ChatConfig)}
+
+
+# -- chat.*: ChatConfig's fields, one yaml that eval and train both compose --------------------------
+
+
+def test_the_chat_yaml_says_chat_configs_field_defaults():
+    assert OmegaConf.to_container(OmegaConf.load(configs_root() / "chat" / "default.yaml")) == CHAT_DEFAULTS
+
+
+def test_eval_composes_chat_configs_defaults():
+    assert compose_config("eval", [])["chat"] == CHAT_DEFAULTS
+
+
+@pytest.mark.parametrize("preset", train_config.PRESETS)
+def test_every_train_preset_composes_chat_configs_defaults(preset):
+    # Presets may restate a key (ragen-sokoban names RAGEN's 5 turns); none changes a default.
+    assert train_config.compose(preset)["chat"] == CHAT_DEFAULTS
+
+
+def test_no_other_top_level_config_restates_the_chat_section():
+    # A second `chat:` block would be a copy free to drift from configs/chat/default.yaml.
+    for name in ("eval.yaml", "train/base.yaml"):
+        assert "chat" not in OmegaConf.load(configs_root() / name), name
+
+
+def test_a_chat_override_still_reaches_eval_and_train():
+    assert compose_config("eval", ["chat.max_turns=3"])["chat"]["max_turns"] == 3
+    assert train_config.from_preset("starpo", ["chat.max_turns=3"]).chat_config.max_turns == 3
+
+
+# -- the veRL recipe reads chat.* as the typed ChatConfig -----------------------------------------------
+
+
+def _response_length(config) -> int:
+    overrides = dict(item.split("=", 1) for item in recipe.verl_overrides(config))
+    return int(overrides["data.max_response_length"])
+
+
+def test_the_recipe_takes_max_turns_from_chat_config_when_the_mapping_omits_it():
+    config = train_config.from_preset("starpo", ["model=tiny"]).to_dict()
+    del config["chat"]["max_turns"]
+    per_turn = config["rollout"]["max_new_tokens"]
+    turns = ChatConfig().max_turns
+    assert _response_length(config) == turns * per_turn + (turns - 1) * recipe.BRIDGE_TOKENS
+
+
+def test_the_recipe_follows_a_changed_max_turns():
+    config = train_config.from_preset("starpo", ["model=tiny", "chat.max_turns=3"])
+    assert _response_length(config) == 3 * config.rollout.max_new_tokens + 2 * recipe.BRIDGE_TOKENS
+
+
+@pytest.mark.parametrize("preset", train_config.PRESETS)
+def test_the_recipe_reads_a_typed_config_as_its_mapping(preset):
+    config = train_config.from_preset(preset, ["model=tiny"])
+    assert recipe.verl_overrides(config) == recipe.verl_overrides(config.to_dict())
+
+
+def test_the_recipe_refuses_a_bad_chat_setting_naming_the_key():
+    config = train_config.from_preset("starpo", ["model=tiny"]).to_dict()
+    config["chat"]["max_turns"] = 0
+    with pytest.raises(recipe.RecipeError, match=r"chat\.max_turns must be >= 1"):
+        recipe.verl_overrides(config)
