@@ -11,11 +11,16 @@ import dataclasses
 import pytest
 from omegaconf import OmegaConf
 
+from ragen_bench.agents import make_agent
+from ragen_bench.agents.sampling import MAX_TEMPERATURE, SamplingSettings, check_temperature
 from ragen_bench.chat import ChatConfig
+from ragen_bench.chat.protocol import AgentError
 from ragen_bench.data import configs_root
 from ragen_bench.eval.compose import compose_config
 from ragen_bench.integrations.verl import recipe
 from ragen_bench.train import config as train_config
+from ragen_bench.train.config import TrainConfigError
+from ragen_bench.train.policy_agent import PolicyAgent
 
 CHAT_DEFAULTS = {field.name: field.default for field in dataclasses.fields(ChatConfig)}
 
@@ -79,4 +84,60 @@ def test_the_recipe_refuses_a_bad_chat_setting_naming_the_key():
     config = train_config.from_preset("starpo", ["model=tiny"]).to_dict()
     config["chat"]["max_turns"] = 0
     with pytest.raises(recipe.RecipeError, match=r"chat\.max_turns must be >= 1"):
+        recipe.verl_overrides(config)
+
+
+# -- temperature: one rule (agents.sampling.check_temperature), greedy allowed only where nothing trains ------
+
+REFUSED_EVERYWHERE = (-0.5, MAX_TEMPERATURE + 0.5, float("nan"), float("inf"))
+
+
+@pytest.mark.parametrize("greedy", [True, False])
+def test_the_rule_itself(greedy):
+    check_temperature(MAX_TEMPERATURE, greedy=greedy)
+    check_temperature(0.7, greedy=greedy)
+    for value in REFUSED_EVERYWHERE:
+        with pytest.raises(ValueError, match=r"^temperature must be "):
+            check_temperature(value, greedy=greedy)
+    if greedy:
+        check_temperature(0.0, greedy=True)
+    else:
+        with pytest.raises(ValueError, match=r"must be > 0"):
+            check_temperature(0.0, greedy=False)
+
+
+def test_eval_agents_allow_greedy_and_refuse_what_the_rule_refuses():
+    assert SamplingSettings(temperature=0.0).temperature == 0.0
+    for value in REFUSED_EVERYWHERE:
+        with pytest.raises(ValueError, match="temperature must be >= 0 and <= 10"):
+            SamplingSettings(temperature=value)
+    # Through the factory table too, before any model or endpoint is touched.
+    with pytest.raises(AgentError, match="agent 'openai': temperature must be >= 0 and <= 10"):
+        make_agent("openai", model="m", temperature=MAX_TEMPERATURE + 1)
+
+
+def test_the_policy_agent_refuses_greedy_before_touching_its_model():
+    # The rule runs first, so no model is needed to see it (None would fail at any later line).
+    with pytest.raises(ValueError, match=r"policy agent 'p': temperature must be > 0 and <= 10"):
+        PolicyAgent(None, None, sampling=SamplingSettings(temperature=0.0), name="p")
+
+
+@pytest.mark.parametrize(("override", "refused"), [
+    ("rollout.temperature=0", True), ("rollout.temperature=10.5", True), ("rollout.temperature=10", False),
+    ("val.temperature=0", False), ("val.temperature=10.5", True), ("val.temperature=-1", True),
+])
+def test_train_applies_the_rule_per_setting(override, refused):
+    if refused:
+        key = override.split("=")[0]
+        with pytest.raises(TrainConfigError, match=rf"^{key}: must be "):
+            train_config.from_preset("starpo", [override])
+    else:
+        train_config.from_preset("starpo", [override])
+
+
+@pytest.mark.parametrize(("key", "value"), [("rollout", 0.0), ("rollout", 11.0), ("val", 11.0)])
+def test_the_verl_recipe_applies_the_same_rule(key, value):
+    config = train_config.from_preset("starpo", ["model=tiny"]).to_dict()
+    config[key]["temperature"] = value
+    with pytest.raises(recipe.RecipeError, match=rf"train config: {key}\.temperature: must be "):
         recipe.verl_overrides(config)

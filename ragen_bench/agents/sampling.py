@@ -26,16 +26,37 @@ class SamplingSettings:
     sampling_seed: int = 0
 
     def __post_init__(self) -> None:
-        # NaN fails every comparison, so `temperature < 0` alone let it through (as greedy).
-        if not math.isfinite(self.temperature):
-            raise ValueError(f"temperature must be a finite number, got {self.temperature}")
-        if self.temperature < 0:
-            raise ValueError(f"temperature must be >= 0, got {self.temperature}")
+        # Greedy is allowed here (eval's agents); a trainer asks for more (PolicyAgent).
+        check_temperature(self.temperature, greedy=True)
         if not 0 < self.top_p <= 1:
             raise ValueError(f"top_p must be in (0, 1], got {self.top_p}")
         if self.max_new_tokens < 1:
             raise ValueError(f"max_new_tokens must be >= 1, got {self.max_new_tokens}")
         check_sampling_seed(self.sampling_seed)
+
+
+# Above this the softmax over a tokenizer's vocabulary is close to uniform: the text is noise, and
+# such a value is far likelier a slip (70 for 0.7) than a choice.
+MAX_TEMPERATURE = 10.0
+# The rule for each kind of user, keyed by whether greedy decoding (temperature 0) is allowed.
+TEMPERATURE_RULES = {
+    True: f">= 0 and <= {MAX_TEMPERATURE:g} (0: greedy decoding)",
+    False: f"> 0 and <= {MAX_TEMPERATURE:g} (training records the probabilities it samples from; greedy has none)",
+}
+
+
+def check_temperature(temperature: float, *, greedy: bool) -> None:
+    """The one temperature rule: eval's agents, the trainer's rollouts and validation, the veRL recipe.
+
+    ``greedy=True`` (an agent that evaluates, ``val.temperature``): ``0 <= temperature <= 10``, 0 meaning
+    greedy decoding.  ``greedy=False`` (a trainer's sampling, ``rollout.temperature``): ``0 < temperature
+    <= 10``, because the trainer keeps the log-probs of the distribution it drew from.  A ValueError
+    starting ``temperature must be`` otherwise (NaN and infinities included).
+    """
+    # NaN fails every comparison, so a rule written as `temperature < 0` alone would let it through.
+    low_ok = temperature >= 0 if greedy else temperature > 0
+    if not (math.isfinite(temperature) and low_ok and temperature <= MAX_TEMPERATURE):
+        raise ValueError(f"temperature must be {TEMPERATURE_RULES[greedy]}, got {temperature}")
 
 
 # Sampling seeds must fit every consumer: vLLM seeds numpy's legacy generator, which

@@ -392,6 +392,16 @@ def _require(condition: bool, key: str, message: str, value: Any) -> None:
         raise TrainConfigError(f"{key}: {message}, got {value!r}")
 
 
+def _require_temperature(value: float, key: str, *, greedy: bool) -> None:
+    """The agents' temperature rule (:func:`ragen_bench.agents.sampling.check_temperature`), as a TrainConfigError."""
+    from ragen_bench.agents.sampling import check_temperature
+
+    try:
+        check_temperature(value, greedy=greedy)
+    except ValueError as refused:
+        raise TrainConfigError(f"{key}: {str(refused).removeprefix('temperature ')}") from None
+
+
 def _check(c: TrainConfig) -> None:
     """Ranges and choices; types were checked while building."""
     from ragen_bench.eval.config import validate_out
@@ -416,7 +426,7 @@ def _check(c: TrainConfig) -> None:
     r = c.rollout
     _require(r.groups >= 1, "rollout.groups", "must be >= 1", r.groups)
     _require(r.group_size >= 1, "rollout.group_size", "must be >= 1", r.group_size)
-    _require(0 < r.temperature <= 10, "rollout.temperature", "must be in (0, 10] (training samples)", r.temperature)
+    _require_temperature(r.temperature, "rollout.temperature", greedy=False)
     _require(0 < r.top_p <= 1, "rollout.top_p", "must be in (0, 1]", r.top_p)
     _require(r.max_new_tokens >= 1, "rollout.max_new_tokens", "must be >= 1", r.max_new_tokens)
     _require(all(r.stop_strings), "rollout.stop_strings", "must be non-empty strings", r.stop_strings)
@@ -460,7 +470,7 @@ def _check(c: TrainConfig) -> None:
     v = c.val
     _require(v.every >= 0, "val.every", "must be >= 0 (0: never)", v.every)
     _require(v.limit is None or v.limit >= 1, "val.limit", "must be >= 1 or null", v.limit)
-    _require(v.temperature >= 0, "val.temperature", "must be >= 0 (0: greedy)", v.temperature)
+    _require_temperature(v.temperature, "val.temperature", greedy=True)  # validation runs eval's hf agent
     _require(v.samples >= 1, "val.samples", "must be >= 1", v.samples)
     _require(c.test.limit is None or c.test.limit >= 1, "test.limit", "must be >= 1 or null", c.test.limit)
     _require(c.checkpoint.every >= 1, "checkpoint.every", "must be >= 1", c.checkpoint.every)

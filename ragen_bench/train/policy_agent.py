@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ragen_bench.agents.local_models import DEFAULT_STOP_STRINGS, load_for_sampling, stop_token_ids
-from ragen_bench.agents.sampling import SamplingSettings, request_seed
+from ragen_bench.agents.sampling import SamplingSettings, check_temperature, request_seed
 from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest
 from ragen_bench.chat.tokens import TokenLayout, TokenLayoutError
 from ragen_bench.train.sampler import Sampler, TurnSample, _RowCache
@@ -87,11 +87,10 @@ class PolicyAgent:
         extend_context: bool = True,
         name: str = "policy",
     ) -> None:
-        if sampling.temperature <= 0:
-            raise ValueError(
-                f"policy agent {name!r}: temperature must be > 0 (it records sampling log-probs), "
-                f"got {sampling.temperature}"
-            )
+        try:
+            check_temperature(sampling.temperature, greedy=False)
+        except ValueError as refused:
+            raise ValueError(f"policy agent {name!r}: {refused}") from None
         if generate_batch < 1:
             raise ValueError(f"policy agent {name!r}: generate_batch must be >= 1, got {generate_batch}")
         if not tokenizer.chat_template:

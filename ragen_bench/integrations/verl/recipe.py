@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ragen_bench.agents.sampling import check_temperature
 from ragen_bench.chat.config import ChatConfig, check_chat
 from ragen_bench.integrations.verl.data import AGENT_NAME
 from ragen_bench.starpo.filter_spec import ENTROPY_METRICS, FilterSpec, groups_to_keep
@@ -163,6 +164,16 @@ def _refuse_unsupported(config: Config) -> None:
     for key, ok, why in checks:
         if not ok:
             raise RecipeError(f"backend=verl: {key}: {why}")
+    _check_temperatures(config)
+
+
+def _check_temperatures(config: Config) -> None:
+    """The trainer's temperature rules (a mapping from the veRL-side tests has not been through them)."""
+    for key, greedy in (("rollout.temperature", False), ("val.temperature", True)):
+        try:
+            check_temperature(_get(config, key), greedy=greedy)
+        except ValueError as refused:
+            raise RecipeError(f"train config: {key}: {str(refused).removeprefix('temperature ')}") from None
 
 
 def _choice(config: Config, dotted: str, allowed: Sequence[str]) -> Any:
