@@ -53,7 +53,8 @@ def _agent(tiny, **sampling) -> HFAgent:
 
 
 def test_make_agent_builds_a_working_hf_agent():
-    agent = make_agent("hf", model="tiny", max_new_tokens=8, sampling_seed=3, generate_batch=2)
+    # Sampling, not the factory's greedy default: the seed is then part of what is exercised.
+    agent = make_agent("hf", model="tiny", temperature=1.0, max_new_tokens=8, sampling_seed=3, generate_batch=2)
     try:
         replies = agent.act(_requests(3))
     finally:

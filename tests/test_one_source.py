@@ -7,20 +7,22 @@ agree; where a rule used to be restated, they say every user calls the one funct
 from __future__ import annotations
 
 import dataclasses
+import importlib
+import inspect
 
 import pytest
 from omegaconf import OmegaConf
 
-from ragen_bench.agents import make_agent
-from ragen_bench.agents.sampling import MAX_TEMPERATURE, SamplingSettings, check_temperature
+from ragen_bench.agents import AGENT_FACTORIES, make_agent
+from ragen_bench.agents.sampling import EVAL_SAMPLING, MAX_TEMPERATURE, SAMPLING_KEYS, SamplingSettings, check_temperature
 from ragen_bench.chat import ChatConfig
 from ragen_bench.chat.protocol import AgentError
 from ragen_bench.data import configs_root
 from ragen_bench.eval.compose import compose_config
 from ragen_bench.integrations.verl import recipe
 from ragen_bench.train import config as train_config
-from ragen_bench.train.config import TrainConfigError
-from ragen_bench.train.policy_agent import PolicyAgent
+from ragen_bench.train.config import RolloutConfig, TrainConfigError
+from ragen_bench.train.policy_agent import PolicyAgent, make_policy_agent
 
 CHAT_DEFAULTS = {field.name: field.default for field in dataclasses.fields(ChatConfig)}
 
@@ -141,3 +143,55 @@ def test_the_verl_recipe_applies_the_same_rule(key, value):
     config[key]["temperature"] = value
     with pytest.raises(recipe.RecipeError, match=rf"train config: {key}\.temperature: must be "):
         recipe.verl_overrides(config)
+
+
+# -- agent defaults: a factory called from Python behaves as `ragen-bench eval agent=NAME` -------------------
+
+AGENT_YAMLS = sorted(p.name.removesuffix(".yaml") for p in (configs_root() / "agent").iterdir() if p.name.endswith(".yaml"))
+
+
+def _factory(name: str):
+    module_name, _, attribute = AGENT_FACTORIES[name].partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
+
+
+def _plain(value):
+    return list(value) if isinstance(value, tuple) else value
+
+
+@pytest.mark.parametrize("name", AGENT_YAMLS)
+def test_every_agent_factory_defaults_to_what_its_yaml_says(name):
+    settings = compose_config("eval", [f"agent={name}", "agent.model=some/dir"] if name == "openai" else [f"agent={name}"])
+    settings = dict(settings["agent"])
+    assert settings.pop("name") == name
+    parameters = inspect.signature(_factory(name)).parameters
+    compared = 0
+    for key, value in settings.items():
+        default = parameters[key].default
+        if default is inspect.Parameter.empty:  # a required setting (openai's model) has no default to agree with
+            continue
+        if key == "engine_options" and default is None:  # vllm: None and {} both pass no extra engine options
+            default = {}
+        assert _plain(default) == value, f"agent {name}: {key}: the factory says {default!r}, configs/agent/{name}.yaml {value!r}"
+        compared += 1
+    assert compared == len(settings) - (name == "openai")
+
+
+def _sampling_defaults(factory) -> dict:
+    parameters = inspect.signature(factory).parameters
+    return {key: parameters[key].default for key in SAMPLING_KEYS}
+
+
+@pytest.mark.parametrize("name", ["hf", "vllm", "openai"])
+def test_eval_agents_take_the_sampling_keywords_with_evals_defaults(name):
+    assert _sampling_defaults(_factory(name)) == dataclasses.asdict(EVAL_SAMPLING)
+    assert EVAL_SAMPLING.temperature == 0.0  # greedy: an evaluation repeats without a seed
+
+
+def test_the_policy_agent_takes_the_sampling_keywords_with_trains_defaults():
+    rollout = RolloutConfig()
+    assert _sampling_defaults(make_policy_agent) == {
+        "temperature": rollout.temperature, "top_p": rollout.top_p, "max_new_tokens": rollout.max_new_tokens,
+        "sampling_seed": 0,
+    }
+    assert inspect.signature(make_policy_agent).parameters["generate_batch"].default == rollout.generate_batch

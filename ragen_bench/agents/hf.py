@@ -45,7 +45,7 @@ from ragen_bench.agents.local_models import (
     load_for_sampling,
     stop_token_ids,
 )
-from ragen_bench.agents.sampling import SamplingSettings, request_seed
+from ragen_bench.agents.sampling import EVAL_SAMPLING, SamplingSettings, request_seed
 from ragen_bench.chat.protocol import AgentReply, AgentRequest
 
 DEVICES = "auto, cpu, cuda or cuda:N"
@@ -214,11 +214,11 @@ class HFAgent:
 def make_hf_agent(
     model: str = "smollm2-135m",
     *,
-    temperature: float = 1.0,
-    top_p: float = 1.0,
-    max_new_tokens: int = 256,
-    sampling_seed: int = 0,
-    generate_batch: int = 8,
+    temperature: float = EVAL_SAMPLING.temperature,
+    top_p: float = EVAL_SAMPLING.top_p,
+    max_new_tokens: int = EVAL_SAMPLING.max_new_tokens,
+    sampling_seed: int = EVAL_SAMPLING.sampling_seed,
+    generate_batch: int = 16,
     stop_strings: Sequence[str] = DEFAULT_STOP_STRINGS,
     num_threads: int | None = None,
     dtype: str = "float32",

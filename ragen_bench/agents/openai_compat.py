@@ -37,7 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ragen_bench.agents.sampling import SamplingSettings, request_seed
+from ragen_bench.agents.sampling import EVAL_SAMPLING, SamplingSettings, request_seed
 from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest
 
 RETRY_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
@@ -250,10 +250,10 @@ def make_openai_agent(
     *,
     base_url: str | None = None,
     api_key_env: str = "OPENAI_API_KEY",
-    temperature: float = 1.0,
-    top_p: float = 1.0,
-    max_new_tokens: int = 256,
-    sampling_seed: int | None = 0,
+    temperature: float = EVAL_SAMPLING.temperature,
+    top_p: float = EVAL_SAMPLING.top_p,
+    max_new_tokens: int = EVAL_SAMPLING.max_new_tokens,
+    sampling_seed: int | None = EVAL_SAMPLING.sampling_seed,
     max_concurrency: int = 8,
     timeout_s: float = 120.0,
     max_retries: int = 5,

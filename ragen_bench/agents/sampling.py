@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 from ragen_bench.chat.protocol import AgentRequest
@@ -69,6 +69,13 @@ def check_sampling_seed(seed: int) -> None:
     if not 0 <= seed < SAMPLING_SEED_LIMIT:
         raise ValueError(f"sampling_seed must be in 0..{SAMPLING_SEED_LIMIT - 1}, got {seed}")
 
+
+# The sampling keywords every model-backed factory takes (hf, vllm, openai and the trainer's policy agent).
+SAMPLING_KEYS = tuple(field.name for field in fields(SamplingSettings))
+# Their defaults in an evaluation: what configs/agent/{hf,vllm,openai}.yaml say (greedy, 128 tokens), so a
+# factory called from Python behaves as `ragen-bench eval agent=NAME` does.  tests/test_one_source.py
+# checks every agent yaml against its factory's defaults.
+EVAL_SAMPLING = SamplingSettings(temperature=0.0, max_new_tokens=128)
 
 def request_seed(sampling_seed: int, request: AgentRequest) -> int:
     """A 63-bit seed that depends only on the agent's seed and the request's episode and turn."""

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ragen_bench.agents.local_models import DEFAULT_STOP_STRINGS, StopStrings, adapter_config, has_tokenizer
-from ragen_bench.agents.sampling import SamplingSettings, request_seed, resolve_model_path
+from ragen_bench.agents.sampling import EVAL_SAMPLING, SamplingSettings, request_seed, resolve_model_path
 from ragen_bench.chat.protocol import AgentReply, AgentRequest
 
 # On the CPU backend vLLM sizes its KV cache from this variable (GiB); without it, it tries
@@ -112,11 +112,11 @@ class VLLMOfflineAgent:
 def make_vllm_agent(
     model: str = "smollm2-135m",
     *,
-    temperature: float = 1.0,
-    top_p: float = 1.0,
-    max_new_tokens: int = 256,
-    sampling_seed: int = 0,
-    generate_batch: int = 64,
+    temperature: float = EVAL_SAMPLING.temperature,
+    top_p: float = EVAL_SAMPLING.top_p,
+    max_new_tokens: int = EVAL_SAMPLING.max_new_tokens,
+    sampling_seed: int = EVAL_SAMPLING.sampling_seed,
+    generate_batch: int = 64,  # the yaml's ${lockstep_episodes}: a whole lock-step batch
     stop_strings: Sequence[str] = DEFAULT_STOP_STRINGS,
     dtype: str = "auto",
     max_model_len: int = 4096,

@@ -37,6 +37,7 @@ from ragen_bench.agents.local_models import DEFAULT_STOP_STRINGS, load_for_sampl
 from ragen_bench.agents.sampling import SamplingSettings, check_temperature, request_seed
 from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest
 from ragen_bench.chat.tokens import TokenLayout, TokenLayoutError
+from ragen_bench.train.config import RolloutConfig
 from ragen_bench.train.sampler import Sampler, TurnSample, _RowCache
 from ragen_bench.train.stops import ReplyStops
 
@@ -250,15 +251,19 @@ class PolicyAgent:
         )
 
 
+_ROLLOUT = RolloutConfig()
+
+
 def make_policy_agent(
     model: str = "smollm2-135m",
     *,
-    temperature: float = 1.0,
-    top_p: float = 1.0,
-    max_new_tokens: int = 128,
+    # A trainer's sampling defaults: rollout.* of `ragen-bench train` (RolloutConfig), not eval's greedy ones.
+    temperature: float = _ROLLOUT.temperature,
+    top_p: float = _ROLLOUT.top_p,
+    max_new_tokens: int = _ROLLOUT.max_new_tokens,
     sampling_seed: int = 0,
     stop_strings: Sequence[str] = DEFAULT_STOP_STRINGS,
-    generate_batch: int = 64,
+    generate_batch: int = _ROLLOUT.generate_batch,
     share_prompts: bool = True,
     reuse_cache: bool = True,
     num_threads: int | None = None,
