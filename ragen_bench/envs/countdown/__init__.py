@@ -1,5 +1,5 @@
 """Countdown: ``env`` (env, generator, scoring) -> ``solver`` (exhaustive search) -> ``arith`` (parser)."""
 
-from ragen_bench.envs.countdown.env import CountdownEnv
+from ragen_bench.envs.countdown.env import CountdownConfig, CountdownEnv
 
-__all__ = ["CountdownEnv"]
+__all__ = ["CountdownConfig", "CountdownEnv"]

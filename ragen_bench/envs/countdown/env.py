@@ -3,15 +3,24 @@
 from __future__ import annotations
 
 import math
-import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from gymnasium.utils import seeding
 
-from ragen_bench.envs.base import AnyText, TextEnv, TextObservation, text_charset
+from ragen_bench.envs.base import (
+    AnyText,
+    EnvConfig,
+    IntIn,
+    PathOrNone,
+    TextEnv,
+    TextObservation,
+    setting,
+    text_charset,
+)
 from ragen_bench.envs.countdown import arith, solver
 from ragen_bench.envs.datafiles import load_instances
 
@@ -94,6 +103,26 @@ def _score_parsed(evaluation: arith.Evaluation | None, numbers: Sequence[int], t
     return CORRECT_REWARD if evaluation.value == target else WELL_FORMED_REWARD
 
 
+@dataclass(frozen=True)
+class CountdownConfig(EnvConfig):
+    """CountdownEnv's arguments (besides ``render_mode``)."""
+
+    # The solver's exhaustive search caps how many numbers an instance may hold.
+    min_count: int = setting(3, rule=IntIn(2, solver.MAX_NUMBERS), help="Fewest numbers in a generated instance.")
+    max_count: int = setting(
+        4, rule=IntIn("min_count", solver.MAX_NUMBERS), help="Most numbers in a generated instance (>= min_count)."
+    )
+    max_number: int = setting(99, rule=IntIn(1, MAX_GENERATED_NUMBER), help="Generated numbers lie in 1..max_number.")
+    max_target: int = setting(
+        100, rule=IntIn(1, MAX_GENERATED_TARGET), help="Generated targets lie in 1..max_target and are reachable."
+    )
+    data_path: str | Path | None = setting(
+        None,
+        rule=PathOrNone(),
+        help="A local JSONL or Parquet file of instances (nums, target) to draw from instead of generating.",
+    )
+
+
 class CountdownEnv(TextEnv):
     """Write one equation that uses each given number exactly once and equals the target.
 
@@ -128,9 +157,8 @@ class CountdownEnv(TextEnv):
     ``EpisodeFinishedError`` (``reset()`` starts the next episode).
 
     ## Arguments
-    ``min_count=3``, ``max_count=4`` (2 <= min_count <= max_count <= 5),
-    ``max_number=99`` (1..10000), ``max_target=100`` (1..1000000), ``data_path=None``,
-    ``render_mode="ansi"`` or ``None``.  Wrong types or ranges raise at construction; a
+    The fields of :class:`CountdownConfig` (``min_count``, ``max_count``, ``max_number``,
+    ``max_target``, ``data_path``), ``render_mode="ansi"`` or ``None``.  Wrong types or ranges raise at construction; a
     setting whose targets are almost never reachable raises
     ``InstanceGenerationError`` at reset after ``MAX_INSTANCE_DRAWS`` redraws.  File
     rows hold 2 to 5 numbers (the solvability check is exhaustive); a malformed row
@@ -156,22 +184,10 @@ class CountdownEnv(TextEnv):
         "target. Answer with the expression only, for example (6 - 2) * 5."
     )
 
-    def __init__(
-        self,
-        min_count: int = 3,
-        max_count: int = 4,
-        max_number: int = 99,
-        max_target: int = 100,
-        data_path: str | Path | None = None,
-        render_mode: str | None = "ansi",
-    ) -> None:
+    def __init__(self, *, render_mode: str | None = "ansi", **kwargs: Any) -> None:
+        """``kwargs``: the fields of :class:`CountdownConfig`."""
         super().__init__(render_mode)
-        self.min_count = self._int_arg("min_count", min_count, 2, solver.MAX_NUMBERS)
-        self.max_count = self._int_arg("max_count", max_count, self.min_count, solver.MAX_NUMBERS)
-        self.max_number = self._int_arg("max_number", max_number, 1, MAX_GENERATED_NUMBER)
-        self.max_target = self._int_arg("max_target", max_target, 1, MAX_GENERATED_TARGET)
-        if data_path is not None and not isinstance(data_path, (str, os.PathLike)):
-            raise TypeError(f"CountdownEnv: data_path must be a path or None, got {data_path!r}")
+        data_path = self._configure(CountdownConfig, kwargs).data_path
         self.instances: list[tuple[tuple[int, ...], int]] | None = None
         if data_path is not None:
             rows = load_instances(data_path, {"nums": _numbers_field, "target": _int_field})

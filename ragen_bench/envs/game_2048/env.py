@@ -2,13 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
-from ragen_bench.envs.base import PICTURE_METADATA, TextEnv, TextObservation, text_charset
+from ragen_bench.envs.base import (
+    PICTURE_METADATA,
+    EnvConfig,
+    IntIn,
+    IsBool,
+    RealIn,
+    TextEnv,
+    TextObservation,
+    setting,
+    text_charset,
+)
 from ragen_bench.envs.game_2048 import board as rules
 from ragen_bench.envs.game_2048 import picture, search
 from ragen_bench.envs.game_2048.draws import PCG64Draws
@@ -56,6 +67,20 @@ _MASKS = {valid: np.isin(rules.ACTIONS, valid) for valid in rules.ACTION_SETS}
 _CHARSET = text_charset(
     observation_text(((0,),), (0, 1, 2, 3), 0), observation_text(((0,),), (), 0), "0123456789"
 )
+
+
+@dataclass(frozen=True)
+class Game2048Config(EnvConfig):
+    """Game2048Env's arguments (besides ``render_mode``)."""
+
+    size: int = setting(4, rule=IntIn(2, 8), help="The grid is size x size cells.")
+    two_prob: float = setting(0.9, rule=RealIn(0.0, 1.0), help="The chance a new tile is a 2 (else a 4).")
+    log_reward: bool = setting(
+        True, rule=IsBool(), help="Pay 0.1*log2(merge+1) per move (RAGEN-2's use_log_reward); False: the raw merge score."
+    )
+    max_steps: int = setting(
+        RAGEN2_MAX_ACTIONS, rule=IntIn(1, MAX_STEPS_LIMIT), help="Moves before the episode is truncated."
+    )
 
 
 class Game2048Env(TextEnv):
@@ -107,8 +132,8 @@ class Game2048Env(TextEnv):
     succeeds).  RAGEN-2 reports ``max_tile`` on the final step only; here every info has it.
 
     ## Arguments
-    ``size=4`` (2..8), ``two_prob=0.9`` (in [0, 1]), ``log_reward=True`` (a bool),
-    ``max_steps=700`` (1..16000), ``render_mode="ansi"``, ``"rgb_array"`` (a picture of
+    The fields of :class:`Game2048Config` (``size``, ``two_prob``, ``log_reward``,
+    ``max_steps``), ``render_mode="ansi"``, ``"rgb_array"`` (a picture of
     the grid, ``picture.draw``) or ``None``.  Wrong types or ranges raise at construction.
 
     ## Search
@@ -125,19 +150,10 @@ class Game2048Env(TextEnv):
     symbol_meanings = {"0": "empty cell"}
     metadata = PICTURE_METADATA
 
-    def __init__(
-        self,
-        size: int = 4,
-        two_prob: float = 0.9,
-        log_reward: bool = True,
-        max_steps: int = RAGEN2_MAX_ACTIONS,
-        render_mode: str | None = "ansi",
-    ) -> None:
+    def __init__(self, *, render_mode: str | None = "ansi", **kwargs: Any) -> None:
+        """``kwargs``: the fields of :class:`Game2048Config`."""
         super().__init__(render_mode)
-        self.size = self._int_arg("size", size, 2, 8)
-        self.two_prob = self._real_arg("two_prob", two_prob, 0.0, 1.0)
-        self.log_reward = self._bool_arg("log_reward", log_reward)
-        self.max_steps = self._int_arg("max_steps", max_steps, 1, MAX_STEPS_LIMIT)
+        self._configure(Game2048Config, kwargs)
         self.instruction = (
             f"You play 2048 on a {self.size}x{self.size} grid of numbered tiles (0 is an empty cell). "
             "Each move (Up, Right, Down or Left) slides every tile as far as it goes that way; two "

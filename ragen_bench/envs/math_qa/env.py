@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-import os
 import random
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from gymnasium.utils import seeding
 
-from ragen_bench.envs.base import AnyText, TextEnv, text_charset
+from ragen_bench.envs.base import AnyText, EnvConfig, IntIn, PathOrNone, TextEnv, setting, text_charset
 from ragen_bench.envs.math_qa.questions import (
     MAX_ANSWER_CHARS,
     MAX_QUESTION_CHARS,
@@ -25,6 +25,18 @@ INCORRECT = "Incorrect. Please think again."
 def normalize_answer(text: str) -> str:
     """RAGEN's comparison form: lower case, all whitespace removed."""
     return re.sub(r"\s+", "", text.strip().lower())
+
+
+@dataclass(frozen=True)
+class MathQAConfig(EnvConfig):
+    """MathQAEnv's arguments (besides ``render_mode``)."""
+
+    data_path: str | Path | None = setting(
+        None,
+        rule=PathOrNone(),
+        help="A local JSONL or Parquet file of questions (None: the built-in generated ones).",
+    )
+    max_attempts: int = setting(5, rule=IntIn(1, 1000), help="Answers allowed before the episode ends.")
 
 
 class MathQAEnv(TextEnv):
@@ -59,7 +71,7 @@ class MathQAEnv(TextEnv):
     ``EpisodeFinishedError`` (``reset()`` starts the next one).
 
     ## Arguments
-    ``data_path=None`` (generated questions), ``max_attempts=5`` (1..1000),
+    The fields of :class:`MathQAConfig` (``data_path``, ``max_attempts``),
     ``render_mode="ansi"`` or ``None``.  Wrong types or ranges raise at construction;
     a malformed file row raises ``InstanceFileError`` naming the file and line.
 
@@ -78,13 +90,10 @@ class MathQAEnv(TextEnv):
     symbol_meanings: dict[str, str] = {}
     instruction = "You are solving a math problem. Reply with the final answer only, for example 42."
 
-    def __init__(
-        self, data_path: str | Path | None = None, max_attempts: int = 5, render_mode: str | None = "ansi"
-    ) -> None:
+    def __init__(self, *, render_mode: str | None = "ansi", **kwargs: Any) -> None:
+        """``kwargs``: the fields of :class:`MathQAConfig`."""
         super().__init__(render_mode)
-        self.max_attempts = self._int_arg("max_attempts", max_attempts, 1, 1000)
-        if data_path is not None and not isinstance(data_path, (str, os.PathLike)):
-            raise TypeError(f"MathQAEnv: data_path must be a path or None, got {data_path!r}")
+        data_path = self._configure(MathQAConfig, kwargs).data_path
         self.questions = load_questions(data_path) if data_path is not None else None
         # Questions from files may use any characters; the charsets only shape sample().
         self.observation_space = AnyText(min_length=1, max_length=MAX_QUESTION_CHARS, charset=_SAMPLE_CHARSET)

@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 import importlib
 import json
+from dataclasses import dataclass
 from typing import Any
 
-from ragen_bench.envs.base import AnyText, MissingExtra, TextEnv, text_charset
+from ragen_bench.envs.base import AnyText, EnvConfig, IntIn, MissingExtra, OneOf, TextEnv, setting, text_charset
 from ragen_bench.envs.reasoning_gym import grading
 from ragen_bench.envs.reasoning_gym.ids import DATASETS, INSTALL_HINT, LIBRARY, REFERENCE_METADATA_KEYS
 
@@ -86,6 +87,22 @@ def feedback(score: float, attempts_left: int) -> str:
     return f"{verdict} Try again ({attempts_left} attempts left)." if attempts_left else f"{verdict} No attempts left."
 
 
+@dataclass(frozen=True)
+class ReasoningGymConfig(EnvConfig):
+    """ReasoningGymEnv's arguments (besides ``render_mode``).  Whether ``difficulty`` fits the
+    dataset (only those with a curriculum take 'easy'/'hard') needs the library, so the env
+    checks that when it loads it."""
+
+    dataset: str = setting(rule=OneOf(DATASETS), help="One of the names in registry.RG_DATASETS.")
+    max_attempts: int = setting(1, rule=IntIn(1, 100), help="Answers allowed before the episode ends.")
+    difficulty: str = setting(
+        "default",
+        rule=OneOf(DIFFICULTIES),
+        help="'default': the dataset's default config; 'easy'/'hard': every curriculum attribute at its "
+        "first/last level (registered ids use the default).",
+    )
+
+
 class ReasoningGymEnv(TextEnv):
     """Answer one question of a reasoning-gym dataset; the dataset's own scorer grades it.
 
@@ -128,10 +145,8 @@ class ReasoningGymEnv(TextEnv):
     and ``action_is_effective`` (full credit).
 
     ## Arguments
-    ``dataset`` (one of the 98 names in ``registry.RG_DATASETS``),
-    ``max_attempts=1`` (1..100), ``difficulty="default"`` (the dataset's default config;
-    ``"easy"``/``"hard"``: every curriculum attribute at its first/last level only, for
-    the 96 datasets with a curriculum; registered ids use the default), ``render_mode="ansi"``
+    The fields of :class:`ReasoningGymConfig` (``dataset``, required; ``max_attempts``;
+    ``difficulty``), ``render_mode="ansi"``
     or ``None``.  Building the env imports reasoning-gym (the ``rg`` extra; a missing
     extra is one ``ImportError`` naming it); a dataset that fails to build or generate
     raises :class:`DatasetError` naming the dataset and seed.
@@ -153,13 +168,11 @@ class ReasoningGymEnv(TextEnv):
     # to generate, and `ragen-bench envs verify` regenerates every one.
     split_seeds = {"train": range(10_000, 10_032), "val": range(1000, 1032), "test": range(123, 187)}
 
-    def __init__(
-        self, dataset: str, max_attempts: int = 1, difficulty: str = "default", render_mode: str | None = "ansi"
-    ) -> None:
+    def __init__(self, *, render_mode: str | None = "ansi", **kwargs: Any) -> None:
+        """``kwargs``: the fields of :class:`ReasoningGymConfig`."""
         super().__init__(render_mode)
-        self.dataset = self._choice_arg("dataset", dataset, DATASETS)
-        self.max_attempts = self._int_arg("max_attempts", max_attempts, 1, 100)
-        self.difficulty = self._choice_arg("difficulty", difficulty, DIFFICULTIES)
+        config = self._configure(ReasoningGymConfig, kwargs)
+        dataset, difficulty = config.dataset, config.difficulty
         # Imported here so that a missing extra fails at make(); the module is not kept (envs pickle).
         library = load_library()
         if difficulty != "default" and dataset not in library.factory.CURRICULA:

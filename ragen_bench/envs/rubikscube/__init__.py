@@ -3,6 +3,6 @@
 ``env`` (the Gymnasium env) -> ``solver`` (optimal plans) -> ``cube`` (stickers, turns, scramble).
 """
 
-from ragen_bench.envs.rubikscube.env import RubiksCubeEnv
+from ragen_bench.envs.rubikscube.env import RubiksCubeConfig, RubiksCubeEnv
 
-__all__ = ["RubiksCubeEnv"]
+__all__ = ["RubiksCubeConfig", "RubiksCubeEnv"]

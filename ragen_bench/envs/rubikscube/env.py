@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 
-from ragen_bench.envs.base import PICTURE_METADATA, TextEnv, TextObservation, text_charset
+from ragen_bench.envs.base import PICTURE_METADATA, EnvConfig, IntIn, TextEnv, TextObservation, setting, text_charset
 from ragen_bench.envs.rubikscube import cube, picture, solver
 
 MAX_STEPS_LIMIT = 1000
@@ -28,6 +29,17 @@ def _net(tail: str) -> bytes:
 
 
 _LIVE_NET, _SOLVED_NET, _TRUNCATED_NET = _net(_LIVE_TAIL), _net(_SOLVED_TAIL), _net(_TRUNCATED_TAIL)
+
+
+@dataclass(frozen=True)
+class RubiksCubeConfig(EnvConfig):
+    """RubiksCubeEnv's arguments (besides ``render_mode``)."""
+
+    # Capped at the depth the exact solver covers (solver.MAX_DISTANCE).
+    scramble_depth: int = setting(
+        5, rule=IntIn(1, solver.MAX_DISTANCE), help="Random turns that scramble the solved cube (RAGEN-2's default: 5)."
+    )
+    max_steps: int = setting(20, rule=IntIn(1, MAX_STEPS_LIMIT), help="Turns before the episode is truncated.")
 
 
 class RubiksCubeEnv(TextEnv):
@@ -76,8 +88,8 @@ class RubiksCubeEnv(TextEnv):
     ``env.unwrapped.scramble`` (action ids).
 
     ## Arguments
-    ``scramble_depth=5`` (1..``solver.MAX_DISTANCE``, 10: the depth the exact solver
-    covers), ``max_steps=20`` (1..1000), ``render_mode="ansi"``, ``"rgb_array"`` (the
+    The fields of :class:`RubiksCubeConfig` (``scramble_depth``, ``max_steps``),
+    ``render_mode="ansi"``, ``"rgb_array"`` (the
     net as a picture, ``picture.draw``) or ``None``.  Wrong types or ranges raise at
     construction.
 
@@ -94,10 +106,10 @@ class RubiksCubeEnv(TextEnv):
     symbol_meanings = SYMBOL_MEANINGS
     metadata = PICTURE_METADATA
 
-    def __init__(self, scramble_depth: int = 5, max_steps: int = 20, render_mode: str | None = "ansi") -> None:
+    def __init__(self, *, render_mode: str | None = "ansi", **kwargs: Any) -> None:
+        """``kwargs``: the fields of :class:`RubiksCubeConfig`."""
         super().__init__(render_mode)
-        self.scramble_depth = self._int_arg("scramble_depth", scramble_depth, 1, solver.MAX_DISTANCE)
-        self.max_steps = self._int_arg("max_steps", max_steps, 1, MAX_STEPS_LIMIT)
+        self._configure(RubiksCubeConfig, kwargs)
         self.instruction = (
             "A 2x2 Rubik's cube has been scrambled. Turn its faces until each of the six faces "
             "shows a single colour (any colour per face). U, D, L, R, F and B turn the Up, "

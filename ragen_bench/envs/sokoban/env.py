@@ -5,13 +5,27 @@ from __future__ import annotations
 import functools
 import random
 import threading
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from ragen_bench.envs import coords
-from ragen_bench.envs.base import PICTURE_METADATA, TextEnv, TextObservation, text_charset
+from ragen_bench.envs.base import (
+    PICTURE_METADATA,
+    EnvConfig,
+    IntIn,
+    IsBool,
+    OneOf,
+    Rule,
+    TextEnv,
+    TextObservation,
+    arg_error,
+    setting,
+    text_charset,
+)
 from ragen_bench.envs.sokoban import levels, picture
 from ragen_bench.envs.sokoban.solver import solve
 
@@ -87,6 +101,40 @@ def _level_and_plan(
     return level, level_seed, fallbacks, plan
 
 
+class RoomSize(Rule):
+    """A ``(height, width)`` pair (tuple or list) of ints in 5..32: 4x4 rooms never yield a level."""
+
+    def check(self, owner: str, name: str, value: Any, checked: Mapping[str, Any]) -> tuple[int, int]:
+        expected = "a (height, width) pair of ints in 5..32"
+        is_pair = isinstance(value, (tuple, list)) and len(value) == 2
+        if not is_pair or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in value):
+            raise arg_error(owner, name, expected, value, TypeError)
+        if not all(5 <= d <= 32 for d in value):
+            raise arg_error(owner, name, expected, value)
+        return int(value[0]), int(value[1])
+
+
+@dataclass(frozen=True)
+class SokobanConfig(EnvConfig):
+    """SokobanEnv's arguments (besides ``render_mode``)."""
+
+    dim_room: tuple[int, int] = setting((6, 6), rule=RoomSize(), help="The room's (height, width), walls included.")
+    num_boxes: int = setting(1, rule=IntIn(1, 10), help="Boxes (and targets) in the room.")
+    # The reverse play recurses once per step, hence the cap.
+    search_depth: int = setting(300, rule=IntIn(1, 500), help="Depth of the generator's reverse play (RAGEN's).")
+    max_steps: int = setting(100, rule=IntIn(1), help="Steps before the episode is truncated.")
+    vocabulary: str = setting("default", rule=OneOf(VOCABULARIES), help="The grid's symbols: 'default' or 'alt'.")
+    observation_format: str = setting(
+        "grid", rule=OneOf(coords.OBSERVATION_FORMATS), help="'grid', or 'grid_coord' (the grid plus coordinates)."
+    )
+    solve_on_reset: bool = setting(
+        True,
+        rule=IsBool(),
+        help="Put the optimal solution length in the reset info (turn off for raw generation speed).",
+    )
+    solver_max_states: int = setting(2_000_000, rule=IntIn(0), help="The solver's state budget; 0 skips the solver.")
+
+
 class SokobanEnv(TextEnv):
     """Push every box onto a target in a procedurally generated room.
 
@@ -122,14 +170,9 @@ class SokobanEnv(TextEnv):
     ``EpisodeFinishedError`` (``reset()`` starts the next one).
 
     ## Arguments
-    ``dim_room=(6, 6)`` (each side 5..32), ``num_boxes=1`` (1..10),
-    ``search_depth=300`` (reverse-play depth, 1..500), ``max_steps=100``,
-    ``vocabulary="default"`` or ``"alt"``, ``observation_format="grid"`` or
-    ``"grid_coord"``, ``render_mode="ansi"``, ``"rgb_array"`` (a picture of the room,
-    16 pixels a cell, ``picture.draw``) or ``None``,
-    ``solve_on_reset=True`` (put the optimal solution length in the reset ``info``;
-    turn off for raw generation speed), ``solver_max_states=2_000_000`` (0 skips the
-    solver).  Wrong types or ranges raise at construction.  Seeds are 32-bit (0..2**32-1).
+    The fields of :class:`SokobanConfig` (each documented there with its default and
+    range) and ``render_mode="ansi"``, ``"rgb_array"`` (a picture of the room, 16 pixels
+    a cell, ``picture.draw``) or ``None``.  Wrong types or ranges raise at construction.  Seeds are 32-bit (0..2**32-1).
 
     ## Info
     Every call: ``success``, ``boxes_on_target``, ``level_seed``.  Step adds
@@ -156,27 +199,12 @@ class SokobanEnv(TextEnv):
     seed_limit = 2**32  # the generator seeds numpy's legacy RandomState
     metadata = PICTURE_METADATA
 
-    def __init__(
-        self,
-        dim_room: tuple[int, int] = (6, 6),
-        num_boxes: int = 1,
-        search_depth: int = 300,
-        max_steps: int = 100,
-        vocabulary: str = "default",
-        observation_format: str = "grid",
-        render_mode: str | None = "ansi",
-        solve_on_reset: bool = True,
-        solver_max_states: int = 2_000_000,
-    ) -> None:
+    def __init__(self, *, render_mode: str | None = "ansi", **kwargs: Any) -> None:
+        """``kwargs``: the fields of :class:`SokobanConfig`."""
         super().__init__(render_mode)
-        self.height, self.width = self._dim_room_arg(dim_room)
-        self.num_boxes = self._int_arg("num_boxes", num_boxes, 1, 10)
-        self.search_depth = self._int_arg("search_depth", search_depth, 1, 500)  # the reverse play recurses
-        self.max_steps = self._int_arg("max_steps", max_steps, 1)
-        self.vocabulary = self._choice_arg("vocabulary", vocabulary, VOCABULARIES)
-        self.observation_format = self._choice_arg("observation_format", observation_format, coords.OBSERVATION_FORMATS)
-        self.solve_on_reset = self._bool_arg("solve_on_reset", solve_on_reset)
-        self.solver_max_states = self._int_arg("solver_max_states", solver_max_states, 0)
+        config = self._configure(SokobanConfig, kwargs)
+        self.height, self.width = config.dim_room
+        vocabulary, observation_format = config.vocabulary, config.observation_format
 
         self.symbol_meanings = dict(VOCABULARIES[vocabulary])
         symbols = "".join(self.symbol_meanings)
@@ -205,16 +233,6 @@ class SokobanEnv(TextEnv):
         self._steps = 0
         self._level_seed: int | None = None  # after fallbacks (level_seed is the seed asked for)
         self._plan: list[int] | None = None
-
-    @staticmethod
-    def _dim_room_arg(dim_room: Any) -> tuple[int, int]:
-        expected = "a (height, width) pair of ints in 5..32"
-        is_pair = isinstance(dim_room, (tuple, list)) and len(dim_room) == 2
-        if not is_pair or not all(isinstance(d, (int, np.integer)) and not isinstance(d, bool) for d in dim_room):
-            raise TypeError(f"SokobanEnv: dim_room must be {expected}, got {dim_room!r}")
-        if not all(5 <= d <= 32 for d in dim_room):  # 4x4 rooms never yield a level
-            raise ValueError(f"SokobanEnv: dim_room must be {expected}, got {dim_room!r}")
-        return int(dim_room[0]), int(dim_room[1])
 
     # -- Gymnasium API (through TextEnv's template methods) ---------------------------
 

@@ -1,5 +1,5 @@
 """Sudoku: ``env`` (the Gymnasium env) -> ``actions`` (RAGEN-2's action text), ``solver`` (exact completions) -> ``puzzles`` (boards, RAGEN-2's generator)."""
 
-from ragen_bench.envs.sudoku.env import SudokuEnv
+from ragen_bench.envs.sudoku.env import SudokuConfig, SudokuEnv
 
-__all__ = ["SudokuEnv"]
+__all__ = ["SudokuConfig", "SudokuEnv"]

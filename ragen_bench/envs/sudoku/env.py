@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
-from ragen_bench.envs.base import PICTURE_METADATA, AnyText, TextEnv, text_charset
+from ragen_bench.envs.base import PICTURE_METADATA, AnyText, EnvConfig, IntIn, OneOf, TextEnv, setting, text_charset
 from ragen_bench.envs.sudoku import actions, picture, solver
 from ragen_bench.envs.sudoku.actions import Placement
 from ragen_bench.envs.sudoku.puzzles import BLANK_FRACTIONS, SIZES, blank_count, generate, layout
@@ -69,6 +70,17 @@ def _hint_prefixes(n: int) -> tuple[str, ...]:
     return tuple(f"\n  - ({cell // n + 1},{cell % n + 1}): " for cell in range(n * n))
 
 
+@dataclass(frozen=True)
+class SudokuConfig(EnvConfig):
+    """SudokuEnv's arguments (besides ``render_mode``)."""
+
+    grid_size: int = setting(9, rule=OneOf(SIZES), help="The board's side: 4 (2x2 boxes) or 9 (3x3 boxes).")
+    difficulty: str = setting(
+        "easy", rule=OneOf(tuple(BLANK_FRACTIONS)), help="How many cells are empty: 'easy', 'medium' or 'hard'."
+    )
+    max_steps: int = setting(81, rule=IntIn(1, 10_000), help="Placements before the episode is truncated.")
+
+
 class SudokuEnv(TextEnv):
     """Fill a Sudoku grid, one number per action, with RAGEN-2's feedback after every move.
 
@@ -108,8 +120,8 @@ class SudokuEnv(TextEnv):
     episode raises ``EpisodeFinishedError``.
 
     ## Arguments
-    ``grid_size=9`` (4 or 9), ``difficulty="easy"`` (``"easy"``, ``"medium"`` or
-    ``"hard"``), ``max_steps=81`` (1..10000), ``render_mode="ansi"``, ``"rgb_array"`` (a
+    The fields of :class:`SudokuConfig` (``grid_size``, ``difficulty``, ``max_steps``),
+    ``render_mode="ansi"``, ``"rgb_array"`` (a
     picture of the board, ``picture.draw``) or ``None``.
 
     ## Info
@@ -144,17 +156,10 @@ class SudokuEnv(TextEnv):
     seed_limit = 2**32  # RAGEN-2 also seeds numpy's global generator, which refuses larger seeds
     metadata = PICTURE_METADATA
 
-    def __init__(
-        self,
-        grid_size: int = 9,
-        difficulty: str = "easy",
-        max_steps: int = 81,
-        render_mode: str | None = "ansi",
-    ) -> None:
+    def __init__(self, *, render_mode: str | None = "ansi", **kwargs: Any) -> None:
+        """``kwargs``: the fields of :class:`SudokuConfig`."""
         super().__init__(render_mode)
-        self.grid_size = self._choice_arg("grid_size", grid_size, SIZES)
-        self.difficulty = self._choice_arg("difficulty", difficulty, tuple(BLANK_FRACTIONS))
-        self.max_steps = self._int_arg("max_steps", max_steps, 1, 10_000)
+        self._configure(SudokuConfig, kwargs)
         n = self.grid_size
         box = layout(n).box
         example = n // 2 + 1  # 5 on 9x9, as RAGEN-2's prompt; 3 on 4x4

@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ragen_bench.envs.base import AnyText, InvalidActionError, TextEnv, text_charset
+from ragen_bench.envs.base import (
+    AnyText,
+    EnvConfig,
+    IntIn,
+    InvalidActionError,
+    IsBool,
+    OneOf,
+    TextEnv,
+    setting,
+    text_charset,
+)
 from ragen_bench.envs.textworld_express.backend import FOLD_SEEDS, GAMES, SEED_LIMIT, TWXServer, fold_of
 
 MAX_ACTION_CHARS = 200
@@ -48,6 +59,17 @@ class ValidActionText(AnyText):
 
     def __repr__(self) -> str:
         return f"ValidActionText({len(self.valid)} valid now)"
+
+
+@dataclass(frozen=True)
+class TextWorldExpressConfig(EnvConfig):
+    """TextWorldExpressEnv's arguments (besides ``render_mode``)."""
+
+    game: str = setting("coin", rule=OneOf(GAMES), help="Which of TextWorld-Express's eight games.")
+    valid_actions_in_prompt: bool = setting(
+        True, rule=IsBool(), help="List the valid actions after each state (TWX's own list, sorted)."
+    )
+    max_steps: int = setting(100, rule=IntIn(1, 10_000), help="Steps before truncation (TWX's own default limit).")
 
 
 class TextWorldExpressEnv(TextEnv):
@@ -100,8 +122,8 @@ class TextWorldExpressEnv(TextEnv):
     score rose).
 
     ## Arguments
-    ``game`` (one of the eight), ``valid_actions_in_prompt=True``, ``max_steps=100``
-    (1..10000; TWX's own default limit), ``render_mode="ansi"`` or ``None``.  Each env runs its
+    The fields of :class:`TextWorldExpressConfig` (``game``, ``valid_actions_in_prompt``,
+    ``max_steps``), ``render_mode="ansi"`` or ``None``.  Each env runs its
     own JVM, started by the first reset and stopped by ``close()``; a missing library or
     ``java`` raises ``TWXUnavailableError`` naming what to install.
 
@@ -126,17 +148,10 @@ class TextWorldExpressEnv(TextEnv):
         "test": FOLD_SEEDS["test"],
     }
 
-    def __init__(
-        self,
-        game: str = "coin",
-        valid_actions_in_prompt: bool = True,
-        max_steps: int = 100,
-        render_mode: str | None = "ansi",
-    ) -> None:
+    def __init__(self, *, render_mode: str | None = "ansi", **kwargs: Any) -> None:
+        """``kwargs``: the fields of :class:`TextWorldExpressConfig`."""
         super().__init__(render_mode)
-        self.game = self._choice_arg("game", game, GAMES)
-        self.valid_actions_in_prompt = self._bool_arg("valid_actions_in_prompt", valid_actions_in_prompt)
-        self.max_steps = self._int_arg("max_steps", max_steps, 1, 10_000)
+        self._configure(TextWorldExpressConfig, kwargs)
         listing = "listed after each state" if self.valid_actions_in_prompt else "TWX accepts in this state"
         self.instruction = (
             f"{GOALS[self.game]} Each turn, answer with exactly one action, written exactly as one of "
