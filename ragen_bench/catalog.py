@@ -32,16 +32,17 @@ def env_rows() -> list[dict[str, str]]:
     """``envs list``: one row per registered env and game (id, RAGEN name, panels, description)."""
     from ragen_bench import panels
     from ragen_bench.games.registry import GAME_ENTRIES
-    from ragen_bench.registry import ENTRIES
+    from ragen_bench.registry import all_entries
 
+    singles = all_entries()  # the project's ids, then the plugins'
     return [
         {
             "id": row.id,
             "ragen": getattr(row, "ragen_name", None) or "-",
             "panels": ",".join(panels.available(row.id)) or "-",
-            "description": _description(row, row in ENTRIES),
+            "description": _description(row, row in singles),
         }
-        for row in (*ENTRIES, *GAME_ENTRIES)
+        for row in (*singles, *GAME_ENTRIES)
     ]
 
 
@@ -55,10 +56,11 @@ def family_rows() -> list[dict[str, str]]:
     """``envs list``'s second table: per family, its kind, how many ids, the extra it needs and
     whether that extra is installed; a last row counts all single-agent ids and games."""
     from ragen_bench.games.registry import GAME_ENTRIES
-    from ragen_bench.registry import ENTRIES
+    from ragen_bench.registry import all_entries
 
+    singles = all_entries()
     families: dict[tuple[str, str], list] = {}
-    for row in ENTRIES:
+    for row in singles:
         families.setdefault((row.family, "single-agent"), []).append(row)
     for row in GAME_ENTRIES:
         families.setdefault((row.family, "game"), []).append(row)
@@ -68,8 +70,8 @@ def family_rows() -> list[dict[str, str]]:
         missing = any(missing_extra(row.id) if kind == "single-agent" else row.missing_extra() for row in rows)
         table.append({"family": name, "kind": kind, "ids": str(len(rows)), "extra": ",".join(extras),
                       "installed": "no" if missing else "yes"})
-    table.append({"family": "all", "kind": f"{len(ENTRIES)} single-agent, {len(GAME_ENTRIES)} games",
-                  "ids": str(len(ENTRIES) + len(GAME_ENTRIES)), "extra": "", "installed": ""})
+    table.append({"family": "all", "kind": f"{len(singles)} single-agent, {len(GAME_ENTRIES)} games",
+                  "ids": str(len(singles) + len(GAME_ENTRIES)), "extra": "", "installed": ""})
     return table
 
 
