@@ -269,4 +269,6 @@ def test_family_imports_run_one_way(family):
         assert not others, (module, others)  # no family imports another
         assert not {n for n in names if n.startswith(("ragen_bench.chat", "ragen_bench.agents", "ragen_bench.eval"))}
     exported = importlib.import_module(f"ragen_bench.envs.{family}").__all__
-    assert len(exported) == 1 and exported[0].endswith("Env")
+    # The env class and its config dataclass (the arguments it declares).
+    env = [name for name in exported if name.endswith("Env")]
+    assert len(env) == 1 and sorted(exported) == sorted([env[0].removesuffix("Env") + "Config", env[0]])
