@@ -1,15 +1,17 @@
-"""Checks every text env family must pass, shared by the per-family test files.
+"""Checks every text env must pass, written once.
 
-Each family test calls these with its own ids and a few valid actions, so the
-contract (Gymnasium checker, cross-process determinism, untouched global RNGs, the
-chat-facing attributes) is written once.
+``tests/test_env_contract_every_id.py`` runs ``assert_contract`` (the Gymnasium checker and
+the chat-facing attributes) on every registered id, and the cross-process digest over the families listed
+there; ``tests/test_env_contract_base.py`` and the family files call
+``assert_global_rngs_untouched`` with their own actions.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium
@@ -19,22 +21,25 @@ from gymnasium.utils.env_checker import check_env
 from tests.conftest import run_python
 
 
-def assert_check_env_clean(env_id: str) -> None:
-    """Gymnasium's checker passes on the raw env and on ``make``'s checked wrapper, silently."""
+def assert_contract(env_id: str) -> None:
+    """``check_env(gymnasium.make(env_id).unwrapped)`` with the checker's default arguments (what
+    a user runs, render checks included) passes silently: every warning is an error, from
+    ``make`` to ``close``.  The chat-facing attributes are then checked on the same env, so the
+    checker runs once per id."""
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         env = gymnasium.make(env_id)
-        check_env(env.unwrapped, skip_render_check=False)
-        # The passive checker inside make() inspects the first reset and step.
-        obs, info = env.reset(seed=0)
-        env.step(env.action_space.sample() if env.unwrapped.action_names is None else 0)
-        env.close()
+        try:
+            check_env(env.unwrapped)
+            assert_chat_attributes(env)
+        finally:
+            env.close()
 
 
-def assert_chat_attributes(env_id: str) -> None:
+def assert_chat_attributes(env: gymnasium.Env) -> None:
     """What the chat layer reads: names, symbols, instruction, the optimal action."""
-    env = gymnasium.make(env_id).unwrapped
     obs, info = env.reset(seed=1)
+    env = env.unwrapped
     assert env.observation_space.contains(obs) and env.render_text() == obs  # what ansi mode renders
     assert info["success"] is False and "optimal_length" in info
     assert isinstance(env.instruction, str) and len(env.instruction) > 40
@@ -48,28 +53,36 @@ def assert_chat_attributes(env_id: str) -> None:
 
 
 _DIGEST_SNIPPET = """
-import hashlib, gymnasium, ragen_bench
-h = hashlib.sha256()
-for env_id in {ids!r}:
+import hashlib, json, gymnasium, ragen_bench
+digests = {{}}
+for env_id, actions in {plan!r}:
+    h = hashlib.sha256()
     env = gymnasium.make(env_id)
     for seed in (0, 7, 123, 10001):
         h.update(repr(env.reset(seed=seed)).encode())
-        for action in {actions!r}:
+        for action in actions:
             step = env.step(action)
             h.update(repr(step).encode())
             if step[2] or step[3]:
                 break
     env.reset(seed=3)
     h.update(repr([env.reset() for _ in range(3)]).encode())  # unseeded resets continue the stream
-print(h.hexdigest())
+    env.close()
+    digests[env_id] = h.hexdigest()
+print(json.dumps(digests))
 """
 
 
-def assert_same_in_fresh_processes(ids: Sequence[str], actions: Sequence[Any]) -> None:
-    """Same ids, seeds and actions give byte-identical results under any PYTHONHASHSEED."""
-    code = _DIGEST_SNIPPET.format(ids=list(ids), actions=list(actions))
-    digests = {run_python(code, hash_seed=hash_seed).strip() for hash_seed in ("0", "1", "4242", "random")}
-    assert len(digests) == 1
+def assert_same_in_fresh_processes(actions_by_id: Mapping[str, Sequence[Any]]) -> None:
+    """Each id, played on the same seeds with its actions, gives byte-identical resets and steps
+    under any PYTHONHASHSEED: one fresh process per hash seed plays every id, and the ids whose
+    digests differ are named."""
+    code = _DIGEST_SNIPPET.format(plan=[(env_id, list(actions)) for env_id, actions in actions_by_id.items()])
+    runs = {seed: json.loads(run_python(code, hash_seed=seed)) for seed in ("0", "1", "4242", "random")}
+    for digests in runs.values():
+        assert list(digests) == list(actions_by_id)
+    differing = sorted(env_id for env_id in actions_by_id if len({run[env_id] for run in runs.values()}) > 1)
+    assert not differing, f"different episodes under different PYTHONHASHSEEDs: {differing}"
 
 
 def assert_global_rngs_untouched(env_id: str, actions: Sequence[Any]) -> None:

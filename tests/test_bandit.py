@@ -31,16 +31,6 @@ def test_ids_and_ragen_names():
         assert entry(env_id).ragen_name == ragen_name
 
 
-@pytest.mark.parametrize("env_id", BANDIT_IDS)
-def test_check_env_passes_without_warnings(env_id):
-    env_contract.assert_check_env_clean(env_id)
-
-
-@pytest.mark.parametrize("env_id", BANDIT_IDS)
-def test_chat_facing_attributes(env_id):
-    env_contract.assert_chat_attributes(env_id)
-
-
 # -- fidelity to RAGEN ---------------------------------------------------------------
 
 
@@ -183,10 +173,6 @@ def test_invalid_action_and_step_before_reset_fail_clearly():
 
 
 # -- determinism and RNG hygiene ---------------------------------------------------------
-
-
-def test_same_results_in_fresh_processes_under_any_hash_seed():
-    env_contract.assert_same_in_fresh_processes(BANDIT_IDS, [1])
 
 
 @pytest.mark.parametrize("env_id", BANDIT_IDS)

@@ -17,7 +17,6 @@ from ragen_bench.envs.sokoban import SokobanEnv, levels
 from ragen_bench.envs.sokoban import env as sokoban_env
 from ragen_bench.envs.sokoban.solver import solve
 from ragen_bench.registry import entry
-from tests import env_contract
 from tests.conftest import reference_records, run_python
 
 SOKOBAN_IDS = [i for i in ragen_bench.ENV_IDS if i.startswith("RAGEN/Sokoban-")]
@@ -58,16 +57,6 @@ def test_make_vec_sync_steps_all_copies():
     assert rewards.shape == (3,) and not truncated.any()
     assert set(infos) >= {"success", "action_is_effective", "boxes_on_target"}
     vec.close()
-
-
-@pytest.mark.parametrize("env_id", SOKOBAN_IDS)
-def test_check_env_passes_without_warnings(env_id):
-    env_contract.assert_check_env_clean(env_id)
-
-
-@pytest.mark.parametrize("env_id", SOKOBAN_IDS)
-def test_chat_facing_attributes(env_id):
-    env_contract.assert_chat_attributes(env_id)
 
 
 def test_render_returns_the_observation_text_and_spaces_contain_it():

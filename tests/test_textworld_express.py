@@ -32,7 +32,6 @@ from ragen_bench.envs.textworld_express import GAMES, TWXUnavailableError, backe
 from ragen_bench.envs.textworld_express.env import UNLISTED, VALID_ACTIONS_HEADER
 from ragen_bench.registry import BUILTIN_IDS, ENV_IDS, entry
 from tests.conftest import REPO_ROOT, in_ci, one_line_error, run_python
-from tests.env_contract import assert_check_env_clean
 
 IDS = [f"RAGEN/TWX-{game}-v0" for game in GAMES]
 # The default run plays this many seeds of each test panel (the slow sweep plays all 1000).
@@ -514,11 +513,6 @@ def test_optimal_and_random_agents_through_the_chat_layer(twx, env_id):
 
 
 # -- the shared contract ---------------------------------------------------------------
-
-
-@pytest.mark.parametrize("env_id", IDS)
-def test_check_env_clean(twx, env_id):
-    assert_check_env_clean(env_id)
 
 
 def episodes_digest(make=None) -> str:
