@@ -165,6 +165,8 @@ STRICT: dict[str, AnswerForm] = {
     "time_intervals": AnswerForm(r"(?=\S)(\d+ days?)?,?\s*(\d+(:\d+)*(\.\d+)?)?",
                                  "one duration (the library reads the first number in the text)", partial=True),
     "mini_sudoku": AnswerForm(r"[\d_\s]+", "the grid's digits (the library pays for digits in place)"),
+    "sokoban": AnswerForm(r"[udlr]+", "moves U, D, L, R only (the library plays every character, so text can solve)"),
+    "sudoku": AnswerForm(r"[\d_\s]+", "the grid's digits (the library pays for digits in place)"),
     "spell_backward": ONE_WORD,
     "word_sorting": AnswerForm(r"[^,]+(,[^,]+)*", "one comma-separated list (the library pays words in place)"),
 }
