@@ -20,6 +20,7 @@ from ragen_bench.chat.protocol import AgentError
 from ragen_bench.data import configs_root
 from ragen_bench.eval.compose import compose_config
 from ragen_bench.integrations.verl import recipe
+from ragen_bench.starpo import algorithms
 from ragen_bench.train import config as train_config
 from ragen_bench.train.config import RolloutConfig, TrainConfigError
 from ragen_bench.train.policy_agent import PolicyAgent, make_policy_agent
@@ -38,7 +39,7 @@ def test_eval_composes_chat_configs_defaults():
     assert compose_config("eval", [])["chat"] == CHAT_DEFAULTS
 
 
-@pytest.mark.parametrize("preset", train_config.PRESETS)
+@pytest.mark.parametrize("preset", algorithms.PRESETS)
 def test_every_train_preset_composes_chat_configs_defaults(preset):
     # Presets may restate a key (ragen-sokoban names RAGEN's 5 turns); none changes a default.
     assert train_config.compose(preset)["chat"] == CHAT_DEFAULTS
@@ -76,7 +77,7 @@ def test_the_recipe_follows_a_changed_max_turns():
     assert _response_length(config) == 3 * config.rollout.max_new_tokens + 2 * recipe.BRIDGE_TOKENS
 
 
-@pytest.mark.parametrize("preset", train_config.PRESETS)
+@pytest.mark.parametrize("preset", algorithms.PRESETS)
 def test_the_recipe_reads_a_typed_config_as_its_mapping(preset):
     config = train_config.from_preset(preset, ["model=tiny"])
     assert recipe.verl_overrides(config) == recipe.verl_overrides(config.to_dict())

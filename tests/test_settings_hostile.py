@@ -31,8 +31,8 @@ from ragen_bench.integrations.verl.recipe import fixed_kept_groups  # noqa: E402
 from ragen_bench.starpo.filter import filter_rollouts  # noqa: E402
 from ragen_bench.starpo.filter_spec import FilterSpec, groups_to_keep  # noqa: E402
 from ragen_bench.train import config as train_config  # noqa: E402
-from ragen_bench.train.config import (FILTER_SPEC_KEYS, FilterConfig, RolloutConfig, TrainConfig,  # noqa: E402
-                                      TrainConfigError)
+from ragen_bench.train.filter_config import FILTER_SPEC_KEYS, FilterConfig  # noqa: E402
+from ragen_bench.train.config import RolloutConfig, TrainConfig, TrainConfigError  # noqa: E402
 from ragen_bench.train.schedule import describe  # noqa: E402
 from tests.conftest import REPO_ROOT, one_line_error  # noqa: E402
 

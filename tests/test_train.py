@@ -18,6 +18,7 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from ragen_bench import panels  # noqa: E402
+from ragen_bench.starpo import algorithms  # noqa: E402
 from ragen_bench.train import config as train_config  # noqa: E402
 from ragen_bench.train.config import CheckpointError, TrainConfigError  # noqa: E402
 from ragen_bench.train.schedule import describe, step_seeds, train_seeds  # noqa: E402
@@ -45,7 +46,7 @@ def without_timing(row: dict) -> dict:
 # -- config and plan (no model) ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("preset", train_config.PRESETS)
+@pytest.mark.parametrize("preset", algorithms.PRESETS)
 def test_every_preset_composes_validates_and_dry_runs(preset):
     config = train_config.from_preset(preset)
     lines = list(describe(config))
@@ -244,7 +245,7 @@ def test_bandit_train_seeds_skip_held_out_seeds():
 
 
 def test_minibatch_order_keeps_groups_together_and_is_a_permutation():
-    from ragen_bench.train.trainer import minibatch_order
+    from ragen_bench.train.minibatches import minibatch_order
 
     groups = [7, 7, 3, 3, 3, 9, 7, 9]
     order = minibatch_order(groups, seed=1).tolist()
@@ -258,7 +259,7 @@ def test_minibatch_order_keeps_groups_together_and_is_a_permutation():
 @pytest.mark.parametrize("agg", ["token-mean", "seq-mean-token-sum", "seq-mean-token-mean"])
 def test_micro_batch_gradients_add_up_to_the_mini_batch_gradient(agg):
     from ragen_bench.starpo.losses import aggregate
-    from ragen_bench.train.trainer import micro_weight
+    from ragen_bench.train.minibatches import micro_weight
 
     torch.manual_seed(0)
     weights = torch.randn(6, 9, requires_grad=True)
@@ -415,7 +416,8 @@ def test_update_lowers_the_surrogate_loss_on_a_fixed_batch(tmp_path):
 def test_filter_and_advantages_on_a_real_rollout_batch(tmp_path):
     from ragen_bench.starpo.filter import filter_groups
     from ragen_bench.train.batch import select_rows
-    from ragen_bench.train.trainer import Trainer, compute_advantages
+    from ragen_bench.starpo.algorithms import compute_advantages
+    from ragen_bench.train.trainer import Trainer
 
     config = small("grpo", out=tmp_path / "run")
     trainer = Trainer(config, tmp_path / "run")
@@ -425,7 +427,7 @@ def test_filter_and_advantages_on_a_real_rollout_batch(tmp_path):
     chosen = select_rows(batch, kept.rows)
     assert len(chosen.group_ids) == 4 and len(set(chosen.group_ids)) == 2
     assert chosen.input_ids.shape[1] == batch.input_ids.shape[1]
-    advantages, _ = compute_advantages(config, chosen.rewards, None, chosen.response_mask, chosen.group_ids)
+    advantages, _ = compute_advantages(config.advantage, chosen.rewards, None, chosen.response_mask, chosen.group_ids)
     assert (advantages[~chosen.response_mask] == 0).all()
     for group in set(chosen.group_ids):
         rows = [i for i, g in enumerate(chosen.group_ids) if g == group]

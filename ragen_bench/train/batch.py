@@ -214,3 +214,19 @@ def trim_rows(batch: RolloutBatch, rows: Any) -> tuple[Any, Any, Any]:
     attention = batch.attention_mask[rows]
     width = int(attention.sum(dim=1).max())
     return batch.input_ids[rows, :width], attention[:, :width], batch.response_mask[rows, :width]
+
+
+def rollout_metrics(trajectories: list[Trajectory], episode_scores: Any, seconds: float) -> dict[str, float]:
+    """The rollout's numbers: success, reward, turns and reply lengths, validity, truncation, speed."""
+    new_tokens = sum(turn.completion_tokens for t in trajectories for turn in t.turns)
+    turns = [turn for t in trajectories for turn in t.turns]
+    return {
+        "rollout/success": sum(t.success for t in trajectories) / len(trajectories),
+        "rollout/reward_mean": float(episode_scores.mean()),  # per episode, however many rows
+        "rollout/turns": sum(t.num_turns for t in trajectories) / len(trajectories),
+        "rollout/response_length": new_tokens / sum(t.num_turns for t in trajectories),
+        "rollout/valid_turn_rate": sum(turn.valid for turn in turns) / len(turns),
+        "rollout/truncated_rate": sum(turn.finish_reason == "length" for turn in turns) / len(turns),
+        "rollout/tokens_per_s": new_tokens / seconds,
+        "time/rollout": seconds,
+    }

@@ -18,17 +18,14 @@ from dataclasses import dataclass, field, fields
 from typing import Any, get_type_hints
 
 from ragen_bench import values
-# The filter's own rules (names, defaults, ranges, the kept-group count), from the torch-free half
-# of the filter so that checking a config and `--dry-run` load no torch.
-from ragen_bench.starpo.filter_spec import FilterSpec, check_ratio, groups_to_keep, preset
+# The algorithm choices (estimators, loss aggregations, algos, presets) and the filter's rules come
+# from torch-free modules, so that checking a config and `--dry-run` load no torch.
+from ragen_bench.starpo.algorithms import (ALGORITHMS, DEFAULT_PRESET, ESTIMATORS, GRPO_MODES, LOSS_AGGREGATIONS,
+                                           PRESETS, choices)
+from ragen_bench.starpo.filter_spec import groups_to_keep
+from ragen_bench.train.filter_config import FilterConfig, check_filter, filter_in_words, unread_filter_keys
 
-PRESETS = ("starpo-s", "starpo", "ppo", "grpo", "dapo", "drgrpo", "ragen-sokoban")
-DEFAULT_PRESET = "starpo-s"
-ALGOS = ("starpo", "sft")
 BACKENDS = ("local", "verl")
-ESTIMATORS = ("gae", "grpo", "bi_level_gae")
-GRPO_MODES = ("mean_std", "mean", "rloo")
-LOSS_AGGS = ("token-mean", "seq-mean-token-sum", "seq-mean-token-mean")
 FILTER_LOSS_SCALINGS = ("none", "linear", "sqrt")
 DTYPES = ("float32", "bfloat16", "float16")
 
@@ -70,62 +67,6 @@ class AdvantageConfig:
     grpo_mode: str = "mean_std"
     whiten: bool = True
     score_placement: str = "last"
-
-
-FILTER_MODES = ("std", "std_rev", "rollout")
-# FilterSpec's fields under their config keys (RAGEN-2's rollout_filter_* names without the prefix).
-FILTER_SPEC_KEYS = {"strategy": "strategy", "value": "value", "type": "filter_type", "metric": "metric",
-                    "include_zero": "include_zero", "top_p_prob_mode": "top_p_prob_mode",
-                    "selection_eps": "selection_eps"}
-# The rollout filter's defaults are FilterSpec's (RAGEN-2's: keep everything), never restated here.
-_SPEC_DEFAULTS = FilterSpec()
-
-
-@dataclass(frozen=True)
-class FilterConfig:
-    """``mode`` std / std_rev: StarPO-S's filter with ``ratio``; ``rollout``: RAGEN-2's filter from the keys after it."""
-
-    ratio: float = 0.25
-    mode: str = "std"
-    strategy: str = _SPEC_DEFAULTS.strategy
-    value: float = _SPEC_DEFAULTS.value
-    type: str = _SPEC_DEFAULTS.filter_type
-    metric: str = _SPEC_DEFAULTS.metric
-    include_zero: bool = _SPEC_DEFAULTS.include_zero
-    top_p_prob_mode: str = _SPEC_DEFAULTS.top_p_prob_mode
-    selection_eps: float = _SPEC_DEFAULTS.selection_eps
-    empty_stop_steps: int = 5
-    refill_rounds: int = 0
-
-    @property
-    def rollout_spec(self) -> FilterSpec:
-        """The :class:`FilterSpec` of the rollout keys, ``mode=rollout``'s filter (ValueError if a value is bad)."""
-        return FilterSpec(**{field: getattr(self, key) for key, field in FILTER_SPEC_KEYS.items()})
-
-    @property
-    def spec(self) -> FilterSpec:
-        """The :class:`FilterSpec` this config filters with (ValueError if a value is bad)."""
-        if self.mode in ("std", "std_rev"):
-            return preset(self.mode, self.ratio)  # type: ignore[arg-type]
-        return self.rollout_spec
-
-
-def unread_filter_keys(f: FilterConfig) -> dict[str, str]:
-    """The filter keys ``f``'s filter does not read, each with the settings under which it would.
-
-    ``ratio`` is read by StarPO-S's modes only, the rollout keys by ``mode=rollout`` only, and two of
-    them by one strategy only (``select_groups``): ``top_p_prob_mode`` by ``top_p``, ``selection_eps``
-    by ``top_p``'s linear rule.  ``empty_stop_steps`` and ``refill_rounds`` act in every mode.
-    """
-    rollout = f.mode == "rollout"
-    scopes = {
-        "ratio": ("filter.mode=std or std_rev", not rollout),
-        **{key: ("filter.mode=rollout", rollout) for key in FILTER_SPEC_KEYS},
-        "top_p_prob_mode": ("filter.mode=rollout with filter.strategy=top_p", rollout and f.strategy == "top_p"),
-        "selection_eps": ("filter.mode=rollout with filter.strategy=top_p and filter.top_p_prob_mode=linear",
-                          rollout and f.strategy == "top_p" and f.top_p_prob_mode == "linear"),
-    }
-    return {key: where for key, (where, read) in scopes.items() if not read}
 
 
 @dataclass(frozen=True)
@@ -258,7 +199,7 @@ class TrainConfig:
 
     @property
     def uses_critic(self) -> bool:
-        return self.algo == "starpo" and self.advantage.estimator in ("gae", "bi_level_gae")
+        return self.algo == "starpo" and ESTIMATORS[self.advantage.estimator].critic
 
     @property
     def batch_size(self) -> int:
@@ -297,7 +238,7 @@ def compose(preset: str = DEFAULT_PRESET, overrides: Sequence[str] = ()) -> dict
     from ragen_bench.data import CONFIG_MODULE
 
     if preset not in PRESETS:
-        raise TrainConfigError(f"preset: unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+        raise TrainConfigError(f"preset: unknown preset {preset!r}; choose one of {choices(PRESETS)}")
     # RAGEN-2's context_window_mode / max_context_window: the chat.history_window they mean, as in eval.
     overrides = context.translate(overrides, TrainConfigError)
     try:
@@ -328,17 +269,7 @@ def refuse_unread_overrides(config: TrainConfig, preset_config: TrainConfig) -> 
         value = getattr(config.filter, key)
         if value != getattr(preset_config.filter, key):
             raise TrainConfigError(f"filter.{key}: only applies to {where}, so it would have no effect with "
-                                   f"{_filter_in_words(config.filter)}, got {value!r}")
-
-
-def _filter_in_words(f: FilterConfig) -> str:
-    """The settings that decide which filter keys are read (:func:`unread_filter_keys`), as overrides."""
-    words = [f"filter.mode={f.mode}"]
-    if f.mode == "rollout":
-        words.append(f"filter.strategy={f.strategy}")
-        if f.strategy == "top_p":
-            words.append(f"filter.top_p_prob_mode={f.top_p_prob_mode}")
-    return " ".join(words)
+                                   f"{filter_in_words(config.filter)}, got {value!r}")
 
 
 def from_args(args: Sequence[str]) -> TrainConfig:
@@ -407,7 +338,7 @@ def _check(c: TrainConfig) -> None:
     from ragen_bench.eval.config import validate_out
     from ragen_bench.registry import ENV_IDS
 
-    _require(c.algo in ALGOS, "algo", f"must be one of {', '.join(ALGOS)}", c.algo)
+    _require(c.algo in ALGORITHMS, "algo", f"must be one of {choices(ALGORITHMS)}", c.algo)
     _require(c.backend in BACKENDS, "backend", f"must be one of {', '.join(BACKENDS)}", c.backend)
     _require(c.env in ENV_IDS, "env", "not a single-agent env id (see `ragen-bench envs list`)", c.env)
     # Whether a model path exists is checked when training starts (a preset may name a hub id
@@ -434,12 +365,15 @@ def _check(c: TrainConfig) -> None:
     _require(r.dtype is None or r.dtype in DTYPES, "rollout.dtype", f"must be one of {', '.join(DTYPES)} or null",
              r.dtype)
     a = c.advantage
-    _require(a.estimator in ESTIMATORS, "advantage.estimator", f"must be one of {', '.join(ESTIMATORS)}", a.estimator)
-    _require(a.grpo_mode in GRPO_MODES, "advantage.grpo_mode", f"must be one of {', '.join(GRPO_MODES)}", a.grpo_mode)
+    _require(a.estimator in ESTIMATORS, "advantage.estimator", f"must be one of {choices(ESTIMATORS)}", a.estimator)
+    _require(a.grpo_mode in GRPO_MODES, "advantage.grpo_mode", f"must be one of {choices(GRPO_MODES)}", a.grpo_mode)
     for key, value in (("gamma", a.gamma), ("lam", a.lam), ("high_level_gamma", a.high_level_gamma)):
         _require(0 <= value <= 1, f"advantage.{key}", "must be in [0, 1]", value)
     _require(a.score_placement in ("last", "turn"), "advantage.score_placement", "must be last or turn", a.score_placement)
-    _check_filter(c)
+    try:
+        check_filter(c.filter, c.rollout.groups)
+    except ValueError as problem:  # its message names the filter key
+        raise TrainConfigError(str(problem)) from None
     p = c.actor
     _require(p.lr > 0, "actor.lr", "must be > 0", p.lr)
     _require(p.weight_decay >= 0, "actor.weight_decay", "must be >= 0", p.weight_decay)
@@ -449,7 +383,8 @@ def _check(c: TrainConfig) -> None:
     _require(p.clip_high >= 0, "actor.clip_high", "must be >= 0", p.clip_high)
     _require(p.dual_clip is None or p.dual_clip > 1, "actor.dual_clip", "must be > 1 or null", p.dual_clip)
     _require(p.entropy_coef >= 0, "actor.entropy_coef", "must be >= 0", p.entropy_coef)
-    _require(p.loss_agg in LOSS_AGGS, "actor.loss_agg", f"must be one of {', '.join(LOSS_AGGS)}", p.loss_agg)
+    _require(p.loss_agg in LOSS_AGGREGATIONS, "actor.loss_agg", f"must be one of {choices(LOSS_AGGREGATIONS)}",
+             p.loss_agg)
     _require(p.filter_loss_scaling in FILTER_LOSS_SCALINGS, "actor.filter_loss_scaling",
              f"must be one of {', '.join(FILTER_LOSS_SCALINGS)}", p.filter_loss_scaling)
     _require(p.ppo_epochs >= 1, "actor.ppo_epochs", "must be >= 1", p.ppo_epochs)
@@ -493,26 +428,6 @@ def _check(c: TrainConfig) -> None:
              a.score_placement)
     _require(chat.history_window is None or c.algo != "sft", "chat.history_window",
              "must be null with algo=sft (its records are whole conversations)", chat.history_window)
-
-
-def _check_filter(c: TrainConfig) -> None:
-    """Every filter key's value, in every mode: a bad value is refused even where the mode does not read it."""
-    f = c.filter
-    _require(f.mode in FILTER_MODES, "filter.mode", f"must be one of {', '.join(FILTER_MODES)}", f.mode)
-    _require(0 < f.ratio <= 1, "filter.ratio", "must be in (0, 1]", f.ratio)
-    try:
-        f.rollout_spec  # noqa: B018 (FilterSpec checks every value, naming its field)
-    except ValueError as problem:
-        field_name, _, rest = str(problem).partition(" ")
-        key = next((k for k, v in FILTER_SPEC_KEYS.items() if v == field_name), field_name)
-        raise TrainConfigError(f"filter.{key}: {rest}") from None
-    if f.mode != "rollout":
-        try:
-            check_ratio(c.rollout.groups, f.ratio)
-        except ValueError as problem:
-            raise TrainConfigError(f"filter.ratio: {problem}") from None
-    _require(f.empty_stop_steps >= 0, "filter.empty_stop_steps", "must be >= 0 (0: never stop)", f.empty_stop_steps)
-    _require(f.refill_rounds >= 0, "filter.refill_rounds", "must be >= 0 (0: no refill)", f.refill_rounds)
 
 
 def _check_panels(c: TrainConfig) -> None:

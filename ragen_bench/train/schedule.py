@@ -14,6 +14,7 @@ from itertools import islice
 from pathlib import Path
 
 from ragen_bench import panels
+from ragen_bench.starpo.algorithms import describe_estimator
 from ragen_bench.train.config import TrainConfig
 
 
@@ -61,7 +62,7 @@ def describe(config: TrainConfig) -> Iterator[str]:
         yield (f"per step: {c.rollout.groups} groups x {c.rollout.group_size} = {c.batch_size} episodes{refill}, "
                f"filter {rule} groups = {kept} trajectories, "
                f"{updates} optimiser step(s) of {c.actor.mini_batch} (micro-batches of {c.actor.micro_batch})")
-        yield (f"advantage {c.advantage.estimator} (gamma {c.advantage.gamma}, lambda {c.advantage.lam}), "
+        yield (f"advantage {describe_estimator(c.advantage)}, "
                f"critic {'on' if c.uses_critic else 'off'}, KL {'off' if c.kl.coef == 0 else f'{c.kl.coef} ({c.kl.estimator}, {c.kl.placement})'}, "
                f"clip {c.actor.clip_low}/{c.actor.clip_high}, dual clip {c.actor.dual_clip}, entropy {c.actor.entropy_coef}, "
                f"loss {c.actor.loss_agg}, actor lr {c.actor.lr}" + (f", critic lr {c.critic.lr}" if c.uses_critic else ""))

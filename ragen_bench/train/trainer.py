@@ -1,30 +1,26 @@
 """StarPO / StarPO-S on one machine, read top to bottom.
 
-Each training step has four phases, labelled below as in CleanRL's ``ppo.py``:
+Each training step (:meth:`Trainer.starpo_step`) has five phases, labelled as in CleanRL's ``ppo.py``:
 
 1. **rollout**: ``groups`` train seeds, ``group_size`` episodes each, played by the
    :class:`~ragen_bench.train.policy_agent.PolicyAgent` through :class:`~ragen_bench.chat.ChatEpisode`
-   and :func:`~ragen_bench.chat.run_lockstep` (the eval harness's prompts and parser, byte for
-   byte); the agent keeps the sampled ids and log-probs, :func:`build_batch` stacks them:
-   one row per episode, or one per turn under a context window (``chat.history_window``,
-   RAGEN-2's ``limited_multi_turn`` / ``single_turn``), each turn's row the prompt it saw.
-   On step 1 and every ``collapse_detection.compute_freq``-th step the collapse diagnostics
-   then score a sample of the first turns' reasoning under every prompt of the sample
-   (RAGEN-2's mutual-information proxies, :mod:`ragen_bench.train.collapse_probe`), before
+   and :func:`~ragen_bench.chat.run_lockstep` (the eval harness's prompts and parser, byte for byte);
+   :func:`build_batch` stacks the sampled ids and log-probs: one row per episode, or one per turn under
+   a context window (``chat.history_window``).  The filter (StarPO-S's, or RAGEN-2's with
+   ``filter.mode=rollout``) ranks the groups; with ``filter.refill_rounds`` fresh seeds are played
+   until ``rollout.groups`` groups survive (DAPO's dynamic sampling).  On schedule the collapse
+   diagnostics (:mod:`ragen_bench.train.collapse_probe`) score the first turns' reasoning, before
    the filter as RAGEN-2 does, while the policy is still the one that sampled.
-2. **filter** (StarPO-S): keep the groups whose total scores vary most, or RAGEN-2's rollout
-   filter (``filter.mode=rollout``); with ``filter.refill_rounds`` the rollout repeats on fresh
-   seeds until ``rollout.groups`` groups survive (DAPO's dynamic sampling).  A step that keeps
-   nothing is skipped.
-3. **prepare**: old log-probs, recomputed by the policy from the sampled ids when there is
-   more than one optimiser step per batch or the sampler runs in another precision
-   (``rollout.dtype``; otherwise the policy is still the sampling one and the ratio is 1), reference log-probs
-   (only with KL), the critic's values (only for GAE), then advantages.
-4. **update**: PPO epochs over shuffled mini-batches with gradient accumulation over
-   micro-batches, for the actor and, with GAE, the critic.
+2. **batch**: the kept groups' rows; a step that keeps nothing is skipped.
+3. **advantages**: old log-probs, recomputed by the policy when there is more than one optimiser
+   step per batch or the sampler runs in another precision (``rollout.dtype``), reference log-probs
+   (only with KL), the critic's values (only for an estimator with a critic), then the estimator of
+   :data:`ragen_bench.starpo.algorithms.ESTIMATORS`.
+4. **update**: PPO epochs over shuffled mini-batches of whole groups, gradients accumulated over
+   micro-batches (:mod:`ragen_bench.train.minibatches`), for the actor and the critic.
+5. **log**: every metric is named where it is computed and written per step to ``metrics.jsonl``.
 
-Every metric is named where it is computed and written per step to ``metrics.jsonl``.
-Validation runs the real eval harness on a saved checkpoint into a normal run directory.
+Validation runs the real eval harness on a saved checkpoint (:mod:`ragen_bench.train.validation`).
 Which train seeds step *k* uses and how it samples depend only on (``seed``, *k*), so a run
 resumed from its checkpoint at step *k* redoes exactly the steps an uninterrupted run does.
 """
@@ -36,26 +32,30 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import gymnasium
 import torch
 
 from ragen_bench.chat import ChatEpisode, run_lockstep
-from ragen_bench.starpo import advantages as adv
+from ragen_bench.starpo.algorithms import compute_advantages
 from ragen_bench.starpo.filter import best_groups, filter_metrics, filter_rollouts, loss_scale, trajectory_entropies
 from ragen_bench.starpo.filter_spec import ENTROPY_METRICS
 from ragen_bench.starpo.losses import aggregate, kl_estimate, kl_penalized_rewards, policy_loss, value_loss
 from ragen_bench.starpo.masked import masked_mean
 from ragen_bench.starpo.shaping import overlong_rewards
-from ragen_bench.train.batch import RolloutBatch, build_batch, episode_rows, episode_totals, select_rows, trim_rows
+from ragen_bench.train.batch import (RolloutBatch, build_batch, episode_rows, episode_totals, rollout_metrics,
+                                    select_rows, trim_rows)
 from ragen_bench.train import collapse_probe
 from ragen_bench.train.policy_agent import PolicyAgent
 from ragen_bench.train.sampler import SamplingCopy, torch_threads
 from ragen_bench.train import checkpoint as ckpt
 from ragen_bench.train.config import TrainConfig
-from ragen_bench.train.schedule import derived_seed, out_dir, panel_seeds, step_seeds, train_seeds
+from ragen_bench.train.minibatches import Averages, clip_grad, micro_weight, minibatch_order
+from ragen_bench.train.schedule import derived_seed, out_dir, step_seeds, train_seeds
 from ragen_bench.train.logbook import METRICS, Logbook, plot_curves, read_lines
+from ragen_bench.train.sft_step import sft_update
+from ragen_bench.train.validation import test, validate
 from ragen_bench.starpo.forward import token_log_probs
 from ragen_bench.starpo.groups import group_index, group_stats
 from ragen_bench.train.models import make_critic, reference_of, trainable
@@ -134,12 +134,12 @@ class Trainer:
         log = Logbook(self.out, tensorboard=c.log.tensorboard, resume_step=self.step)
         try:
             if self.step == 0 and c.val.before_train and c.val.every > 0:
-                self.validate(None, log)
+                validate(c, self.out, self.step, None, log, self.say)
             bar = tqdm(total=total, initial=self.step, desc=f"{c.algo} {c.preset}", unit="step",
                        disable=not c.log.progress, dynamic_ncols=True)
             with bar:
                 while self.step < total:
-                    metrics = self.sft_step() if c.algo == "sft" else self.starpo_step()
+                    metrics = getattr(self, f"{c.algo}_step")()  # each of starpo.algorithms.ALGORITHMS
                     self.step += 1
                     log.step(self.step, metrics)
                     bar.update(1)
@@ -152,9 +152,9 @@ class Trainer:
                     if validate or final or self.step % c.checkpoint.every == 0:
                         saved = ckpt.save(self.out, self)
                     if validate:
-                        self.validate(saved, log)
+                        validate(c, self.out, self.step, saved, log, self.say)
             last = ckpt.latest(self.out) or ckpt.save(self.out, self)
-            test_run = self.test(last, log)
+            test_run = test(c, self.out, self.step, last, log, self.say)
             plot_curves(self.out)
         finally:
             log.close()
@@ -168,13 +168,62 @@ class Trainer:
     # -- one StarPO step -----------------------------------------------------------------------
 
     def starpo_step(self) -> dict[str, float]:
+        """Rollout, batch (the filter's groups), advantages, update; the step's metrics."""
         c = self.config
         metrics: dict[str, float] = {}
         started = time.perf_counter()
 
-        # 1. rollout: one round, or with filter.refill_rounds (DAPO's dynamic sampling) more rounds
-        #    of fresh seeds until the filter keeps rollout.groups groups ---------------------------
+        # 1. rollout: episodes played, the filter's choice of groups, and on schedule the collapse probe
         self.policy.eval()
+        batch, kept, trajectories, samples, episode_scores = self._rollout(metrics)
+        metrics.update(rollout_metrics(trajectories, episode_scores, time.perf_counter() - started))
+        if self.collapse.due(self.step + 1):  # before the filter, while the policy is the one that sampled
+            self._probe_collapse(trajectories, samples, metrics)
+
+        # 2. batch: the kept groups' rows (a step that keeps none is skipped, as RAGEN-2 does) --------
+        metrics.update({f"filter/{name}": value for name, value in filter_metrics(kept).items()})
+        if kept.rows.numel() == 0:
+            self.empty_steps += 1
+            metrics["filter/empty_steps"] = float(self.empty_steps)
+            metrics["time/step"] = time.perf_counter() - started
+            return metrics
+        self.empty_steps = 0
+        batch = select_rows(batch, episode_rows(batch, kept.rows))
+
+        # 3. advantages: old and reference log-probs, shaped rewards, the critic's values -------------
+        phase = time.perf_counter()
+        self.policy.train()
+        inputs = self._prepare(batch, metrics)
+        advantages, returns = compute_advantages(c.advantage, inputs.rewards, inputs.values, batch.response_mask,
+                                                 batch.group_ids, batch.episode_ids)
+        if c.actor.filter_loss_scaling != "none":  # RAGEN-2: a hard filter's smaller batch takes a smaller step
+            advantages = advantages * loss_scale(kept.groups.numel(), kept.stats.count.numel(),
+                                                 c.actor.filter_loss_scaling)
+        metrics["adv/mean"] = float(masked_mean(advantages, batch.response_mask))
+        metrics["adv/abs_mean"] = float(masked_mean(advantages.abs(), batch.response_mask))
+        metrics["time/prepare"] = time.perf_counter() - phase
+
+        # 4. update ------------------------------------------------------------------------------
+        phase = time.perf_counter()
+        metrics.update(self._update(batch, advantages, returns, inputs.values, inputs.old_log_probs,
+                                    inputs.ref_log_probs))
+        metrics["time/update"] = time.perf_counter() - phase
+        metrics["update/tokens_per_s"] = c.actor.ppo_epochs * float(batch.attention_mask.sum()) / metrics["time/update"]
+        if self.sampling_copy is not None:  # the next rollout samples the updated weights
+            phase = time.perf_counter()
+            self.sampling_copy.refresh()
+            metrics["time/sampler_sync"] = time.perf_counter() - phase
+
+        # 5. log ---------------------------------------------------------------------------------
+        metrics["time/step"] = time.perf_counter() - started
+        self.policy.eval()
+        return metrics
+
+    def _rollout(self, metrics: dict[str, float]) -> tuple[RolloutBatch, Any, list[Any], dict[str, Any], torch.Tensor]:
+        """One round, or with ``filter.refill_rounds`` (DAPO's dynamic sampling) more rounds of fresh seeds until
+        the filter keeps ``rollout.groups`` groups: the batch of every round, the filter's result on it, the
+        trajectories, the policy's samples and each episode's score.  Logs ``filter/rounds``."""
+        c = self.config
         spec = c.filter.spec
         trajectories, samples = [], {}
         entropies = torch.zeros(0)  # the entropy metrics': each episode's mean token entropy, round by round
@@ -200,43 +249,23 @@ class Trainer:
         if c.filter.refill_rounds:
             metrics["filter/rounds"] = float(sampling_round + 1)
             kept = best_groups(kept, episode_groups, c.rollout.groups)
-        rollout_seconds = time.perf_counter() - started
-        new_tokens = sum(turn.completion_tokens for t in trajectories for turn in t.turns)
-        metrics["rollout/success"] = sum(t.success for t in trajectories) / len(trajectories)
-        metrics["rollout/reward_mean"] = float(episode_scores.mean())  # per episode, however many rows
-        metrics["rollout/turns"] = sum(t.num_turns for t in trajectories) / len(trajectories)
-        metrics["rollout/response_length"] = new_tokens / sum(t.num_turns for t in trajectories)
+        return batch, kept, trajectories, samples, episode_scores
 
-        turns = [turn for t in trajectories for turn in t.turns]
-        metrics["rollout/valid_turn_rate"] = sum(turn.valid for turn in turns) / len(turns)
-        metrics["rollout/truncated_rate"] = sum(turn.finish_reason == "length" for turn in turns) / len(turns)
-        metrics["rollout/tokens_per_s"] = new_tokens / rollout_seconds
-        metrics["time/rollout"] = rollout_seconds
-
-        # 1b. collapse diagnostics (on schedule): does the reasoning depend on its prompt? -----------
-        if self.collapse.due(self.step + 1):
-            phase = time.perf_counter()
-            turn_pairs = collapse_probe.all_turns(trajectories, samples, self.tokenizer, think=self.chat.think,
-                                                  first_only=self.collapse.first_only)
-            score = collapse_probe.model_scorer(self.policy, temperature=c.rollout.temperature,
-                                                micro_batch=c.collapse_detection.micro_batch_size,
-                                                pad_id=self.agent.pad_id)
-            metrics.update(self.collapse.measure(turn_pairs, score, self.step))
-            metrics["time/collapse"] = time.perf_counter() - phase
-
-        # 2. filter (StarPO-S's std, or RAGEN-2's rollout filter; run on the rollout above) ------------
-        metrics.update({f"filter/{name}": value for name, value in filter_metrics(kept).items()})
-        if kept.rows.numel() == 0:  # nothing to learn from (RAGEN-2 skips such a step too)
-            self.empty_steps += 1
-            metrics["filter/empty_steps"] = float(self.empty_steps)
-            metrics["time/step"] = time.perf_counter() - started
-            return metrics
-        self.empty_steps = 0
-        batch = select_rows(batch, episode_rows(batch, kept.rows))
-
-        # 3. prepare: old/reference log-probs, values, advantages --------------------------------------
+    def _probe_collapse(self, trajectories: list[Any], samples: dict[str, Any], metrics: dict[str, float]) -> None:
+        """RAGEN-2's collapse diagnostics: does the reasoning depend on its prompt?"""
+        c = self.config
         phase = time.perf_counter()
-        self.policy.train()
+        turn_pairs = collapse_probe.all_turns(trajectories, samples, self.tokenizer, think=self.chat.think,
+                                              first_only=self.collapse.first_only)
+        score = collapse_probe.model_scorer(self.policy, temperature=c.rollout.temperature,
+                                            micro_batch=c.collapse_detection.micro_batch_size, pad_id=self.agent.pad_id)
+        metrics.update(self.collapse.measure(turn_pairs, score, self.step))
+        metrics["time/collapse"] = time.perf_counter() - phase
+
+    def _prepare(self, batch: RolloutBatch, metrics: dict[str, float]) -> _UpdateInputs:
+        """What the advantages and the update need besides the batch: old and reference log-probs (when
+        needed), the rewards after DAPO's overlong charge and a KL penalty in the reward, the critic's values."""
+        c = self.config
         mask = batch.response_mask
         updates_per_batch = c.actor.ppo_epochs * math.ceil(len(batch.group_ids) / c.actor.mini_batch)
         old_log_probs = None
@@ -264,27 +293,7 @@ class Trainer:
             rewards, kl_metrics = kl_penalized_rewards(rewards, behaviour, ref_log_probs, mask, c.kl.coef, _kl(c))
             metrics["actor/reward_kl"] = kl_metrics["kl"]
         values = self._per_token(batch, self.critic) if self.critic is not None else None
-        advantages, returns = compute_advantages(c, rewards, values, mask, batch.group_ids, batch.episode_ids)
-        if c.actor.filter_loss_scaling != "none":  # RAGEN-2: a hard filter's smaller batch takes a smaller step
-            advantages = advantages * loss_scale(kept.groups.numel(), kept.stats.count.numel(),
-                                                 c.actor.filter_loss_scaling)
-        metrics["adv/mean"] = float(masked_mean(advantages, mask))
-        metrics["adv/abs_mean"] = float(masked_mean(advantages.abs(), mask))
-        metrics["time/prepare"] = time.perf_counter() - phase
-
-        # 4. update ------------------------------------------------------------------------
-        phase = time.perf_counter()
-        update = self._update(batch, advantages, returns, values, old_log_probs, ref_log_probs)
-        metrics.update(update)
-        metrics["time/update"] = time.perf_counter() - phase
-        metrics["update/tokens_per_s"] = c.actor.ppo_epochs * float(batch.attention_mask.sum()) / metrics["time/update"]
-        if self.sampling_copy is not None:  # the next rollout samples the updated weights
-            phase = time.perf_counter()
-            self.sampling_copy.refresh()
-            metrics["time/sampler_sync"] = time.perf_counter() - phase
-        metrics["time/step"] = time.perf_counter() - started
-        self.policy.eval()
-        return metrics
+        return _UpdateInputs(rewards, values, old_log_probs, ref_log_probs)
 
     def _play(self, seeds: Sequence[int], sampling_seed: int) -> tuple[list[Any], dict[str, Any]]:
         """``group_size`` episodes of each seed, played in lockstep; their trajectories and the policy's samples."""
@@ -303,7 +312,7 @@ class Trainer:
     def _update(self, batch: RolloutBatch, advantages: torch.Tensor, returns: torch.Tensor, values: torch.Tensor | None,
                 old_log_probs: torch.Tensor | None, ref_log_probs: torch.Tensor | None) -> dict[str, float]:
         c = self.config
-        totals = _Averages()
+        totals = Averages()
         rows = len(batch.group_ids)
         for epoch in range(c.actor.ppo_epochs):
             order = minibatch_order(batch.group_ids, derived_seed(c.seed, "minibatch", self.step, epoch))
@@ -317,10 +326,10 @@ class Trainer:
                     part = self._micro_step(batch, micro, advantages, returns, values, old_log_probs, ref_log_probs,
                                             weight)
                     totals.add(part, weight)
-                totals.add({"actor/grad_norm": _clip(self.policy, c.actor.grad_clip)}, 1.0)
+                totals.add({"actor/grad_norm": clip_grad(self.policy, c.actor.grad_clip)}, 1.0)
                 self.actor_optimizer.step()
                 if self.critic is not None and self.critic_optimizer is not None:
-                    totals.add({"critic/grad_norm": _clip(self.critic, c.actor.grad_clip)}, 1.0)
+                    totals.add({"critic/grad_norm": clip_grad(self.critic, c.actor.grad_clip)}, 1.0)
                     self.critic_optimizer.step()
         return totals.means()
 
@@ -403,150 +412,26 @@ class Trainer:
         return self._sft_data
 
     def sft_step(self) -> dict[str, float]:
-        from ragen_bench.starpo.sft import sft_loss
-        from ragen_bench.train.sft_data import tokenize_sft
-
-        c = self.config
-        records = self.sft_data()
-        per_epoch = math.ceil(len(records) / c.sft.batch)
-        epoch, index = divmod(self.step, per_epoch)
-        order = torch.randperm(len(records), generator=torch.Generator().manual_seed(derived_seed(c.seed, "sft", epoch)))
-        chosen = [records[i] for i in order[index * c.sft.batch : (index + 1) * c.sft.batch].tolist()]
-        started = time.perf_counter()
-        self.policy.train()
-        batch = tokenize_sft(chosen, self.tokenizer, max_length=SFT_MAX_TOKENS)
-        # Rows with equal prompts side by side: a micro-batch encodes their shared prefix once.
-        rows = sorted(range(len(batch["input_ids"])), key=lambda row: batch["input_ids"][row].tolist())
-        tokens = float(batch["loss_mask"][:, 1:].sum())
-        self.actor_optimizer.zero_grad(set_to_none=True)
-        totals = _Averages()
-        for micro in torch.tensor(rows).split(c.actor.micro_batch):
-            part = {key: batch[key][micro] for key in ("input_ids", "attention_mask", "loss_mask")}
-            weight = float(part["loss_mask"][:, 1:].sum()) / tokens
-            loss, metrics = sft_loss(self.policy, part)
-            (loss * weight).backward()
-            totals.add({f"sft/{k}": v for k, v in metrics.items() if k != "tokens"}, weight)
-        grad_norm = _clip(self.policy, c.actor.grad_clip)
-        self.actor_optimizer.step()
-        self.policy.eval()
-        return {**totals.means(), "sft/tokens": tokens, "sft/dropped": float(batch["dropped"]), "sft/epoch": float(epoch),
-                "actor/grad_norm": grad_norm,
-                "time/step": time.perf_counter() - started}
-
-    # -- evaluation with the real harness -------------------------------------------------------------
-
-    def validate(self, checkpoint: Path | None, log: Logbook) -> Path:
-        c = self.config
-        model = str(ckpt.model_dir(checkpoint)) if checkpoint else c.model
-        run = evaluate(c, model, c.val.split, limit=c.val.limit, temperature=c.val.temperature, samples=c.val.samples,
-                       out=self.out / "val" / f"step-{self.step:06d}")
-        log.validation(self.step, c.val.split, run.summary, run.out, seeds=panel_seeds(c.val.limit))
-        plot_curves(self.out)
-        self.say(f"step {self.step}: {c.val.split} success {run.summary['groups'][0]['success_rate']:.3f} "
-                 f"({panel_seeds(c.val.limit)})")
-        return run.out
-
-    def test(self, checkpoint: Path, log: Logbook) -> Path | None:
-        c = self.config
-        if c.test.split is None:
-            return None
-        run = evaluate(c, str(ckpt.model_dir(checkpoint)), c.test.split, limit=c.test.limit, temperature=c.val.temperature,
-                       samples=c.val.samples, out=self.out / "test" / f"step-{self.step:06d}")
-        log.validation(self.step, c.test.split, run.summary, run.out, seeds=panel_seeds(c.test.limit))
-        self.say(f"final checkpoint: {c.test.split} success {run.summary['groups'][0]['success_rate']:.3f} "
-                 f"({panel_seeds(c.test.limit)}; {run.out})")
-        return run.out
+        return sft_update(self.config, self.policy, self.tokenizer, self.actor_optimizer, self.sft_data(), self.step)
 
 
-# SFT records longer than this many tokens are dropped (a Sokoban episode of 5 turns is ~1,500).
-SFT_MAX_TOKENS = 4096
 _SHOWN = {"rollout/success", "rollout/reward_mean", "actor/pg_loss", "sft/loss"}
-
-
-def evaluate(config: TrainConfig, model: str, split: str, *, limit: int | None, temperature: float, samples: int,
-             out: Path) -> Any:
-    """``ragen-bench eval env=... split=... agent=hf agent.model=MODEL`` with the trainer's chat settings."""
-    from ragen_bench.eval.compose import compose_config
-    from ragen_bench.eval.run import run_eval
-
-    eval_config = compose_config("eval", [f"env={config.env}", f"split={split}", "agent=hf"])
-    eval_config["agent"].update(model=model, temperature=temperature, max_new_tokens=config.rollout.max_new_tokens,
-                                dtype=config.dtype)
-    if "stop_strings" in eval_config["agent"]:
-        eval_config["agent"]["stop_strings"] = list(config.rollout.stop_strings)
-    eval_config.update(chat=dict(config.chat), limit=limit, samples=samples, out=str(out), progress=False,
-                       sampling_seed=derived_seed(config.seed, "eval"))
-    return run_eval(eval_config)
 
 
 # -- small pure pieces ---------------------------------------------------------------------------
 
 
-def compute_advantages(config: TrainConfig, rewards: torch.Tensor, values: torch.Tensor | None, mask: torch.Tensor,
-                       group_ids: Sequence[int], episode_ids: Sequence[int] | None = None,
-                       ) -> tuple[torch.Tensor, torch.Tensor]:
-    """The estimator's advantages and returns; ``episode_ids``: each row's episode (GRPO counts an episode once).
+class _UpdateInputs(NamedTuple):
+    """What the advantages and the update read besides the batch (:meth:`Trainer._prepare`)."""
 
-    Per-turn rows (a context window) are scored as RAGEN-2 scores them: every row holds its
-    episode's total on its last token, so GRPO gives each turn its episode's group-relative
-    advantage, and GAE treats each turn's reply as its own sequence ending in that total.
-    """
-    a = config.advantage
-    if a.estimator == "grpo":
-        return adv.compute_grpo(rewards, mask, group_ids, mode=a.grpo_mode, episode_ids=episode_ids)
-    assert values is not None
-    if a.estimator == "gae":
-        return adv.compute_gae(rewards, values, mask, gamma=a.gamma, lam=a.lam, whiten=a.whiten)
-    return adv.compute_bi_level_gae(rewards, values, mask, gamma=a.gamma, lam=a.lam,
-                                    high_level_gamma=a.high_level_gamma, whiten=a.whiten)
-
-
-def minibatch_order(group_ids: Sequence[int], seed: int) -> torch.Tensor:
-    """Row indices for the mini-batches: groups in a random order, each group's rows together.
-
-    Keeping a group contiguous lets a micro-batch of whole groups encode their shared first
-    prompt once (:func:`ragen_bench.train.models.last_hidden`).
-    """
-    rows_of: dict[int, list[int]] = {}
-    for row, group in enumerate(group_ids):
-        rows_of.setdefault(group, []).append(row)
-    groups = list(rows_of.values())
-    shuffled = torch.randperm(len(groups), generator=torch.Generator().manual_seed(seed)).tolist()
-    return torch.tensor([row for g in shuffled for row in groups[g]], dtype=torch.long)
-
-
-def micro_weight(agg: str, micro_mask: torch.Tensor, mini_mask: torch.Tensor) -> float:
-    """The share of a micro-batch in its mini-batch's aggregate, so accumulated gradients equal the whole's.
-
-    Sequence means weigh rows (with a response token) equally; the token mean weighs tokens.
-    """
-    if agg == "token-mean":
-        return float(micro_mask.sum()) / max(1.0, float(mini_mask.sum()))
-    return float(micro_mask.any(dim=1).sum()) / max(1.0, float(mini_mask.any(dim=1).sum()))
+    rewards: torch.Tensor  # the env's, after DAPO's overlong charge and a KL penalty in the reward
+    values: torch.Tensor | None  # the critic's (estimators with a critic only)
+    old_log_probs: torch.Tensor | None  # recomputed by the policy when the update needs them (else None)
+    ref_log_probs: torch.Tensor | None  # the reference's (with KL only)
 
 
 def _kl(config: TrainConfig) -> str:
     return "k3" if config.kl.estimator == "low_var_kl" else "k1"
-
-
-def _clip(module: Any, max_norm: float) -> float:
-    return float(torch.nn.utils.clip_grad_norm_(trainable(module), max_norm))
-
-
-class _Averages:
-    """Weighted means of metrics over micro-batches (each weighted by its share of its mini-batch)."""
-
-    def __init__(self) -> None:
-        self.sums: dict[str, float] = {}
-        self.weights: dict[str, float] = {}
-
-    def add(self, metrics: dict[str, float], weight: float) -> None:
-        for name, value in metrics.items():
-            self.sums[name] = self.sums.get(name, 0.0) + weight * value
-            self.weights[name] = self.weights.get(name, 0.0) + weight
-
-    def means(self) -> dict[str, float]:
-        return {name: self.sums[name] / self.weights[name] for name in self.sums if self.weights[name] > 0}
 
 
 def train(config: TrainConfig, *, progress: Callable[[str], None] | None = None) -> TrainResult:

@@ -31,8 +31,10 @@ from typing import Any
 from ragen_bench.agents.sampling import check_temperature
 from ragen_bench.chat.config import ChatConfig, check_chat
 from ragen_bench.integrations.verl.data import AGENT_NAME
+from ragen_bench.starpo.algorithms import ALGORITHMS, ESTIMATORS, GRPO_MODES, LOSS_AGGREGATIONS
 from ragen_bench.starpo.filter_spec import ENTROPY_METRICS, FilterSpec, groups_to_keep
-from ragen_bench.train.config import FilterConfig, TrainConfig
+from ragen_bench.train.config import TrainConfig
+from ragen_bench.train.filter_config import FilterConfig
 
 # A train config as the recipe takes it: typed, or the mapping it composes to (see the module docstring).
 Config = TrainConfig | Mapping[str, Any]
@@ -144,8 +146,11 @@ def _lengths(config: Config) -> dict[str, int]:
 
 def _refuse_unsupported(config: Config) -> None:
     """Train-config settings with no veRL counterpart: one error naming the key."""
+    on_verl = [name for name, algorithm in ALGORITHMS.items() if algorithm.verl]
+    local_only = [name for name in ALGORITHMS if name not in on_verl]
     checks = [
-        ("algo", _get(config, "algo") == "starpo", "the veRL backend trains algo=starpo only (run sft locally)"),
+        ("algo", _get(config, "algo") in on_verl,
+         f"the veRL backend trains algo={'/'.join(on_verl)} only (run {', '.join(local_only)} locally)"),
         ("advantage.score_placement", _get(config, "advantage.score_placement") == "last",
          "veRL puts the agent loop's score on the last response token only; use 'last'"),
         ("advantage.whiten", _get(config, "advantage.whiten") or _get(config, "advantage.estimator") == "grpo",
@@ -196,24 +201,26 @@ def collapse_settings(config: Config) -> dict[str, Any]:
 
 
 def _algorithm(config: Config) -> dict[str, Any]:
-    estimator = _choice(config, "advantage.estimator", ("gae", "grpo", "bi_level_gae"))
-    mode = _choice(config, "advantage.grpo_mode", ("mean_std", "mean", "rloo"))
+    estimator = ESTIMATORS[_choice(config, "advantage.estimator", tuple(ESTIMATORS))]
+    mode = GRPO_MODES[_choice(config, "advantage.grpo_mode", tuple(GRPO_MODES))]
+    if estimator.verl is None:
+        raise RecipeError(f"backend=verl: advantage.estimator: veRL has no estimator for {estimator.name!r}; use "
+                          f"one of {', '.join(name for name, e in ESTIMATORS.items() if e.verl)}, or the local backend")
     overrides: dict[str, Any] = {
         "algorithm.gamma": _get(config, "advantage.gamma"),
         "algorithm.lam": _get(config, "advantage.lam"),
+        "algorithm.adv_estimator": estimator.verl,
     }
-    if estimator == "grpo":
-        overrides["algorithm.adv_estimator"] = "rloo" if mode == "rloo" else "grpo"
-        overrides["algorithm.norm_adv_by_std_in_grpo"] = mode == "mean_std"
-        overrides["critic.enable"] = False
-    else:  # gae, bi_level_gae: veRL's critic; bi-level GAE replaces the estimator inside the trainer
-        overrides["algorithm.adv_estimator"] = "gae"
-        overrides["critic.enable"] = True
+    if estimator.reads_grpo_mode:  # the mode picks veRL's variant: RLOO is its own estimator there
+        overrides["algorithm.adv_estimator"] = mode.verl or estimator.verl
+        overrides["algorithm.norm_adv_by_std_in_grpo"] = mode.divides_by_std
+    # bi-level GAE: veRL's GAE and critic, then our trainer (.trainer) replaces the advantages.
+    overrides["critic.enable"] = estimator.critic
     scaling = _choice(config, "actor.filter_loss_scaling", ("none", "linear", "sqrt"))
     probe = collapse_settings(config)
-    if estimator == "bi_level_gae" or scaling != "none" or probe:  # our trainer's hooks (.trainer)
+    if estimator.verl_bi_level or scaling != "none" or probe:  # our trainer's hooks (.trainer)
         overrides["trainer.v1.trainer_mode"] = TRAINER_MODE
-        overrides[f"+trainer.v1.{TRAINER_MODE}.bi_level"] = estimator == "bi_level_gae"
+        overrides[f"+trainer.v1.{TRAINER_MODE}.bi_level"] = estimator.verl_bi_level
         overrides[f"+trainer.v1.{TRAINER_MODE}.high_level_gamma"] = _get(config, "advantage.high_level_gamma")
         overrides[f"+trainer.v1.{TRAINER_MODE}.filter_loss_scaling"] = scaling
         for name, value in probe.items():
@@ -315,7 +322,8 @@ def verl_overrides(config: Config, extra: Sequence[str] = ()) -> list[str]:
             "actor_rollout_ref.actor.clip_ratio_high": _get(config, "actor.clip_high"),
             "actor_rollout_ref.actor.clip_ratio_c": _get(config, "actor.dual_clip") or NO_DUAL_CLIP,
             "actor_rollout_ref.actor.entropy_coeff": _get(config, "actor.entropy_coef"),
-            "actor_rollout_ref.actor.loss_agg_mode": _get(config, "actor.loss_agg"),
+            "actor_rollout_ref.actor.loss_agg_mode":
+                LOSS_AGGREGATIONS[_choice(config, "actor.loss_agg", tuple(LOSS_AGGREGATIONS))].verl,
             "actor_rollout_ref.actor.ppo_epochs": _get(config, "actor.ppo_epochs"),
             "critic.optim.lr": _get(config, "critic.lr"),
             "critic.cliprange_value": _get(config, "critic.value_clip"),
