@@ -55,7 +55,7 @@ from ragen_bench.train.minibatches import Averages, clip_grad, micro_weight, min
 from ragen_bench.train.schedule import derived_seed, out_dir, step_seeds, train_seeds
 from ragen_bench.train.logbook import METRICS, Logbook, plot_curves, read_lines
 from ragen_bench.train.sft_step import sft_update
-from ragen_bench.train.validation import test, validate
+from ragen_bench.train import validation
 from ragen_bench.starpo.forward import token_log_probs
 from ragen_bench.starpo.groups import group_index, group_stats
 from ragen_bench.train.models import make_critic, reference_of, trainable
@@ -134,7 +134,7 @@ class Trainer:
         log = Logbook(self.out, tensorboard=c.log.tensorboard, resume_step=self.step)
         try:
             if self.step == 0 and c.val.before_train and c.val.every > 0:
-                validate(c, self.out, self.step, None, log, self.say)
+                validation.validate(c, self.out, self.step, None, log, self.say)
             bar = tqdm(total=total, initial=self.step, desc=f"{c.algo} {c.preset}", unit="step",
                        disable=not c.log.progress, dynamic_ncols=True)
             with bar:
@@ -152,9 +152,9 @@ class Trainer:
                     if validate or final or self.step % c.checkpoint.every == 0:
                         saved = ckpt.save(self.out, self)
                     if validate:
-                        validate(c, self.out, self.step, saved, log, self.say)
+                        validation.validate(c, self.out, self.step, saved, log, self.say)
             last = ckpt.latest(self.out) or ckpt.save(self.out, self)
-            test_run = test(c, self.out, self.step, last, log, self.say)
+            test_run = validation.test(c, self.out, self.step, last, log, self.say)
             plot_curves(self.out)
         finally:
             log.close()
