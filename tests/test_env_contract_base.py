@@ -264,7 +264,7 @@ def test_family_imports_run_one_way(family):
         below = tuple(f"ragen_bench.envs.{family}.{lower}" for lower in layers[rank + 1 :])
         own = {n for n in names if n.startswith(f"ragen_bench.envs.{family}.")}
         assert all(n.startswith(below) for n in own) if below else not own, (module, own)
-        shared = {family, "base", "datafiles", "coords", "drawing"}  # the modules every family may use
+        shared = {family, "base", "config", "datafiles", "coords", "drawing"}  # the modules every family may use
         others = {n.split(".")[2] for n in names if n.startswith("ragen_bench.envs.")} - shared
         assert not others, (module, others)  # no family imports another
         assert not {n for n in names if n.startswith(("ragen_bench.chat", "ragen_bench.agents", "ragen_bench.eval"))}

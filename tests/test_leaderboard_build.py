@@ -25,8 +25,9 @@ from hypothesis import strategies as st
 from ragen_bench.agents.scripted import OptimalAgent
 from ragen_bench.chat import AgentReply, AgentRequest
 from ragen_bench.cli import main
-from ragen_bench.leaderboard.build import _pyplot, build, cell_text, cell_value, link_cell, newcombe_interval
-from ragen_bench.leaderboard.tables import ENTRY_COLUMNS
+from ragen_bench.leaderboard.build import build, newcombe_interval
+from ragen_bench.leaderboard.figures import _pyplot
+from ragen_bench.leaderboard.tables import ENTRY_COLUMNS, cell_text, cell_value, link_cell
 from ragen_bench.leaderboard.errors import LeaderboardError
 from ragen_bench.leaderboard.stats import (
     compare_submissions, mcnemar_exact, p_text, paired_bootstrap_ci, paired_comparison,

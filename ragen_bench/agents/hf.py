@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench.agents.local_models import (
     DEFAULT_STOP_STRINGS,
@@ -47,6 +47,11 @@ from ragen_bench.agents.local_models import (
 )
 from ragen_bench.agents.sampling import EVAL_SAMPLING, SamplingSettings, request_seed
 from ragen_bench.chat.protocol import AgentReply, AgentRequest
+
+if TYPE_CHECKING:
+    # Types only: torch and transformers are imported where they run, so the agent registry stays light.
+    import torch
+    from transformers import LogitsProcessor
 
 DEVICES = "auto, cpu, cuda or cuda:N"
 _CUDA_INDEX = re.compile(r"cuda:(\d+)")
@@ -71,7 +76,7 @@ def resolve_device(device: str, cuda_devices: int) -> str:
     return device
 
 
-def _per_row_sampler(settings: SamplingSettings, generators: list[Any]) -> Any:
+def _per_row_sampler(settings: SamplingSettings, generators: list[torch.Generator]) -> LogitsProcessor:
     """A logits processor that draws each row's next token with that row's own generator.
 
     It returns scores that are ``-inf`` everywhere except the drawn token, so greedy decoding

@@ -20,16 +20,19 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench.agents.sampling import SamplingSettings, resolve_model_path
 from ragen_bench.chat.protocol import AgentError
+
+if TYPE_CHECKING:
+    import torch
 
 DEFAULT_STOP_STRINGS = ("</answer>",)
 ADAPTER_CONFIG = "adapter_config.json"
 
 
-def keep_top_p(probs: Any, top_p: float) -> Any:
+def keep_top_p(probs: torch.Tensor, top_p: float) -> torch.Tensor:
     """Zero all but the smallest set of most likely tokens whose mass reaches ``top_p``."""
     import torch
 

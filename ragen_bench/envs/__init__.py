@@ -14,6 +14,7 @@ SokobanEnv``) and holds only what that family has, with imports running one way:
 =============  ==============================================================
 
 Shared by all: ``base`` (:class:`~ragen_bench.envs.base.TextEnv`, the reset/step
-contract and the one check of each family's config dataclass) and ``datafiles`` (reading local instance files).
+contract), ``config`` (the one check of each family's config dataclass) and ``datafiles``
+(reading local instance files).
 Nothing here imports the chat, agent or eval layers.
 """

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench import values
 from ragen_bench.agents.sampling import SAMPLING_SEED_LIMIT
@@ -34,6 +34,9 @@ from ragen_bench.eval.schema import (
     require_type,
 )
 from ragen_bench.eval.targets import eval_targets
+
+if TYPE_CHECKING:
+    from ragen_bench.chat.config import ChatConfig
 
 __all__ = ["ConfigError", "validate", "validate_chat", "validate_env_kwargs", "validate_launch", "validate_out"]
 
@@ -108,7 +111,7 @@ def validate_launch(config: Mapping[str, Any]) -> None:
         )
 
 
-def validate_chat(chat: Any) -> Any:
+def validate_chat(chat: Any) -> ChatConfig:
     """``chat.*``: the :class:`~ragen_bench.chat.ChatConfig` it makes, checked by the rules train's chat obeys too.
 
     See :func:`ragen_bench.chat.config.check_chat`: exactly ChatConfig's fields, each of its

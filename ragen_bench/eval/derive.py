@@ -4,13 +4,18 @@ run's identity, the opponent's label and the game's scripted players."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench import runfiles
 from ragen_bench.eval.schema import FREE_KEYS, GAME_DEFAULTS, GAME_KEYS, ConfigError
 
+if TYPE_CHECKING:
+    # Types only: the functions import what they call, when they are called.
+    from ragen_bench.chat.config import ChatConfig
+    from ragen_bench.chat.game import GameChatConfig
 
-def chat_config(config: Mapping[str, Any]) -> Any:
+
+def chat_config(config: Mapping[str, Any]) -> ChatConfig:
     """The :class:`~ragen_bench.chat.ChatConfig` of an eval config (a ConfigError if its ``chat`` is bad)."""
     from ragen_bench.chat.config import check_chat
 
@@ -35,7 +40,7 @@ def identity(config: Mapping[str, Any]) -> dict[str, Any]:
     return runfiles.identity(full or config, FREE_KEYS + (GAME_KEYS if full is None else ()))
 
 
-def game_chat_config(config: Mapping[str, Any]) -> Any:
+def game_chat_config(config: Mapping[str, Any]) -> GameChatConfig:
     """The :class:`~ragen_bench.chat.game.GameChatConfig` of a (validated) eval config."""
     from ragen_bench.chat.game import GameChatConfig
 

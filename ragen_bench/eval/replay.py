@@ -20,9 +20,12 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench import runfiles
+
+if TYPE_CHECKING:
+    from ragen_bench.chat.protocol import AgentReply
 
 # Turn fields in the order they are compared (what a reader checks first comes first).
 TURN_ORDER = (
@@ -200,7 +203,7 @@ def _answer(step: Any, at: Mapping[str, Any]) -> None:
         raise ReplayMismatch(str(error).split(": ", 1)[-1], field="turns", **at) from None
 
 
-def recorded_reply(turn: Mapping[str, Any], at: Mapping[str, Any]) -> Any:
+def recorded_reply(turn: Mapping[str, Any], at: Mapping[str, Any]) -> AgentReply:
     """The :class:`~ragen_bench.chat.AgentReply` a recorded turn holds."""
     from ragen_bench.chat import AgentReply
     from ragen_bench.chat.trajectory import unpack_text

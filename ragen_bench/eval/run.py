@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium
 
@@ -29,6 +29,9 @@ from ragen_bench.eval.plan import Instance, batches, default_out, plan
 from ragen_bench.eval.rundir import RunDirError
 from ragen_bench.eval.schema import ConfigError, parse_shard
 from ragen_bench.eval.targets import eval_targets
+
+if TYPE_CHECKING:
+    from ragen_bench.chat.protocol import Agent
 
 
 @dataclass(frozen=True)
@@ -108,7 +111,7 @@ class Progress:
         self.bar.close()
 
 
-def build_agent(agent_config: Mapping[str, Any]) -> Any:
+def build_agent(agent_config: Mapping[str, Any]) -> Agent:
     """The agent ``agent.name`` names (registered, or ``"module:factory"``), with the other settings."""
     from ragen_bench.agents import make_agent
 

@@ -11,9 +11,13 @@ from __future__ import annotations
 import importlib
 import importlib.util
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench.envs.base import MissingExtra
+
+if TYPE_CHECKING:
+    # Types only: PettingZoo is imported with the game's module, when an id is made.
+    from pettingzoo import AECEnv, ParallelEnv
 
 INSTALL_HINT = "the multi-agent games need PettingZoo: pip install 'ragen-bench[games]'"
 # The top-level modules each extra brings; a game whose extra is missing says which extra to install.
@@ -109,7 +113,7 @@ def game_module(env_id: str) -> Any:
         raise
 
 
-def make_multiagent(env_id: str, *, parallel: bool = False, **kwargs: Any) -> Any:
+def make_multiagent(env_id: str, *, parallel: bool = False, **kwargs: Any) -> AECEnv | ParallelEnv:
     """A PettingZoo env for ``env_id``: the wrapped AEC ``env()``, or ``parallel_env()`` with ``parallel=True``.
 
     ``kwargs`` override the id's own arguments (as ``gymnasium.make`` does).
@@ -122,7 +126,7 @@ def make_multiagent(env_id: str, *, parallel: bool = False, **kwargs: Any) -> An
     return module.parallel_env(**settings) if parallel else module.env(**settings)
 
 
-def make_match_env(env_id: str, *, seed: int, **kwargs: Any) -> Any:
+def make_match_env(env_id: str, *, seed: int, **kwargs: Any) -> AECEnv | ParallelEnv:
     """The env a match of ``env_id`` steps, reset with ``seed``: the one PettingZoo users get.
 
     A turn-based game's wrapped AEC ``env()``; a simultaneous game's ``parallel_env()`` (the

@@ -5,6 +5,7 @@
 * :mod:`.verify` -- every check of ``ragen-bench leaderboard verify``, replay included;
 * :mod:`.stats` -- paired comparison of two entries (McNemar, paired bootstrap);
 * :mod:`.tables` -- the tables as shown (columns, cells, row order), which both renderings read;
+* :mod:`.figures` -- the plots, as reproducible PNG bytes;
 * :mod:`.build` -- ``leaderboard/README.md``, ``leaderboard.csv``, plots; :mod:`.page` -- ``index.html``.
 
 Importing this package is light: pydantic, pandas and matplotlib are imported by the

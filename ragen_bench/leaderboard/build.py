@@ -10,7 +10,7 @@ Outputs (in ``out``, by default ``leaderboard/``):
   entries (paired), the generalization table and the entries;
 * ``leaderboard.csv`` -- the detail table, one row per entry and env (pandas);
 * ``ranking.csv`` -- the rankings, one row per suite and entry, with its rank (pandas);
-* ``success_by_env.png``, ``generalization.png``, ``learning_curves.png`` -- the plots (matplotlib, Agg);
+* ``success_by_env.png``, ``generalization.png``, ``learning_curves.png`` -- the plots (:mod:`.figures`);
 * ``index.html`` -- one static page (:mod:`.page`), and ``frames/`` -- the pictures of
   its episode viewer (:mod:`.viewer`), one PNG per distinct state.
 
@@ -22,23 +22,25 @@ build (naming it): the leaderboard never shows an unverified number.
 
 from __future__ import annotations
 
-import io
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench import runfiles
 from ragen_bench.leaderboard.errors import LeaderboardError, needs_extra
+from ragen_bench.leaderboard.figures import generalization_plot, learning_curves_plot, success_plot
 from ragen_bench.leaderboard.page import render_page
-from ragen_bench.leaderboard.viewer import viewer_data, write_frames
-# cell_text, cell_value and link_cell are named here too: the cells of the tables this module writes.
-from ragen_bench.leaderboard.tables import (  # noqa: F401
+from ragen_bench.leaderboard.tables import (
     ENTRY_COLUMNS, GENERALIZATION_COLUMNS, MAIN_COLUMNS, PAIRED_COLUMNS, PAIRED_TEXT, REPORTED_MARK, SCORE_TEXT, Board,
-    Reported, cell_text, cell_value, link_cell, markdown_table, sorted_rows,
+    Reported, markdown_table, sorted_rows,
 )
-from ragen_bench.plots import AS_WRITTEN, legend_label, plot_text
+from ragen_bench.leaderboard.viewer import viewer_data, write_frames
+
+if TYPE_CHECKING:
+    # Imported where it is called (load_entries), so naming the type costs no import here.
+    from ragen_bench.leaderboard.verify import VerifiedRun
 
 README_HEADER = """# Leaderboard
 
@@ -53,7 +55,7 @@ The interactive page with sortable tables and a transcript viewer is `index.html
 class Entry:
     """A verified submission with the table rows made from it."""
 
-    run: Any  # verify.VerifiedRun
+    run: VerifiedRun
     suite: str  # "suite <name>" or "env <id>"
     rows: list[dict[str, Any]]
 
@@ -71,7 +73,7 @@ def build(submissions: Path, out: Path) -> list[Path]:
     plots = {
         "success_by_env.png": success_plot(main_rows),
         "generalization.png": generalization_plot(board.general),
-        "learning_curves.png": learning_curves_plot(entries),
+        "learning_curves.png": learning_curves_plot([entry.run for entry in entries]),
     }
     viewer, pictures = viewer_data(entries)
     outputs = {
@@ -108,7 +110,7 @@ def load_entries(submissions: Path) -> list[Entry]:
     return entries
 
 
-def entry_rows(run: Any, suite: str) -> list[dict[str, Any]]:
+def entry_rows(run: VerifiedRun, suite: str) -> list[dict[str, Any]]:
     """Table rows of one verified run: one per env and split, from its (recomputed) summary."""
     info = run.info
     config = run.manifest["config"]
@@ -355,114 +357,3 @@ def csv_text(rows: Sequence[Mapping[str, Any]]) -> str:
     pandas = needs_extra("pandas")
     frame = pandas.DataFrame(rows)
     return frame.to_csv(index=False, lineterminator="\n")
-
-
-# -- plots -----------------------------------------------------------------------------
-
-
-def _figure_bytes(figure: Any) -> bytes:
-    """PNG bytes with no metadata that could vary (the Software key names matplotlib's version)."""
-    import matplotlib.pyplot as plt
-
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
-    plt.close(figure)
-    return buffer.getvalue()
-
-
-def _pyplot() -> Any:
-    needs_extra("matplotlib").use("Agg")
-    import matplotlib.pyplot as plt
-
-    # Fixed salt: SVG ids would otherwise be random (PNG output has none, but a saved
-    # SVG from the same figure code must be reproducible too).
-    plt.rcParams["svg.hashsalt"] = "ragen-bench-leaderboard"
-    # Labels are free text (plot_text); a reader's matplotlibrc must not turn TeX on under them.
-    plt.rcParams.update(AS_WRITTEN)
-    return plt
-
-
-def success_plot(rows: Sequence[Mapping[str, Any]]) -> bytes:
-    """Grouped bars: success per env (x) and entry (bar), with the 95% CI as error bars."""
-    plt = _pyplot()
-    envs = sorted({(row["env"], row["split"]) for row in rows})
-    names = sorted({row["entry"] for row in rows})
-    by_key = {(row["entry"], row["env"], row["split"]): row for row in rows}
-    figure, axes = plt.subplots(figsize=(max(6.0, 1.3 * len(envs) + 2), 4.2))
-    width = 0.8 / len(names)
-    for index, name in enumerate(names):
-        xs, heights, errors = [], [], [[], []]
-        for position, (env, split) in enumerate(envs):
-            row = by_key.get((name, env, split))
-            if row is None:
-                continue
-            xs.append(position + (index - (len(names) - 1) / 2) * width)
-            heights.append(row["success"])
-            # max(0, ...): at a rate of 0 or 1 the Wilson bound can sit an ulp inside the rate.
-            errors[0].append(max(0.0, row["success"] - row["success_low"]))
-            errors[1].append(max(0.0, row["success_high"] - row["success"]))
-        axes.bar(xs, heights, width, yerr=errors, capsize=3, label=legend_label(name))
-    axes.set_xticks(range(len(envs)), [plot_text(env.removeprefix("RAGEN/")) for env, _ in envs], rotation=30,
-                    ha="right")
-    axes.set_ylim(0, 1.05)
-    axes.set_ylabel("success rate (95% CI)")
-    axes.set_title("Success by env")
-    axes.legend(fontsize="small")
-    figure.tight_layout()
-    return _figure_bytes(figure)
-
-
-def generalization_plot(general: Sequence[Mapping[str, Any]]) -> bytes:
-    """Heatmap: rows are entry x train env, columns held-out envs, cells the gap to in-distribution."""
-    import numpy as np
-
-    plt = _pyplot()
-    row_keys = sorted({(g["entry"], g["train_env"]) for g in general})
-    columns = sorted({g["test_env"] for g in general})
-    figure, axes = plt.subplots(figsize=(max(6.0, 1.4 * len(columns) + 3), 1.0 + 0.6 * max(1, len(row_keys))))
-    if not general:
-        axes.text(0.5, 0.5, "no suite entries", ha="center", va="center")
-        axes.set_axis_off()
-        return _figure_bytes(figure)
-    grid = np.full((len(row_keys), len(columns)), np.nan)
-    for g in general:
-        grid[row_keys.index((g["entry"], g["train_env"])), columns.index(g["test_env"])] = g["gap"]
-    image = axes.imshow(grid, cmap="RdBu", vmin=-1, vmax=1, aspect="auto")
-    for (i, j), value in np.ndenumerate(grid):
-        if not np.isnan(value):
-            axes.text(j, i, f"{value:+.2f}", ha="center", va="center", fontsize=8)
-    axes.set_xticks(range(len(columns)), [plot_text(c.removeprefix("RAGEN/")) for c in columns], rotation=30,
-                    ha="right")
-    axes.set_yticks(range(len(row_keys)), [plot_text(f"{e} / {t.removeprefix('RAGEN/')}") for e, t in row_keys])
-    axes.set_title("Held-out success minus in-distribution success (train env -> test env)")
-    figure.colorbar(image, ax=axes, label="gap")
-    figure.tight_layout()
-    return _figure_bytes(figure)
-
-
-def learning_curves_plot(entries: Sequence[Entry]) -> bytes:
-    """Per trained entry (one with ``training_metrics``): rollout success and each validation split's success per step."""
-    plt = _pyplot()
-    trained = [entry for entry in entries if entry.run.training is not None]
-    figure, axes = plt.subplots(1, max(1, len(trained)), figsize=(max(6.0, 4.6 * len(trained)), 3.6), squeeze=False)
-    if not trained:
-        axes[0][0].text(0.5, 0.5, "no entry with training_metrics", ha="center", va="center")
-        axes[0][0].set_axis_off()
-        return _figure_bytes(figure)
-    for axis, entry in zip(axes[0], trained):
-        log = entry.run.training
-        train = [(row["step"], row["rollout/success"]) for row in log.metrics if "rollout/success" in row]
-        if train:
-            axis.plot([step for step, _ in train], [value for _, value in train], "-", label="train (rollout) success")
-        for split in sorted({row["split"] for row in log.validation}):
-            points = [(row["step"], row["success_rate"]) for row in log.validation if row["split"] == split]
-            axis.plot([step for step, _ in points], [value for _, value in points], "o-",
-                      label=legend_label(f"{split} success"))
-        axis.set_ylim(-0.02, 1.02)
-        axis.set_xlabel("training step")
-        axis.set_title(plot_text(entry.run.info.name), fontsize="medium")
-        if axis.get_legend_handles_labels()[0]:
-            axis.legend(fontsize="small")
-    axes[0][0].set_ylabel("success rate")
-    figure.tight_layout()
-    return _figure_bytes(figure)

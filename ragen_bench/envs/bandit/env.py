@@ -8,17 +8,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ragen_bench.envs.base import (
-    EnvConfig,
-    OneOf,
-    OrNone,
-    Text,
-    TextEnv,
-    TextObservation,
-    ascii_casefold,
-    setting,
-    text_charset,
-)
+from ragen_bench.envs.base import TextEnv, TextObservation, ascii_casefold, text_charset
+from ragen_bench.envs.config import EnvConfig, OneOf, OrNone, Text, setting
 
 # (low-risk name, high-risk name) pairs.  The names suggest the payoffs (steady vs.
 # bold); "test" pairs never appear in training.  (Bandit-Rev swaps RAGEN's names

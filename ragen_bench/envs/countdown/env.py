@@ -11,16 +11,8 @@ from typing import Any
 import numpy as np
 from gymnasium.utils import seeding
 
-from ragen_bench.envs.base import (
-    AnyText,
-    EnvConfig,
-    IntIn,
-    PathOrNone,
-    TextEnv,
-    TextObservation,
-    setting,
-    text_charset,
-)
+from ragen_bench.envs.base import AnyText, TextEnv, TextObservation, text_charset
+from ragen_bench.envs.config import EnvConfig, IntIn, PathOrNone, setting
 from ragen_bench.envs.countdown import arith, solver
 from ragen_bench.envs.datafiles import load_instances
 

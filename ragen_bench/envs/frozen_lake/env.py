@@ -9,19 +9,8 @@ import numpy as np
 from gymnasium import spaces
 
 from ragen_bench.envs import coords
-from ragen_bench.envs.base import (
-    PICTURE_METADATA,
-    EnvConfig,
-    IntIn,
-    IsBool,
-    OneOf,
-    RealIn,
-    ResetNeededError,
-    TextEnv,
-    TextObservation,
-    setting,
-    text_charset,
-)
+from ragen_bench.envs.base import PICTURE_METADATA, ResetNeededError, TextEnv, TextObservation, text_charset
+from ragen_bench.envs.config import EnvConfig, IntIn, IsBool, OneOf, RealIn, setting
 from ragen_bench.envs.frozen_lake import picture, solver
 from ragen_bench.envs.frozen_lake.levels import TERMINAL_LETTERS, cell, generate_level
 

@@ -9,17 +9,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from ragen_bench.envs.base import (
-    PICTURE_METADATA,
-    EnvConfig,
-    IntIn,
-    IsBool,
-    RealIn,
-    TextEnv,
-    TextObservation,
-    setting,
-    text_charset,
-)
+from ragen_bench.envs.base import PICTURE_METADATA, TextEnv, TextObservation, text_charset
+from ragen_bench.envs.config import EnvConfig, IntIn, IsBool, RealIn, setting
 from ragen_bench.envs.game_2048 import board as rules
 from ragen_bench.envs.game_2048 import picture, search
 from ragen_bench.envs.game_2048.draws import PCG64Draws

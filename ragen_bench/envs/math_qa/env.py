@@ -10,7 +10,8 @@ from typing import Any
 
 from gymnasium.utils import seeding
 
-from ragen_bench.envs.base import AnyText, EnvConfig, IntIn, PathOrNone, TextEnv, setting, text_charset
+from ragen_bench.envs.base import AnyText, TextEnv, text_charset
+from ragen_bench.envs.config import EnvConfig, IntIn, PathOrNone, setting
 from ragen_bench.envs.math_qa.questions import (
     MAX_ANSWER_CHARS,
     MAX_QUESTION_CHARS,

@@ -8,7 +8,8 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from ragen_bench.envs.base import AnyText, EnvConfig, IntIn, MissingExtra, OneOf, TextEnv, setting, text_charset
+from ragen_bench.envs.base import AnyText, MissingExtra, TextEnv, text_charset
+from ragen_bench.envs.config import EnvConfig, IntIn, OneOf, setting
 from ragen_bench.envs.reasoning_gym import grading
 from ragen_bench.envs.reasoning_gym.ids import DATASETS, INSTALL_HINT, LIBRARY, REFERENCE_METADATA_KEYS
 

@@ -9,7 +9,8 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.utils import seeding
 
-from ragen_bench.envs.base import PICTURE_METADATA, EnvConfig, IntIn, TextEnv, TextObservation, setting, text_charset
+from ragen_bench.envs.base import PICTURE_METADATA, TextEnv, TextObservation, text_charset
+from ragen_bench.envs.config import EnvConfig, IntIn, setting
 from ragen_bench.envs.rubikscube import cube, picture, solver
 
 MAX_STEPS_LIMIT = 1000

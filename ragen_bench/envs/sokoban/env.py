@@ -13,19 +13,8 @@ import numpy as np
 from gymnasium import spaces
 
 from ragen_bench.envs import coords
-from ragen_bench.envs.base import (
-    PICTURE_METADATA,
-    EnvConfig,
-    IntIn,
-    IsBool,
-    OneOf,
-    Rule,
-    TextEnv,
-    TextObservation,
-    arg_error,
-    setting,
-    text_charset,
-)
+from ragen_bench.envs.base import PICTURE_METADATA, TextEnv, TextObservation, text_charset
+from ragen_bench.envs.config import EnvConfig, IntIn, IsBool, OneOf, Rule, arg_error, setting
 from ragen_bench.envs.sokoban import levels, picture
 from ragen_bench.envs.sokoban.solver import solve
 

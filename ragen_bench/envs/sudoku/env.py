@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from ragen_bench.envs.base import PICTURE_METADATA, AnyText, EnvConfig, IntIn, OneOf, TextEnv, setting, text_charset
+from ragen_bench.envs.base import PICTURE_METADATA, AnyText, TextEnv, text_charset
+from ragen_bench.envs.config import EnvConfig, IntIn, OneOf, setting
 from ragen_bench.envs.sudoku import actions, picture, solver
 from ragen_bench.envs.sudoku.actions import Placement
 from ragen_bench.envs.sudoku.puzzles import BLANK_FRACTIONS, SIZES, blank_count, generate, layout

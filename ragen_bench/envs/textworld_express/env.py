@@ -5,17 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ragen_bench.envs.base import (
-    AnyText,
-    EnvConfig,
-    IntIn,
-    InvalidActionError,
-    IsBool,
-    OneOf,
-    TextEnv,
-    setting,
-    text_charset,
-)
+from ragen_bench.envs.base import AnyText, InvalidActionError, TextEnv, text_charset
+from ragen_bench.envs.config import EnvConfig, IntIn, IsBool, OneOf, setting
 from ragen_bench.envs.textworld_express.backend import FOLD_SEEDS, GAMES, SEED_LIMIT, TWXServer, fold_of
 
 MAX_ACTION_CHARS = 200

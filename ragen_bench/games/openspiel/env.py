@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -11,6 +11,9 @@ from shimmy.openspiel_compatibility import OpenSpielCompatibilityV0
 
 from ragen_bench.games.board import AGENTS, GameContract, IllegalMoveError, check_move, wrap
 from ragen_bench.games.openspiel.games import GAMES, OpenSpielGameSpec, public_moves
+
+if TYPE_CHECKING:
+    from pettingzoo import AECEnv
 
 
 class OpenSpielGameEnv(GameContract, OpenSpielCompatibilityV0):
@@ -212,5 +215,5 @@ def raw_env(**kwargs: Any) -> OpenSpielGameEnv:
     return OpenSpielGameEnv(**kwargs)
 
 
-def env(**kwargs: Any) -> Any:
+def env(**kwargs: Any) -> AECEnv:
     return wrap(raw_env(**kwargs))

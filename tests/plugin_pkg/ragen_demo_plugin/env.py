@@ -5,7 +5,8 @@ from typing import Any
 
 from gymnasium import spaces
 
-from ragen_bench.envs.base import EnvConfig, IntIn, TextEnv, TextObservation, setting, text_charset
+from ragen_bench.envs.base import TextEnv, TextObservation, text_charset
+from ragen_bench.envs.config import EnvConfig, IntIn, setting
 
 FACES = ("heads", "tails", "edge")
 
