@@ -21,10 +21,8 @@ PACKAGE = REPO_ROOT / "ragen_bench"
 
 # Modules over MAX_MODULE_LINES today, with their line count (a ceiling).
 LONG_MODULES = {
-    # Being split in another branch (train/, starpo/ and the veRL recipe).
-    "ragen_bench/integrations/verl/recipe.py": 478,
-    "ragen_bench/train/config.py": 524,
-    "ragen_bench/train/trainer.py": 560,
+    # The veRL recipe: the typed-config conversion left the dict path beside it (see issue 28).
+    "ragen_bench/integrations/verl/recipe.py": 486,
     # Not yet split: the id table (ENTRIES) with the plugin loader, and render's GIF/MP4 writers.
     "ragen_bench/registry.py": 472,
     "ragen_bench/render.py": 515,
@@ -33,9 +31,6 @@ LONG_MODULES = {
 # Functions over MAX_FUNCTION_LINES today ("path::Class.method", nested ones as "outer.inner"), with
 # their length in lines (a ceiling).
 LONG_FUNCTIONS = {
-    # Being split in another branch.
-    "ragen_bench/train/config.py::_check": 91,
-    "ragen_bench/train/trainer.py::Trainer.starpo_step": 118,
     # Not yet split.
     "ragen_bench/cli.py::build_parser": 93,
     "ragen_bench/eval/run.py::run_eval": 84,

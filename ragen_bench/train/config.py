@@ -354,6 +354,20 @@ def _check(c: TrainConfig) -> None:
     _require(c.lora.rank >= 0, "lora.rank", "must be >= 0 (0: full fine-tuning)", c.lora.rank)
     _require(c.lora.alpha > 0, "lora.alpha", "must be > 0", c.lora.alpha)
     _require(0 <= c.lora.dropout < 1, "lora.dropout", "must be in [0, 1)", c.lora.dropout)
+    _check_rollout(c)
+    _check_advantage_and_filter(c)
+    _check_actor(c.actor)
+    _check_schedule(c)
+    chat = c.chat_config  # chat.*, checked by the rules eval's chat obeys: check_chat
+    # A window trains one row per turn, each scored with its episode's total (RAGEN-2's turn-level samples).
+    _require(chat.history_window is None or c.advantage.score_placement == "last", "advantage.score_placement",
+             "must be last with a context window (chat.history_window): each turn's row carries its episode's score",
+             c.advantage.score_placement)
+    _require(chat.history_window is None or c.algo != "sft", "chat.history_window",
+             "must be null with algo=sft (its records are whole conversations)", chat.history_window)
+
+
+def _check_rollout(c: TrainConfig) -> None:
     r = c.rollout
     _require(r.groups >= 1, "rollout.groups", "must be >= 1", r.groups)
     _require(r.group_size >= 1, "rollout.group_size", "must be >= 1", r.group_size)
@@ -364,6 +378,9 @@ def _check(c: TrainConfig) -> None:
     _require(r.generate_batch >= 1, "rollout.generate_batch", "must be >= 1", r.generate_batch)
     _require(r.dtype is None or r.dtype in DTYPES, "rollout.dtype", f"must be one of {', '.join(DTYPES)} or null",
              r.dtype)
+
+
+def _check_advantage_and_filter(c: TrainConfig) -> None:
     a = c.advantage
     _require(a.estimator in ESTIMATORS, "advantage.estimator", f"must be one of {choices(ESTIMATORS)}", a.estimator)
     _require(a.grpo_mode in GRPO_MODES, "advantage.grpo_mode", f"must be one of {choices(GRPO_MODES)}", a.grpo_mode)
@@ -374,7 +391,9 @@ def _check(c: TrainConfig) -> None:
         check_filter(c.filter, c.rollout.groups)
     except ValueError as problem:  # its message names the filter key
         raise TrainConfigError(str(problem)) from None
-    p = c.actor
+
+
+def _check_actor(p: ActorConfig) -> None:
     _require(p.lr > 0, "actor.lr", "must be > 0", p.lr)
     _require(p.weight_decay >= 0, "actor.weight_decay", "must be >= 0", p.weight_decay)
     _require(len(p.betas) == 2 and all(0 <= b < 1 for b in p.betas), "actor.betas", "must be two numbers in [0, 1)", p.betas)
@@ -390,6 +409,11 @@ def _check(c: TrainConfig) -> None:
     _require(p.ppo_epochs >= 1, "actor.ppo_epochs", "must be >= 1", p.ppo_epochs)
     _require(p.mini_batch >= 1, "actor.mini_batch", "must be >= 1", p.mini_batch)
     _require(1 <= p.micro_batch <= p.mini_batch, "actor.micro_batch", "must be in 1..actor.mini_batch", p.micro_batch)
+
+
+def _check_schedule(c: TrainConfig) -> None:  # critic, KL, SFT, validation and its panels, checkpoints, ...
+    from ragen_bench import panels
+
     _require(c.critic.lr > 0, "critic.lr", "must be > 0", c.critic.lr)
     _require(c.critic.value_clip > 0, "critic.value_clip", "must be > 0", c.critic.value_clip)
     _require(c.critic.coef > 0, "critic.coef", "must be > 0", c.critic.coef)
@@ -408,6 +432,9 @@ def _check(c: TrainConfig) -> None:
     _require_temperature(v.temperature, "val.temperature", greedy=True)  # validation runs eval's hf agent
     _require(v.samples >= 1, "val.samples", "must be >= 1", v.samples)
     _require(c.test.limit is None or c.test.limit >= 1, "test.limit", "must be >= 1 or null", c.test.limit)
+    splits = panels.available(c.env)
+    for key, split in (("val.split", c.val.split), ("test.split", c.test.split)):
+        _require(split is None or split in splits, key, f"{c.env} has no such panel (it has {', '.join(splits)})", split)
     _require(c.checkpoint.every >= 1, "checkpoint.every", "must be >= 1", c.checkpoint.every)
     _require(c.checkpoint.keep >= 1, "checkpoint.keep", "must be >= 1", c.checkpoint.keep)
     d = c.collapse_detection
@@ -418,22 +445,5 @@ def _check(c: TrainConfig) -> None:
     _require(d.std_eps > 0, "collapse_detection.std_eps", "must be > 0", d.std_eps)
     _require(0 <= d.ema_decay < 1, "collapse_detection.ema_decay", "must be in [0, 1)", d.ema_decay)
     o = c.overlong_buffer
-    _require(0 <= o.len <= r.max_new_tokens, "overlong_buffer.len", "must be in 0..rollout.max_new_tokens (0: off)", o.len)
+    _require(0 <= o.len <= c.rollout.max_new_tokens, "overlong_buffer.len", "must be in 0..rollout.max_new_tokens (0: off)", o.len)
     _require(o.penalty_factor >= 0, "overlong_buffer.penalty_factor", "must be >= 0", o.penalty_factor)
-    _check_panels(c)
-    chat = c.chat_config  # chat.*, checked by the rules eval's chat obeys: check_chat
-    # A window trains one row per turn, each scored with its episode's total (RAGEN-2's turn-level samples).
-    _require(chat.history_window is None or a.score_placement == "last", "advantage.score_placement",
-             "must be last with a context window (chat.history_window): each turn's row carries its episode's score",
-             a.score_placement)
-    _require(chat.history_window is None or c.algo != "sft", "chat.history_window",
-             "must be null with algo=sft (its records are whole conversations)", chat.history_window)
-
-
-def _check_panels(c: TrainConfig) -> None:
-    from ragen_bench import panels
-
-    splits = panels.available(c.env)
-    for key, split in (("val.split", c.val.split), ("test.split", c.test.split)):
-        if split is not None and split not in splits:
-            raise TrainConfigError(f"{key}: {c.env} has no {split!r} panel (it has {', '.join(splits)})")
