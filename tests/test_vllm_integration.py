@@ -120,7 +120,9 @@ def vllm_url(smollm2_dir, tmp_path_factory, request):
 
 @pytest.fixture
 def agent(vllm_url):
-    made = make_agent("openai", model=SERVED_NAME, base_url=f"{vllm_url}/v1", max_new_tokens=48, sampling_seed=3, timeout_s=120)
+    # temperature 1: the seeded-sampling test must sample (the agents' default, from the yaml, is greedy)
+    made = make_agent("openai", model=SERVED_NAME, base_url=f"{vllm_url}/v1", temperature=1.0, max_new_tokens=48,
+                      sampling_seed=3, timeout_s=120)
     yield made
     made.close()
 
@@ -163,7 +165,7 @@ OFFLINE_SCRIPT = """
 import json, sys
 from ragen_bench.agents import make_agent
 from ragen_bench.chat import AgentRequest
-agent = make_agent("vllm", model=sys.argv[1], max_new_tokens=16, sampling_seed=3, max_model_len=1024,
+agent = make_agent("vllm", model=sys.argv[1], temperature=1.0, max_new_tokens=16, sampling_seed=3, max_model_len=1024,
                    dtype="float32", engine_options={"gpu_memory_utilization": 0.15})
 ask = [AgentRequest(messages=[{"role": "user", "content": "Name one color."}], episode_key=f"k/{i}", turn=1)
        for i in range(2)]
