@@ -7,7 +7,8 @@ works without it).  Nothing heavy (torch, transformers, ray, vllm) is imported h
 """
 
 from ragen_bench.games.registry import make_multiagent  # PettingZoo is imported only when a game is made
-from ragen_bench.registry import ENV_IDS, register_all
+from ragen_bench.plugins import register_all
+from ragen_bench.registry import ENV_IDS
 
 __version__ = "0.1.0"
 

@@ -1,8 +1,8 @@
-"""Families from other packages: the ``ragen_bench.envs`` entry-point group (registry.py).
+"""Families from other packages: the ``ragen_bench.envs`` entry-point group (plugins.py).
 
 The good case runs in a fresh interpreter with ``tests/plugin_pkg`` on ``sys.path``: its
 dist-info declares the entry point, so discovery is importlib.metadata's own, with no install.
-The bad cases give :func:`registry.plugin_rows` entry points built here, pointing at modules
+The bad cases give :func:`plugins.plugin_rows` entry points built here, pointing at modules
 written into ``tmp_path``; nothing is registered with Gymnasium in this process.
 """
 
@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from ragen_bench import registry
+from ragen_bench import plugins, registry
 
 ROOT = Path(__file__).resolve().parents[1]
 PLUGIN_PKG = ROOT / "tests" / "plugin_pkg"
@@ -132,7 +132,7 @@ def bad_module(tmp_path, monkeypatch):
 
 
 def _point(name: str, value: str) -> metadata.EntryPoint:
-    return metadata.EntryPoint(name=name, value=value, group=registry.PLUGIN_GROUP)
+    return metadata.EntryPoint(name=name, value=value, group=plugins.PLUGIN_GROUP)
 
 
 @pytest.mark.parametrize(
@@ -150,7 +150,7 @@ def _point(name: str, value: str) -> metadata.EntryPoint:
     ],
 )
 def test_a_bad_plugin_is_skipped_whole_with_one_line_naming_it(bad_module, name, attr, why):
-    rows, problems = registry.plugin_rows([_point(name, f"{bad_module}:{attr}")], taken=registry.ENV_IDS)
+    rows, problems = plugins.plugin_rows([_point(name, f"{bad_module}:{attr}")], taken=registry.ENV_IDS)
     assert rows == []
     assert len(problems) == 1 and "\n" not in problems[0]
     assert problems[0].startswith(f"ragen-bench: plugin {name!r} ({bad_module}:{attr}) skipped: ")
@@ -159,11 +159,11 @@ def test_a_bad_plugin_is_skipped_whole_with_one_line_naming_it(bad_module, name,
 
 def test_an_id_someone_else_registered_is_refused_and_good_plugins_still_load(bad_module):
     points = [_point("bad", f"{bad_module}:GOOD"), _point("bad", f"{bad_module}:GOOD"), _point("late", f"{bad_module}:explode")]
-    rows, problems = registry.plugin_rows(points, taken={"bad/Other-v0"})
+    rows, problems = plugins.plugin_rows(points, taken={"bad/Other-v0"})
     assert [row.id for row in rows] == ["bad/Fine-v0"]
     assert "the namespace 'bad' is already another plugin's" in problems[0]
     assert "RuntimeError: boom" in problems[1]
-    _, problems = registry.plugin_rows([_point("bad", f"{bad_module}:GOOD")], taken={"bad/Fine-v0"})
+    _, problems = plugins.plugin_rows([_point("bad", f"{bad_module}:GOOD")], taken={"bad/Fine-v0"})
     assert "'bad/Fine-v0' is already registered" in problems[0]
 
 
@@ -181,7 +181,7 @@ def test_import_ragen_bench_survives_a_broken_plugin_with_one_warning(tmp_path):
             warnings.simplefilter("always")
             import gymnasium, ragen_bench
             ragen_bench.register_all()  # a second registration tries no plugin again
-        from ragen_bench.registry import PluginWarning
+        from ragen_bench.plugins import PluginWarning
         print([str(w.message) for w in caught if issubclass(w.category, PluginWarning)])
         gymnasium.make("demo/CoinGuess-v0").reset(seed=0)
         gymnasium.make("RAGEN/Bandit-v0").reset(seed=0)

@@ -12,6 +12,7 @@ from tests.conftest import REPO_ROOT
 
 # Bottom to top.  runfiles (atomic writes, config comparison), values (config value types) and
 # plots (free text in matplotlib labels) import nothing of the project.
+# plugins (the entry-point loader and register_all) sits on the id table (registry).
 # catalog (what `ragen-bench envs` prints) reads the registries, games and panels and plays nothing.
 # Envs know nothing of chat, agents or training; the chat layer (which owns the agent
 # protocol) knows nothing of agents; evaluation sits above all of them, and the trainer
@@ -23,6 +24,7 @@ LAYERS = (
     "data",
     "cache",
     "registry",
+    "plugins",
     "envs",
     "games",
     "panels",
@@ -32,6 +34,7 @@ LAYERS = (
     "agents",
     "starpo",
     "eval",
+    "render_writers",
     "render",
     "play",
     "train",

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from ragen_bench import render
+from ragen_bench import render, render_writers
 from ragen_bench.cli import main
 
 iio = pytest.importorskip("imageio.v3", reason="the render extra: pip install 'ragen-bench[render]'")
@@ -272,7 +272,7 @@ def test_a_folder_it_may_not_write_in_is_one_line(sokoban_run, tmp_path, capsys,
     def no_permission(*args, **kwargs):
         raise PermissionError(13, "Permission denied", str(tmp_path / ".x.part.gif"))
 
-    monkeypatch.setattr(render.tempfile, "mkstemp", no_permission)
+    monkeypatch.setattr(render_writers.tempfile, "mkstemp", no_permission)
     err = refused(sokoban_run, tmp_path, capsys)
     assert f"cannot write in {tmp_path} (Permission denied)" in err
 
