@@ -260,13 +260,9 @@ def first_episode_difference(
         return None, "messages", "a list", found_messages
     for k, expected_turn in enumerate(expected_turns, start=1):
         found_turn = found_turns[k - 1]
-        order = [*TURN_ORDER, *(f for f in expected_turn if f not in TURN_ORDER)]
-        for field in [*order, *(f for f in found_turn if f not in expected_turn)]:
-            difference = runfiles.difference(
-                expected_turn.get(field, runfiles.ABSENT), found_turn.get(field, runfiles.ABSENT), field, strict=True
-            )
-            if difference is not None:
-                return (k, *difference)
+        difference = _first_field_difference(expected_turn, found_turn, TURN_ORDER)
+        if difference is not None:
+            return (k, *difference)
         for index in ([0, 1] if k == 1 else []) + [2 * k, 2 * k + 1]:
             if index >= len(expected["messages"]):
                 continue
@@ -277,11 +273,18 @@ def first_episode_difference(
             if difference is not None:
                 role = expected["messages"][index]["role"]
                 return k, f"{difference[0]} ({role} message)", difference[1], difference[2]
-    order = [*EPISODE_ORDER, *(f for f in expected if f not in EPISODE_ORDER)]
-    for field in [*order, *(f for f in found if f not in expected)]:
+    difference = _first_field_difference(expected, found, EPISODE_ORDER)
+    return None if difference is None else (None, *difference)
+
+
+def _first_field_difference(expected: Mapping[str, Any], found: Mapping[str, Any],
+                            order: Sequence[str]) -> tuple[str, Any, Any] | None:
+    """The first differing field, ``order``'s fields first, then the others expected, then the extra ones found."""
+    fields = [*order, *(f for f in expected if f not in order), *(f for f in found if f not in expected)]
+    for field in fields:
         difference = runfiles.difference(
             expected.get(field, runfiles.ABSENT), found.get(field, runfiles.ABSENT), field, strict=True
         )
         if difference is not None:
-            return (None, *difference)
+            return difference
     return None
