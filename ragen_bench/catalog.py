@@ -8,7 +8,10 @@ it plays nothing.  Each function returns what the command prints; the CLI only p
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterator, Sequence
+import sys
+import time
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 
 from ragen_bench.envs.reasoning_gym import ids as reasoning_gym_ids
 from ragen_bench.envs.textworld_express import backend as textworld_express
@@ -135,28 +138,99 @@ def _panel_lines(env_id: str) -> list[str]:
     return lines
 
 
-def verify_lines(env_ids: Sequence[str]) -> Iterator[tuple[str, bool]]:
-    """``envs verify``: ``(line, failed)`` per panel of ``env_ids`` (all ids when empty), as each is checked.
+@dataclass(frozen=True)
+class PanelCheck:
+    """One line of ``envs verify``: a panel regenerated (``ok``/``FAIL``), or an id not checked.
+
+    ``split`` is None when the whole id was not checked because its extra is missing: a
+    ``skip`` in the all-ids form, a ``FAIL`` when the id was asked for by name.
+    """
+
+    env_id: str
+    split: str | None
+    status: str  # "ok", "FAIL" or "skip"
+    detail: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.status == "FAIL"
+
+    @property
+    def line(self) -> str:
+        where = self.env_id if self.split is None else f"{self.env_id} {self.split}"
+        return f"{self.status:<4} {where}" + (f": {self.detail}" if self.detail else "")
+
+
+def verify_id(env_id: str, *, named: bool) -> list[PanelCheck]:
+    """Each panel of ``env_id`` regenerated and compared with its checksum.
 
     Every split, not only the files present: a deleted panel is drift too.  A game without
-    the ``games`` extra, or an id without its own extra, is skipped, and fails only when it was
-    asked for by name.  A library that fails to import or generate is a failure of its ids.
+    the ``games`` extra, or an id without its own extra, is one check with no split: skipped,
+    or failed when it was ``named`` (asked for by name).  A library that fails to import or
+    generate is a failure of its ids.
     """
     from ragen_bench import panels
     from ragen_bench.envs.reasoning_gym.env import DatasetError
     from ragen_bench.games.registry import GAME_IDS, game_entry
+
+    # Regenerating a panel needs the env itself: without its extra, say which to install.
+    hint = game_entry(env_id).missing_extra() if env_id in GAME_IDS else missing_extra(env_id)
+    if hint:
+        return [PanelCheck(env_id, None, "FAIL" if named else "skip", hint)]
+    checks = []
+    for split in panels.SPLITS:
+        try:
+            panels.load(env_id, split).verify()
+        except (panels.PanelError, DatasetError) as error:
+            checks.append(PanelCheck(env_id, split, "FAIL", str(error)))
+        else:
+            checks.append(PanelCheck(env_id, split, "ok"))
+    return checks
+
+
+def verify_report(env_ids: Sequence[str], out: Callable[[str], None], *, bar: bool | None = None) -> bool:
+    """``envs verify``: check every panel of ``env_ids`` (all ids when empty); True when none failed.
+
+    ``out`` gets the lines worth reading: each failure and skip, each ``ok`` only when the ids
+    were named (a few; the 400-odd panels of all ids would bury a failure), then one closing
+    line with the counts and the time.  The progress bar (a step per id, on stderr) is drawn
+    on a terminal only, unless ``bar`` says otherwise.
+    """
+    from tqdm import tqdm
+
+    from ragen_bench.games.registry import GAME_IDS
     from ragen_bench.registry import ENV_IDS
 
-    for env_id in env_ids or (*ENV_IDS, *GAME_IDS):
-        # Regenerating a panel needs the env itself: without its extra, say which to install.
-        hint = game_entry(env_id).missing_extra() if env_id in GAME_IDS else missing_extra(env_id)
-        if hint:
-            yield f"{'FAIL' if env_ids else 'skip'} {env_id}: {hint}", bool(env_ids)
-            continue
-        for split in panels.SPLITS:
-            try:
-                panels.load(env_id, split).verify()
-            except (panels.PanelError, DatasetError) as error:
-                yield f"FAIL {env_id} {split}: {error}", True
-            else:
-                yield f"ok   {env_id} {split}", False
+    named = bool(env_ids)
+    ids = list(env_ids) or [*ENV_IDS, *GAME_IDS]
+    start = time.monotonic()
+    checks: list[PanelCheck] = []
+    with tqdm(ids, unit="id", desc="envs verify", file=sys.stderr, leave=False,
+              disable=None if bar is None else not bar) as progress:
+        for env_id in progress:
+            progress.set_postfix_str(env_id, refresh=False)
+            for check in verify_id(env_id, named=named):
+                checks.append(check)
+                if named or check.status != "ok":
+                    with tqdm.external_write_mode():  # the line above the bar, not through it
+                        out(check.line)
+    out(closing_line(checks, len(ids), time.monotonic() - start))
+    return not any(check.failed for check in checks)
+
+
+def closing_line(checks: Sequence[PanelCheck], ids: int, seconds: float) -> str:
+    """``N panels of M ids verified in T``, then the failed panels and the ids not checked."""
+    panels = [check for check in checks if check.split is not None]
+    failed = sum(check.failed for check in panels)
+    unchecked = len({check.env_id for check in checks if check.split is None})
+    minutes, rest = divmod(round(seconds), 60)
+    took = f"{minutes}m{rest:02d}s" if minutes else f"{seconds:.1f}s"
+    notes = [f"{_count(failed, 'panel')} failed" if failed else "all match their checksums"] if panels else []
+    if unchecked:
+        notes.append(f"{_count(unchecked, 'id')} not checked (extra not installed)")
+    line = f"{_count(len(panels), 'panel')} of {_count(ids - unchecked, 'id')} verified in {took}"
+    return line + (": " + "; ".join(notes) if notes else "")
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'' if number == 1 else 's'}"

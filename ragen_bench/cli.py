@@ -126,13 +126,9 @@ def _envs_show(args: argparse.Namespace) -> int:
 
 
 def _envs_verify(args: argparse.Namespace) -> int:
-    from ragen_bench.catalog import verify_lines
+    from ragen_bench.catalog import verify_report
 
-    failures = 0
-    for line, failed in verify_lines(args.env_ids):
-        failures += failed
-        print(line)
-    return 1 if failures else 0
+    return 0 if verify_report(args.env_ids, print) else 1
 
 
 def _leaderboard_verify(args: argparse.Namespace) -> int:

@@ -14,6 +14,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ragen_bench import values
+
 
 @dataclass(frozen=True)
 class EnvEntry:
@@ -322,9 +324,9 @@ def all_entries() -> tuple[EnvEntry, ...]:
 
 
 def entry(env_id: str) -> EnvEntry:
-    """The table row of ``env_id`` (the project's or a plugin's); a clear error names the known ids otherwise."""
+    """The table row of ``env_id`` (the project's or a plugin's); a clear error suggests the closest ids otherwise."""
     try:
         return _BY_ID[env_id]
     except KeyError:
-        known = ", ".join(row.id for row in all_entries())
-        raise KeyError(f"unknown env id {env_id!r}; known ids: {known}") from None
+        known = [row.id for row in all_entries()]
+        raise KeyError(values.unknown_name("env id", env_id, known, "`ragen-bench envs list`")) from None

@@ -15,15 +15,18 @@ expected; the caller names the key in its own error.  The rules:
 Used by ``ragen_bench.eval.schema`` and ``ragen_bench.train.config`` (each config field),
 and by ``ragen_bench.chat.config.check_chat`` (the ``chat.*`` settings of both).
 
+:func:`unknown_name` is the one way a name that is not there is refused (env ids, games).
+
 This module imports nothing of ``ragen_bench``.
 """
 
 from __future__ import annotations
 
+import difflib
 import math
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -104,3 +107,15 @@ def fits(value: Any, hint: Any) -> bool:
     except Mismatch:
         return False
     return True
+
+
+def unknown_name(kind: str, name: object, known: Sequence[str], listing: str) -> str:
+    """The line refusing an unknown ``name``: the closest known names and where all are listed.
+
+    Never the whole list: 145 ids on one line hide the answer.  ``listing`` says where to look
+    (``"`ragen-bench envs list`"``).
+    """
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6) if isinstance(name, str) else []
+    options = ", ".join(close[:-1]) + " or " + close[-1] if len(close) > 1 else "".join(close)
+    hint = f"did you mean {options}? " if close else ""
+    return f"unknown {kind} {name!r}; {hint}{listing} shows all {len(known)}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import re
 import sys
 
 import gymnasium
@@ -33,8 +34,10 @@ def test_an_openspiel_game_without_its_extra_names_the_extra_instead_of_crashing
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name == "pyspiel" else real(name, *rest))
     assert main(["envs", "verify", "RAGEN/OS-Hex-v0"]) == 1
-    assert capsys.readouterr().out == (
-        "FAIL RAGEN/OS-Hex-v0: needs the 'openspiel' extra: pip install 'ragen-bench[openspiel]'\n"
+    assert re.fullmatch(
+        r"FAIL RAGEN/OS-Hex-v0: needs the 'openspiel' extra: pip install 'ragen-bench\[openspiel\]'\n"
+        r"0 panels of 0 ids verified in \d+\.\ds: 1 id not checked \(extra not installed\)\n",
+        capsys.readouterr().out,
     )
 
 
@@ -100,3 +103,48 @@ def test_an_id_whose_extra_is_missing_is_one_error_line_naming_the_extra(command
     monkeypatch.chdir(tmp_path)
     assert main(command) == 2
     one_line_error(capsys, "pip install 'ragen-bench[rg]'")
+
+
+def test_verify_of_every_id_prints_only_what_needs_reading_then_one_closing_line(monkeypatch, capsys):
+    # All ids (here three): no "ok" line per panel, the skip of an id whose extra is missing,
+    # the progress bar on stderr only, and a closing line with the counts.
+    from ragen_bench import games, registry
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *rest: None if name == "reasoning_gym" else real(name, *rest))
+    monkeypatch.setattr(registry, "ENV_IDS", ("RAGEN/Bandit-v0", "RAGEN/RG-ab-v0", "RAGEN/FrozenLake-4x4-v0"))
+    monkeypatch.setattr(games.registry, "GAME_IDS", ())
+    from ragen_bench.catalog import verify_report
+
+    assert verify_report([], print, bar=True) is True
+    captured = capsys.readouterr()
+    assert re.fullmatch(
+        r"skip RAGEN/RG-ab-v0: reasoning-gym ids need the 'rg' extra: pip install 'ragen-bench\[rg\]'\n"
+        r"6 panels of 2 ids verified in \d+\.\ds: all match their checksums; 1 id not checked \(extra not installed\)\n",
+        captured.out,
+    )
+    assert "envs verify" in captured.err and "3/3" in captured.err
+
+
+def test_verify_counts_a_drifted_panel_in_its_closing_line(monkeypatch, capsys):
+    from ragen_bench import panels
+
+    real_load = panels.load
+
+    def drifted(env_id, split):
+        panel = real_load(env_id, split)
+        return panels.Panel(env_id, split, panel.seeds[:1], ("0" * 64,)) if split == "val" else panel
+
+    monkeypatch.setattr(panels, "load", drifted)
+    assert main(["envs", "verify", "RAGEN/Bandit-v0"]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "ok   RAGEN/Bandit-v0 train" and out[1].startswith("FAIL RAGEN/Bandit-v0 val: ")
+    assert re.fullmatch(r"3 panels of 1 id verified in \d+\.\ds: 1 panel failed", out[-1])
+
+
+def test_a_generator_that_prints_leaves_stdout_alone(capsys):
+    # reasoning-gym's bf runs its programs, which print; eval tables and servers own stdout.
+    pytest.importorskip("reasoning_gym")
+    env = gymnasium.make("RAGEN/RG-bf-v0")
+    env.reset(seed=3)
+    assert capsys.readouterr().out == ""

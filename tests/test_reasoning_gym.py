@@ -319,8 +319,10 @@ def test_without_the_extra_list_marks_the_ids_and_verify_skips_them_unless_named
     rows = {row["id"]: row for row in catalog.env_rows()}
     assert rows["RAGEN/RG-ab-v0"]["description"].startswith("[not installed: extra 'rg'] ")
     assert not rows["RAGEN/Bandit-v0"]["description"].startswith("[")
-    lines = dict(catalog.verify_lines(["RAGEN/Bandit-v0", "RAGEN/RG-ab-v0"]))
-    assert lines[f"FAIL RAGEN/RG-ab-v0: {ids.INSTALL_HINT}"] is True
+    assert catalog.verify_id("RAGEN/RG-ab-v0", named=False) == [
+        catalog.PanelCheck("RAGEN/RG-ab-v0", None, "skip", ids.INSTALL_HINT)]
+    (named,) = catalog.verify_id("RAGEN/RG-ab-v0", named=True)
+    assert named.failed and named.line == f"FAIL RAGEN/RG-ab-v0: {ids.INSTALL_HINT}"
     assert main(["envs", "verify", "RAGEN/RG-ab-v0"]) == 1
     assert ids.INSTALL_HINT in capsys.readouterr().out
 
@@ -333,9 +335,9 @@ def test_a_dataset_that_fails_to_generate_is_reported_by_verify_not_raised(monke
 
     monkeypatch.setattr(reasoning_gym, "create_dataset", broken)
     panels._MAKE_CACHE.clear()
-    lines = list(catalog.verify_lines(["RAGEN/RG-ab-v0"]))
-    assert len(lines) == 3 and all(failed for _, failed in lines)
-    assert lines[0][0].startswith("FAIL RAGEN/RG-ab-v0 train: reasoning-gym 'ab' (default) failed on seed 10000: KeyError")
+    checks = catalog.verify_id("RAGEN/RG-ab-v0", named=True)
+    assert [check.split for check in checks] == list(panels.SPLITS) and all(check.failed for check in checks)
+    assert checks[0].line.startswith("FAIL RAGEN/RG-ab-v0 train: reasoning-gym 'ab' (default) failed on seed 10000: KeyError")
     panels._MAKE_CACHE.clear()
 
 

@@ -185,7 +185,8 @@ def test_envs_list_and_verify_name_the_extra_when_the_library_is_missing(monkeyp
     real = importlib.util.find_spec
     monkeypatch.setattr(catalog.importlib.util, "find_spec", lambda n: None if n == "textworld_express" else real(n))
     assert catalog.missing_extra("RAGEN/TWX-coin-v0") == backend.LIBRARY_HINT
-    assert list(catalog.verify_lines(["RAGEN/TWX-coin-v0"])) == [(f"FAIL RAGEN/TWX-coin-v0: {backend.LIBRARY_HINT}", True)]
+    (check,) = catalog.verify_id("RAGEN/TWX-coin-v0", named=True)
+    assert check.failed and check.line == f"FAIL RAGEN/TWX-coin-v0: {backend.LIBRARY_HINT}"
 
 
 @pytest.mark.parametrize(

@@ -13,6 +13,7 @@ import importlib.util
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ragen_bench import values
 from ragen_bench.envs.base import MissingExtra
 
 if TYPE_CHECKING:
@@ -95,11 +96,11 @@ _BY_ID = {row.id: row for row in GAME_ENTRIES}
 
 
 def game_entry(env_id: str) -> GameEntry:
-    """The table row of ``env_id``; a clear error names the known ids otherwise."""
+    """The table row of ``env_id``; a clear error suggests the closest game ids otherwise."""
     try:
         return _BY_ID[env_id]
     except KeyError:
-        raise KeyError(f"unknown multi-agent id {env_id!r}; known ids: {', '.join(GAME_IDS)}") from None
+        raise KeyError(values.unknown_name("multi-agent id", env_id, GAME_IDS, "`ragen-bench envs list`")) from None
 
 
 def game_module(env_id: str) -> Any:

@@ -34,7 +34,7 @@ from typing import Any, BinaryIO
 
 import gymnasium
 
-from ragen_bench import __version__, panels, runfiles
+from ragen_bench import __version__, panels, runfiles, values
 from ragen_bench.agents.scripted import OptimalAgent, RandomAgent
 from ragen_bench.chat import ChatConfig, ChatEpisode, Trajectory, run_lockstep
 from ragen_bench.chat.tokens import TokenLayout
@@ -109,7 +109,7 @@ def check_env_id(env_id: str) -> None:
     if env_id in GAME_IDS:
         raise ValueError(f"{env_id} is a multi-agent game; SFT records are made for single-agent envs only")
     if env_id not in ENV_IDS:
-        raise ValueError(f"unknown env id {env_id!r}; single-agent ids: {', '.join(ENV_IDS)}")
+        raise ValueError(values.unknown_name("env id", env_id, ENV_IDS, "`ragen-bench envs list`"))
 
 
 def record_of(trajectory: Trajectory) -> dict[str, Any]:

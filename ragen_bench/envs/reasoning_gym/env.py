@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
+import io
 import json
 from dataclasses import dataclass
 from typing import Any
@@ -42,21 +44,27 @@ def make_item(library: Any, dataset: str, difficulty: str, seed: int) -> tuple[A
     curriculum at its first or last level, ranges narrowed to that level's own segment
     (reasoning-gym's ``upper_bound`` mode; its default mode widens them to every easier level).
     """
+    # Some generators print (bf runs its programs, whose output goes to stdout): kept out of
+    # the user's stdout, which may be a table, a JSON stream or a server's protocol.
     try:
-        if difficulty == "default":
-            data = library.create_dataset(dataset, seed=seed, size=1)
-        else:
-            data_class, _ = library.factory.DATASETS[dataset]
-            curriculum = library.factory.create_curriculum(dataset)
-            for name, attribute in curriculum.attributes.items():
-                curriculum.set_attr_level(name, 0 if difficulty == "easy" else len(attribute.levels) - 1)
-            coaching = library.coaching.base_curriculum
-            context = coaching.DefaultCurriculumContext(mode=coaching.RangeAttributeMode.UPPER_BOUND)
-            data = data_class(config=curriculum.generate_configuration({"seed": seed, "size": 1}, context))
-        return data, data[0]
+        with contextlib.redirect_stdout(io.StringIO()):
+            data = _dataset(library, dataset, difficulty, seed)
+            return data, data[0]  # items are generated when indexed
     except Exception as error:  # a generator bug is reported with the dataset and seed, not as a bare trace
         raise DatasetError(f"reasoning-gym '{dataset}' ({difficulty}) failed on seed {seed}: "
                            f"{type(error).__name__}: {error}") from error
+
+
+def _dataset(library: Any, dataset: str, difficulty: str, seed: int) -> Any:
+    if difficulty == "default":
+        return library.create_dataset(dataset, seed=seed, size=1)
+    data_class, _ = library.factory.DATASETS[dataset]
+    curriculum = library.factory.create_curriculum(dataset)
+    for name, attribute in curriculum.attributes.items():
+        curriculum.set_attr_level(name, 0 if difficulty == "easy" else len(attribute.levels) - 1)
+    coaching = library.coaching.base_curriculum
+    context = coaching.DefaultCurriculumContext(mode=coaching.RangeAttributeMode.UPPER_BOUND)
+    return data_class(config=curriculum.generate_configuration({"seed": seed, "size": 1}, context))
 
 
 def reference_answer(dataset: str, item: dict[str, Any]) -> str:
