@@ -139,10 +139,9 @@ def entry_rows(run: VerifiedRun, suite: str) -> list[dict[str, Any]]:
             "pass@1": pass_at["pass@1"],
             "k": top_k,
             "pass@k": pass_at[f"pass@{top_k}"],
-            "mean_return": group["mean_return"],
-            "efficiency": group["efficiency"],
-            "valid_action_rate": group["valid_action_rate"],
-            "tokens_per_episode": group["tokens_per_episode"],
+            # A detail column named after a field of the summary group shows that field as it is
+            # (mean_return, efficiency, ...): such a column is one line in MAIN_COLUMNS.
+            **{key: group[key] for key in MAIN_COLUMNS if key in group},
         })
     return rows
 

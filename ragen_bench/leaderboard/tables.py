@@ -69,6 +69,9 @@ def markdown_cell(key: str, value: Any) -> str:
     return cell_value(value) if key in FORMATTED_COLUMNS else cell_text(value)
 
 
+# The detail table's columns, key -> title.  A key that is a field of an env's recomputed summary
+# (a group of summary.json, ragen_bench.eval.metrics.group_summary) is filled from it by
+# build.entry_rows, so showing another such field is one line here.
 MAIN_COLUMNS = {
     "entry": "entry", "model": "model", "recipe": "recipe", "trained_on_train": "trained on train",
     "env": "env", "coverage": "coverage", "success": "success", "ci95": "95% CI", "pass@1": "pass@1",
