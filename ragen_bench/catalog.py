@@ -125,7 +125,18 @@ def _game_page(env_id: str, seed: int) -> str:
         f"opponents: {', '.join(OPPONENTS[row.family])} (default {row.default_opponent})",
         *_panel_lines(env_id),
     ]
-    return "\n".join(lines) + f"\n\nseed {seed}:\n{view}"
+    return "\n".join(lines) + f"\n\nseed {seed}:\n{_readable(view)}"
+
+
+def _readable(view: str) -> str:
+    """A game's seed view for a reader: the random draws it records (which pin the seed's tie-breaks
+    and chance outcomes, for the panel checksum) become one line saying so."""
+    from ragen_bench.games.seeds import CHANCE_DRAWS, TIE_BREAK_DRAWS
+
+    kept = [line for line in view.splitlines() if not line.startswith((TIE_BREAK_DRAWS, CHANCE_DRAWS))]
+    if len(kept) < len(view.splitlines()):
+        kept.append("(the panel checksum also covers this seed's random draws: opponents' tie-breaks, dice, cards)")
+    return "\n".join(kept) + "\n"
 
 
 def _panel_lines(env_id: str) -> list[str]:

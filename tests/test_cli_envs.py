@@ -123,7 +123,7 @@ def test_verify_of_every_id_prints_only_what_needs_reading_then_one_closing_line
         r"6 panels of 2 ids verified in \d+\.\ds: all match their checksums; 1 id not checked \(extra not installed\)\n",
         captured.out,
     )
-    assert "envs verify" in captured.err and "3/3" in captured.err
+    assert "envs verify" in captured.err and "/3 " in captured.err  # the bar, with its total
 
 
 def test_verify_counts_a_drifted_panel_in_its_closing_line(monkeypatch, capsys):
@@ -148,3 +148,15 @@ def test_a_generator_that_prints_leaves_stdout_alone(capsys):
     env = gymnasium.make("RAGEN/RG-bf-v0")
     env.reset(seed=3)
     assert capsys.readouterr().out == ""
+
+
+@pytest.mark.parametrize("env_id", ["RAGEN/TicTacToe-v0", "RAGEN/PrisonersDilemma-v0"])
+def test_envs_show_of_a_game_says_what_the_draws_are_instead_of_printing_them(env_id, capsys):
+    pytest.importorskip("pettingzoo")
+    from ragen_bench.games.seeds import TIE_BREAK_DRAWS, seed_view
+
+    assert TIE_BREAK_DRAWS in seed_view(env_id, 5)[0]  # what the panel hashes keeps them
+    assert main(["envs", "show", env_id, "--seed", "5"]) == 0
+    out = capsys.readouterr().out
+    assert TIE_BREAK_DRAWS not in out and "draws" not in out.split("seed 5:")[0]
+    assert out.endswith("(the panel checksum also covers this seed's random draws: opponents' tie-breaks, dice, cards)\n")

@@ -23,6 +23,8 @@ from ragen_bench.games.registry import game_entry, make_multiagent
 
 # How many of the opponent's tie-break draws a seed view shows (enough to pin the generator).
 _DRAWS = 4
+# The labels of the lines holding those draws (readers' views leave them out: ragen_bench.catalog).
+TIE_BREAK_DRAWS, CHANCE_DRAWS = "tie-break draws:", "chance draws:"
 
 
 def agent_seat(seed: int) -> str:
@@ -41,8 +43,8 @@ def seed_view(env_id: str, seed: int) -> tuple[str, dict[str, Any]]:
     for agent in AGENTS:
         lines += [f"--- first view of {agent}", game.text_observation(agent)]
     draws = game.np_random.integers(0, 2**31, size=_DRAWS)
-    lines.append(f"tie-break draws: {' '.join(str(int(d)) for d in draws)}")
+    lines.append(f"{TIE_BREAK_DRAWS} {' '.join(str(int(d)) for d in draws)}")
     chance = getattr(game, "chance_rng", None)
     if chance is not None:  # OpenSpiel games: the stream every later chance outcome (roll, card) comes from
-        lines.append(f"chance draws: {' '.join(str(int(d)) for d in chance.integers(0, 2**31, size=_DRAWS))}")
+        lines.append(f"{CHANCE_DRAWS} {' '.join(str(int(d)) for d in chance.integers(0, 2**31, size=_DRAWS))}")
     return "\n".join(lines) + "\n", {}
