@@ -52,7 +52,7 @@ MIN_SIDE = 288
 _PAPER, _INK, _CAPTION, _CAPTION_INK = (255, 255, 255), (20, 20, 20), (34, 34, 40), (240, 240, 240)
 _TEXT_SIZE, _CAPTION_SIZE, _TEXT_COLUMNS = 14, 13, 64
 _LINE_GAP = 4
-_CAPTION_HEIGHT = _CAPTION_SIZE + 2 * _LINE_GAP + 2
+_CAPTION_LINE = _CAPTION_SIZE + 2 * _LINE_GAP + 2  # the height of one caption line
 
 
 class RenderInterrupted(RenderError):
@@ -254,9 +254,24 @@ def _game_frames(record: Mapping[str, Any], env_kwargs: Mapping[str, Any]) -> It
     mode = "rgb_array" if "rgb_array" in modes else "ansi"
     env = make_match_env(env_id, seed=seed, **{**env_kwargs, "render_mode": mode})
     try:
-        yield from _match_frames(record, env, moves, parallel)
+        last = None
+        for frame in _match_frames(record, env, moves, parallel):
+            if last is not None:
+                yield last
+            last = frame
+        if last is not None:  # the end says how the game ended, for whom
+            yield Frame(last.shown, f"{last.caption}  ·  {_game_result(record['game'])}")
     finally:
         env.close()
+
+
+def _game_result(game: Mapping[str, Any]) -> str:
+    """``"player_0 wins; agent (player_1): loss"``, ``"draw; ..."`` or ``"player_1 forfeits; ..."``."""
+    if game.get("forfeit"):
+        ending = f"{game['forfeit']} forfeits"
+    else:
+        ending = "draw" if game.get("winner") is None else f"{game['winner']} wins"
+    return f"{ending}; agent ({game['agent_seat']}): {game['outcome']}"
 
 
 def _match_frames(record: Mapping[str, Any], env: Any, moves: list[Any], parallel: bool) -> Iterator[Frame]:
@@ -294,10 +309,30 @@ def _picture(frame: Frame) -> np.ndarray:
         body = np.repeat(np.repeat(frame.shown, scale, axis=0), scale, axis=1)
     else:
         body = _text_picture(frame.shown)
-    font = ImageFont.load_default(size=_CAPTION_SIZE)
-    caption = Image.new("RGB", (body.shape[1], _CAPTION_HEIGHT), _CAPTION)
-    ImageDraw.Draw(caption).text((_LINE_GAP, _LINE_GAP), frame.caption, font=font, fill=_CAPTION_INK)
+    lines = _caption_lines(frame.caption, body.shape[1])
+    caption = Image.new("RGB", (body.shape[1], len(lines) * _CAPTION_LINE), _CAPTION)
+    pen, font = ImageDraw.Draw(caption), ImageFont.load_default(size=_CAPTION_SIZE)
+    for row, line in enumerate(lines):
+        pen.text((_LINE_GAP, _LINE_GAP + row * _CAPTION_LINE), line, font=font, fill=_CAPTION_INK)
     return np.vstack([body, np.asarray(caption)])
+
+
+def _caption_lines(caption: str, width: int) -> list[str]:
+    """``caption`` broken at spaces into lines that fit ``width`` pixels (a long game caption
+    would otherwise be cut at the picture's edge)."""
+    from PIL import ImageFont
+
+    font = ImageFont.load_default(size=_CAPTION_SIZE)
+    lines: list[str] = []
+    for word in caption.split(" "):
+        joined = f"{lines[-1]} {word}" if lines else word
+        if lines and font.getlength(joined) + 2 * _LINE_GAP > width:
+            lines.append(word)
+        elif lines:
+            lines[-1] = joined
+        else:
+            lines.append(word)
+    return lines
 
 
 def _picture_size(frame: Frame) -> tuple[int, int]:
@@ -307,7 +342,7 @@ def _picture_size(frame: Frame) -> tuple[int, int]:
         height, width = frame.shown.shape[0] * scale, frame.shown.shape[1] * scale
     else:
         _, height, width = _text_layout(frame.shown)
-    return height + _CAPTION_HEIGHT, width
+    return height + len(_caption_lines(frame.caption, width)) * _CAPTION_LINE, width
 
 
 def _scale(image: np.ndarray) -> int:

@@ -82,6 +82,11 @@ def test_a_game_replays_both_seats_moves(tmp_path, game, moves_per_frame):
     record = records(run)[0]
     path, count = render.render_episode(run, 0, tmp_path / "game.gif")
     assert count == len(record["game"]["moves"]) // moves_per_frame + 1 == iio.imread(path, index=None).shape[0]
+    frames = list(render._game_frames(record, {}))
+    game = record["game"]
+    ending = "draw" if game["winner"] is None else f"{game['winner']} wins"
+    assert frames[-1].caption.endswith(f"  ·  {ending}; agent ({game['agent_seat']}): {game['outcome']}")
+    assert not any("agent (" in frame.caption for frame in frames[:-1])
 
 
 def test_bad_requests_are_one_error_line(sokoban_run, tmp_path, capsys):
@@ -375,9 +380,22 @@ def test_frames_are_drawn_one_at_a_time_and_written_before_the_next(tmp_path, mo
 def test_the_measured_size_is_the_drawn_size():
     """The canvas is computed without drawing: the measurement must agree with the picture."""
     picture = np.zeros((7, 5, 3), dtype=np.uint8)
+    long_caption = "RAGEN/TicTacToe-v0  seed 123  start  (agent: player_1) " * 2
     for shown in [picture, "a line\n" + "a long line " * 20, ""]:
-        frame = render.Frame(shown, "step 1  turn 1  Up  reward -0.1  return -0.1")
-        assert render._picture_size(frame) == render._picture(frame).shape[:2]
+        for caption in ["step 1  turn 1  Up  reward -0.1  return -0.1", long_caption]:
+            frame = render.Frame(shown, caption)
+            assert render._picture_size(frame) == render._picture(frame).shape[:2]
+
+
+def test_a_long_caption_wraps_within_the_picture_and_keeps_every_word():
+    from PIL import ImageFont
+
+    font = ImageFont.load_default(size=render._CAPTION_SIZE)
+    caption = "RAGEN/TicTacToe-v0  seed 123  start  (agent: player_1)  ·  player_0 wins; agent (player_1): loss"
+    lines = render._caption_lines(caption, render.MIN_SIDE)
+    assert len(lines) > 1 and " ".join(lines) == caption
+    assert all(font.getlength(line) + 2 * render._LINE_GAP <= render.MIN_SIDE for line in lines)
+    assert render._caption_lines("move 3  player_0 plays B2", render.MIN_SIDE) == ["move 3  player_0 plays B2"]
     assert render.canvas_size([(300, 17), (20, 290)]) == (304, 304)
 
 
