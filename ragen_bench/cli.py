@@ -48,7 +48,7 @@ def _eval(args: argparse.Namespace) -> int:
     else:
         result = run_eval(config)
     manifest, summary = report.load_summary(result.out)
-    print(report.format_table(report.summary_rows(report.agent_label(manifest), summary)))
+    print(report.screen_table(report.summary_rows(report.agent_label(manifest), summary)))
     _print_games([(None, summary)])
     if result.duplicate_lines:
         print(f"\nnote: ignored {result.duplicate_lines} duplicate line(s) in {result.out / 'episodes.jsonl'}")
@@ -60,7 +60,7 @@ def _eval(args: argparse.Namespace) -> int:
 def _print_games(summaries: Sequence[tuple[str | None, dict]]) -> None:
     """The win/draw/loss table of the game runs among ``(label, summary)``; a label adds a ``run`` column."""
     from ragen_bench.eval.games import table_rows
-    from ragen_bench.eval.report import format_table
+    from ragen_bench.eval.report import screen_table
 
     rows = [
         {**({"run": label} if label else {}), **row}
@@ -68,7 +68,7 @@ def _print_games(summaries: Sequence[tuple[str | None, dict]]) -> None:
         for row in table_rows(summary.get("games", []))
     ]
     if rows:
-        print("\n" + format_table(rows))
+        print("\n" + screen_table(rows))
 
 
 def _merge(args: argparse.Namespace) -> int:
@@ -76,7 +76,7 @@ def _merge(args: argparse.Namespace) -> int:
 
     summary = merge_runs([Path(p) for p in args.runs], Path(args.out))
     manifest, _ = report.load_summary(Path(args.out))
-    print(report.format_table(report.summary_rows(report.agent_label(manifest), summary)))
+    print(report.screen_table(report.summary_rows(report.agent_label(manifest), summary)))
     _print_games([(None, summary)])
     state = "complete" if manifest["complete"] else "incomplete (episodes of the plan are missing)"
     print(f"\nmerged {len(args.runs)} run directories into {args.out}; run {state}")
@@ -100,7 +100,7 @@ def _compare(args: argparse.Namespace) -> int:
         manifest, summary = report.load_summary(Path(run))
         rows.extend(report.summary_rows(report.agent_label(manifest), summary))
         summaries[run] = summary
-    print(report.format_table(rows))
+    print(report.screen_table(rows))
     # Game runs of one agent differ by opponent: the games table names each run by its folder.
     _print_games(list(summaries.items()))
     for note in report.comparability_notes(summaries):

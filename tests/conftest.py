@@ -76,3 +76,9 @@ def one_line_error(capsys, *names: str) -> str:
     for name in names:
         assert name in err, err
     return err
+
+
+@pytest.fixture
+def wide_terminal(monkeypatch):
+    """A terminal wide enough that ``eval``/``compare`` tables print as one table (tests that read columns)."""
+    monkeypatch.setenv("COLUMNS", "1000")

@@ -113,6 +113,7 @@ def config(out: Path, *overrides: str) -> dict:
 # ---------------------------------------------------------------- text round trips
 
 
+@pytest.mark.usefixtures("wide_terminal")
 def test_strange_replies_are_stored_resumed_and_compared(tmp_path, capsys):
     out = tmp_path / "run"
     args = eval_args(out, f"agent.name={HERE}:make_strange_agent", "chat.max_turns=5", "samples=2")

@@ -133,6 +133,7 @@ def make_cut_off_agent(**_settings):
     return CutOffAgent()
 
 
+@pytest.mark.usefixtures("wide_terminal")
 def test_truncated_replies_are_counted_and_shown_by_compare(tmp_path, capsys):
     args = ["eval", f"env={ENV}", "limit=3", "progress=false", f"out={tmp_path}", f"agent.name={HERE}:make_cut_off_agent"]
     assert main(args) == 0
@@ -368,6 +369,7 @@ def test_cli_refuses_a_differently_configured_rerun(tmp_path, capsys):
     assert "config.limit is 1 there but 2 now" in capsys.readouterr().err
 
 
+@pytest.mark.usefixtures("wide_terminal")
 def test_cli_compare_puts_runs_side_by_side(tmp_path, capsys):
     for agent in ("optimal", "random"):
         assert main(["eval", f"env={ENV}", "limit=3", f"agent={agent}", f"out={tmp_path / agent}", "progress=false"]) == 0
@@ -392,9 +394,11 @@ def test_format_table_aligns_columns_and_marks_missing_values():
 def test_compare_notes_runs_that_were_not_measured_alike():
     base = {"template_hash": "t1", "panels": {"E:test": "c1"}}
     assert comparability_notes({"a": base, "b": dict(base)}) == []
-    notes = comparability_notes({"a": base, "b": {"template_hash": "t2", "panels": {"E:test": "c2"}}})
-    assert notes == ["runs used 2 different chat templates/settings (template_hash)",
-                     "E:test: runs used different panels"]
+    other = {"template_hash": "t2", "panels": {"E:test": "c2"}, "data_files": {"data_path": "0123456789abcdef"}}
+    notes = comparability_notes({"a": base, "b": other, "c": dict(base)})
+    assert notes == ["runs used 2 different chat templates/settings (template_hash a, c: t1; b: t2)",
+                     "runs used different env data files (env_kwargs: a, c: none; b: data_path=0123456789ab)",
+                     "E:test: runs used different panels (checksum a, c: c1; b: c2)"]
 
 
 def test_cli_compare_flags_different_chat_settings(tmp_path, capsys):
@@ -402,7 +406,9 @@ def test_cli_compare_flags_different_chat_settings(tmp_path, capsys):
         assert main(["eval", f"env={ENV}", "limit=2", f"out={tmp_path / name}", "progress=false", *extra]) == 0
     capsys.readouterr()
     assert main(["compare", str(tmp_path / "a"), str(tmp_path / "b")]) == 0
-    assert "note: runs used 2 different chat templates" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    hashes = [json.loads((tmp_path / name / "summary.json").read_text())["template_hash"][:12] for name in "ab"]
+    assert f"note: runs used 2 different chat templates/settings (template_hash {tmp_path / 'a'}: {hashes[0]}; " in out
 
 
 def test_cli_envs_list_show_and_verify(capsys):
@@ -425,3 +431,28 @@ def test_cli_envs_verify_reports_a_drifted_panel(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("RAGEN_BENCH_DATA_DIR", str(tmp_path))
     assert main(["envs", "verify", ENV]) == 1
     assert "FAIL RAGEN/Sokoban-6x6-v0 test" in capsys.readouterr().out
+
+
+def test_a_table_wider_than_the_terminal_is_split_into_tables_that_repeat_the_key_columns(tmp_path, monkeypatch, capsys):
+    rows = [{"run": "optimal", "env": ENV, "split": "test", "episodes": 64, "success": 1.0, "ci95": "[0.9, 1.0]",
+             "return": 10.5, "turns": 2.0, "valid": 1.0}, {"run": "random", "env": ENV, "split": "test",
+             "episodes": 64, "success": 0.25, "ci95": "[0.1, 0.4]", "return": -2.0, "turns": 5.0, "valid": 0.5}]
+    whole = format_table(rows)
+    assert format_table(rows, width=len(whole.splitlines()[0])) == whole  # it fits: one table
+    blocks = format_table(rows, width=60).split("\n\n")
+    assert len(blocks) > 1
+    for block in blocks:
+        header, *lines = block.splitlines()
+        assert header.split()[:3] == ["run", "env", "split"] and len(lines) == 2
+        assert all(len(line) <= 60 for line in block.splitlines())
+        assert [line.split()[0] for line in lines] == ["optimal", "random"]
+    # Every column once, besides the repeated ones, in the original order.
+    titles = [title for block in blocks for title in block.splitlines()[0].split()[3:]]
+    assert titles == ["episodes", "success", "ci95", "return", "turns", "valid"]
+    # The CLI cuts at the terminal's width.
+    assert main(["eval", f"env={ENV}", "limit=1", "progress=false", f"out={tmp_path}"]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("COLUMNS", "90")
+    assert main(["compare", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert out.count("run ") > 1 and max(len(line) for line in out.splitlines() if not line.startswith("note")) <= 90

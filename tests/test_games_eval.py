@@ -103,6 +103,7 @@ def test_shards_merge_into_the_unsharded_run(tmp_path):
     assert json.loads((tmp_path / "merged" / "summary.json").read_text())["games"] == whole.summary["games"]
 
 
+@pytest.mark.usefixtures("wide_terminal")
 def test_cli_compare_and_merge_show_the_games_table(tmp_path, capsys):
     # One agent against two opponents: the main table's rows both read "first-legal"; the games table tells them apart.
     for opponent in ("minimax", "random"):
@@ -179,6 +180,7 @@ def test_single_agent_runs_keep_their_identity_without_the_game_keys(tmp_path):
     assert game["opponent"] == "minimax" and game["game"] == {"max_retries": 2, "on_illegal": "forfeit"}
 
 
+@pytest.mark.usefixtures("wide_terminal")
 def test_cli_eval_and_envs_list_show_the_games(tmp_path, capsys):
     assert main(["envs", "list"]) == 0
     listed = capsys.readouterr().out
@@ -196,6 +198,7 @@ def test_cli_eval_and_envs_list_show_the_games(tmp_path, capsys):
     assert "seed 124:\nenv: RAGEN/PrisonersDilemma-v0\nseed: 124\nagent seat: player_0\nrounds: 10\n" in shown
 
 
+@pytest.mark.usefixtures("wide_terminal")
 def test_null_content_replies_are_counted_and_shown_in_the_games_table(tmp_path, capsys):
     # No content ever: each game is 1 + 2 retries of null replies, then a forfeit.
     code = main(["eval", f"env={TTT}", "limit=2", f"out={tmp_path / 'run'}", "progress=false",

@@ -7,6 +7,8 @@ episodes gives the same file.
 
 from __future__ import annotations
 
+import itertools
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -108,43 +110,86 @@ def _cell(value: Any) -> str:
     return str(value).encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-def format_table(rows: Sequence[Mapping[str, Any]]) -> str:
+def format_table(rows: Sequence[Mapping[str, Any]], width: int | None = None) -> str:
     """Rows as an aligned text table: numbers right-aligned to three decimals, missing values as "-".
 
-    Columns are the union of the rows' keys, in first-seen order.
+    Columns are the union of the rows' keys, in first-seen order.  A table wider than
+    ``width`` characters is printed as several tables, one under the other, each repeating
+    the leading text columns (run, env, split) that say what a row is, instead of lines a
+    terminal wraps into a jumble.
     """
     if not rows:
         return "(no episodes)"
     columns = list(dict.fromkeys(key for row in rows for key in row))
-    cells = [[_cell(row.get(column)) for column in columns] for row in rows]
-    widths = [max(len(column), *(len(line[i]) for line in cells)) for i, column in enumerate(columns)]
-    numeric = [all(isinstance(row.get(c), (int, float)) or row.get(c) is None for row in rows) for c in columns]
+    cells = {column: [_cell(row.get(column)) for row in rows] for column in columns}
+    widths = {column: max(len(column), *(len(cell) for cell in cells[column])) for column in columns}
+    numeric = {c: all(isinstance(row.get(c), (int, float)) or row.get(c) is None for row in rows) for c in columns}
 
-    def line(values: Sequence[str]) -> str:
-        return "  ".join(
-            value.rjust(width) if right else value.ljust(width)
-            for value, width, right in zip(values, widths, numeric)
-        ).rstrip()
+    def block(chosen: Sequence[str]) -> str:
+        def line(values: Sequence[str]) -> str:
+            return "  ".join(
+                value.rjust(widths[c]) if numeric[c] else value.ljust(widths[c]) for value, c in zip(values, chosen)
+            ).rstrip()
 
-    return "\n".join([line(columns), *(line(values) for values in cells)])
+        return "\n".join([line(chosen), *(line([cells[c][i] for c in chosen]) for i in range(len(rows)))])
+
+    return "\n\n".join(block(chosen) for chosen in _column_blocks(columns, widths, numeric, width))
+
+
+def screen_table(rows: Sequence[Mapping[str, Any]]) -> str:
+    """:func:`format_table` cut to the terminal's width (``COLUMNS``, else 80 when not a terminal)."""
+    return format_table(rows, shutil.get_terminal_size().columns)
+
+
+def _column_blocks(
+    columns: Sequence[str], widths: Mapping[str, int], numeric: Mapping[str, bool], width: int | None
+) -> list[list[str]]:
+    """The columns of each printed table: all of them, or the leading text columns plus as many
+    of the rest as fit in ``width`` (at least one per table)."""
+    keys = list(itertools.takewhile(lambda column: not numeric[column], columns))
+    rest = columns[len(keys):]
+    if width is None or sum(widths[c] + 2 for c in columns) - 2 <= width or not rest:
+        return [list(columns)]
+    used = sum(widths[c] + 2 for c in keys)
+    blocks: list[list[str]] = [[]]
+    for column in rest:
+        if blocks[-1] and used + sum(widths[c] + 2 for c in blocks[-1]) + widths[column] > width:
+            blocks.append([])
+        blocks[-1].append(column)
+    return [keys + block for block in blocks]
 
 
 def comparability_notes(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
-    """Warnings for run summaries (by name) whose numbers are not measured alike.
+    """Warnings for run summaries (by name) whose numbers are not measured alike, naming which runs.
 
     Numbers compare exactly when the panel checksums, the chat template hash and the
     env data files match.
     """
     notes = []
-    hashes = {summary["template_hash"] for summary in runs.values()}
-    if len(hashes) > 1:
-        notes.append(f"runs used {len(hashes)} different chat templates/settings (template_hash)")
-    data = {tuple(sorted(summary.get("data_files", {}).items())) for summary in runs.values()}
-    if len(data) > 1:
-        notes.append("runs used different env data files (env_kwargs)")
-    checksums: dict[str, set[str]] = {}
-    for summary in runs.values():
+    hashes = {name: summary["template_hash"][:12] for name, summary in runs.items()}
+    if len(set(hashes.values())) > 1:
+        notes.append(f"runs used {len(set(hashes.values()))} different chat templates/settings "
+                     f"(template_hash {_who_used(hashes)})")
+    data = {name: _data_label(summary.get("data_files", {})) for name, summary in runs.items()}
+    if len(set(data.values())) > 1:
+        notes.append(f"runs used different env data files (env_kwargs: {_who_used(data)})")
+    checksums: dict[str, dict[str, str]] = {}
+    for name, summary in runs.items():
         for panel, checksum in summary["panels"].items():
-            checksums.setdefault(panel, set()).add(checksum)
-    notes += [f"{panel}: runs used different panels" for panel, seen in sorted(checksums.items()) if len(seen) > 1]
+            checksums.setdefault(panel, {})[name] = checksum[:12]
+    notes += [f"{panel}: runs used different panels (checksum {_who_used(seen)})"
+              for panel, seen in sorted(checksums.items()) if len(set(seen.values())) > 1]
     return notes
+
+
+def _who_used(values: Mapping[str, str]) -> str:
+    """``"a, b: 3f2c9a1b7d40; c: 9e01d2c3b4a5"``: the runs grouped by the value they used."""
+    by_value: dict[str, list[str]] = {}
+    for name, value in values.items():
+        by_value.setdefault(value, []).append(name)
+    return "; ".join(f"{', '.join(names)}: {value}" for value, names in by_value.items())
+
+
+def _data_label(files: Mapping[str, Any]) -> str:
+    """The env data files a run used, as ``key=sha256`` (shortened), or ``none``."""
+    return ", ".join(f"{key}={str(value)[:12]}" for key, value in sorted(files.items())) or "none"
