@@ -135,6 +135,48 @@ def test_num_threads_setting_is_applied():
         torch.set_num_threads(previous)
 
 
+@pytest.mark.parametrize(("cores", "load", "threads"), [
+    (2, 0.1, 2),   # a quiet machine: both cores
+    (2, 0.7, 1),   # a core mostly busy elsewhere: one
+    (2, 7.0, 1),   # far over-committed: still one, never zero
+    (16, 3.2, 13),
+])
+def test_auto_threads_are_the_cores_the_others_leave_free(monkeypatch, cores, load, threads):
+    import os
+
+    from ragen_bench.agents import local_models
+
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)), raising=False)
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, load, load))
+    assert local_models.resolve_threads("auto") == threads
+    previous = torch.get_num_threads()
+    try:
+        make_agent("hf", model="tiny").close()  # the default is auto
+        assert torch.get_num_threads() == threads
+    finally:
+        torch.set_num_threads(previous)
+
+
+@pytest.mark.parametrize("bad", [0, -1, "two", "AUTO"])
+def test_a_bad_thread_count_is_one_agent_error_before_the_model_loads(bad):
+    # (1.5 and true are refused by the factory's declared types before this rule.)
+    with pytest.raises(AgentError, match=r"^num_threads must be a number of threads >= 1, 'auto' or null, got "):
+        make_agent("hf", model="no-such-model", num_threads=bad)
+
+
+def test_the_thread_count_does_not_change_what_is_sampled(tiny):
+    # Why agent.num_threads may be chosen per machine: one and two threads sample the same replies.
+    previous = torch.get_num_threads()
+    try:
+        texts = []
+        for threads in (1, 2):
+            torch.set_num_threads(threads)
+            texts.append([r.text for r in _agent(tiny, temperature=1.0, sampling_seed=5).act(_requests(6))])
+    finally:
+        torch.set_num_threads(previous)
+    assert texts[0] == texts[1]
+
+
 def test_unknown_model_is_a_clear_error(tmp_path):
     with pytest.raises(FileNotFoundError, match="neither an alias"):
         resolve_model_path(tmp_path / "missing")

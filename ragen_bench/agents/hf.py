@@ -39,6 +39,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragen_bench.agents.local_models import (
+    AUTO_THREADS,
     DEFAULT_STOP_STRINGS,
     StopStrings,
     keep_top_p,
@@ -225,14 +226,15 @@ def make_hf_agent(
     sampling_seed: int = EVAL_SAMPLING.sampling_seed,
     generate_batch: int = 16,
     stop_strings: Sequence[str] = DEFAULT_STOP_STRINGS,
-    num_threads: int | None = None,
+    num_threads: int | str | None = AUTO_THREADS,
     dtype: str = "float32",
     device: str = "auto",
     name: str | None = None,
 ) -> HFAgent:
     """Factory behind ``make_agent("hf", ...)``.
 
-    ``num_threads`` sets torch's intra-op thread count (a process-wide setting) when given;
+    ``num_threads``: torch's intra-op thread count (process-wide), ``"auto"`` for the cores
+    free when the agent starts (:func:`~ragen_bench.agents.local_models.free_cores`);
     ``device``: see :func:`resolve_device` (checked before the model loads).
     """
     import torch

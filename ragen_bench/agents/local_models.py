@@ -25,6 +25,9 @@ from typing import TYPE_CHECKING, Any
 from ragen_bench.agents.sampling import SamplingSettings, resolve_model_path
 from ragen_bench.chat.protocol import AgentError
 
+# num_threads: choose from the cores other processes leave free when the agent starts.
+AUTO_THREADS = "auto"
+
 if TYPE_CHECKING:
     import torch
 
@@ -81,6 +84,8 @@ def load_model(model: str | Path, *, dtype: str = "float32") -> tuple[Any, Any]:
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
+    quiet_loading()
+
     adapter = adapter_config(model)
     if adapter is not None:
         return _load_adapter(Path(model).expanduser(), adapter["base_model_name_or_path"], dtype=dtype)
@@ -88,6 +93,45 @@ def load_model(model: str | Path, *, dtype: str = "float32") -> tuple[Any, Any]:
     tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
     loaded = AutoModelForCausalLM.from_pretrained(str(path), dtype=getattr(torch, dtype), local_files_only=True)
     return loaded, tokenizer
+
+
+def quiet_loading() -> None:
+    """No "Loading weights" bar per model load: it says nothing a user acts on, and it lands
+    among the eval's and the trainer's own progress lines."""
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()
+
+
+def free_cores() -> int:
+    """The cores this process may run on, less those other processes keep busy (the 1-minute
+    load average, rounded), and at least one.
+
+    Measured when an agent starts, before its model runs, so the load is the others'.  Decoding
+    runs many small matrix products: on two threads beside another busy process every product
+    waits for the descheduled thread (up to 10x slower, docs/performance.md), while on an idle
+    machine two threads win.
+    """
+    import os
+
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # no load average on this system: every core
+        return cores
+    return max(1, min(cores, round(cores - load)))
+
+
+def resolve_threads(num_threads: int | str | None) -> int | None:
+    """``num_threads`` of a local model agent as a thread count: ``"auto"`` is :func:`free_cores`,
+    None leaves torch's default (every core), a number is itself; anything else is an AgentError."""
+    if num_threads == AUTO_THREADS:
+        return free_cores()
+    if num_threads is None:
+        return None
+    if isinstance(num_threads, bool) or not isinstance(num_threads, int) or num_threads < 1:
+        raise AgentError(f"num_threads must be a number of threads >= 1, {AUTO_THREADS!r} or null, got {num_threads!r}")
+    return num_threads
 
 
 def adapter_config(model: str | Path) -> dict[str, Any] | None:
@@ -136,19 +180,20 @@ def _load_adapter(adapter: Path, base_name: str, *, dtype: str) -> tuple[Any, An
 
 def load_for_sampling(
     model: str | Path, *, temperature: float, top_p: float, max_new_tokens: int, sampling_seed: int,
-    num_threads: int | None, dtype: str,
+    num_threads: int | str | None, dtype: str,
 ) -> tuple[Any, Any, SamplingSettings]:
     """What a sampling agent's factory needs: (model, tokenizer, checked sampling settings).
 
-    The settings are checked before the model loads; ``num_threads`` sets torch's intra-op
-    thread count (process-wide) when given.
+    The settings are checked before the model loads; ``num_threads`` (:func:`resolve_threads`)
+    sets torch's intra-op thread count, process-wide.
     """
     import torch
 
     sampling = SamplingSettings(
         temperature=temperature, top_p=top_p, max_new_tokens=max_new_tokens, sampling_seed=sampling_seed
     )
-    if num_threads is not None:
-        torch.set_num_threads(num_threads)
+    threads = resolve_threads(num_threads)
+    if threads is not None:
+        torch.set_num_threads(threads)
     loaded_model, tokenizer = load_model(model, dtype=dtype)
     return loaded_model, tokenizer, sampling

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ragen_bench.agents.local_models import DEFAULT_STOP_STRINGS, load_for_sampling, stop_token_ids
+from ragen_bench.agents.local_models import AUTO_THREADS, DEFAULT_STOP_STRINGS, load_for_sampling, stop_token_ids
 from ragen_bench.agents.sampling import SamplingSettings, check_temperature, request_seed
 from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest
 from ragen_bench.chat.tokens import TokenLayout, TokenLayoutError
@@ -266,7 +266,7 @@ def make_policy_agent(
     generate_batch: int = _ROLLOUT.generate_batch,
     share_prompts: bool = True,
     reuse_cache: bool = True,
-    num_threads: int | None = None,
+    num_threads: int | str | None = AUTO_THREADS,
     dtype: str = "float32",
     name: str | None = None,
 ) -> PolicyAgent:
