@@ -98,11 +98,13 @@ class EvalConfig:
     out: Path
     # Whether a progress bar is drawn (on a terminal only).
     progress: bool
-    # Where the run is played (one of LAUNCHERS) and, with launcher=ray, by how many shard workers,
-    # on which cluster (None: a new local one) with how many GPUs each (None: decided by the launcher).
+    # Where the run is played: one of LAUNCHERS.
     launcher: str
+    # launcher=ray: the shards of the run, one Ray worker each.
     workers: int
+    # launcher=ray: the cluster to join (auto, host:port); None starts a local one.
     ray_address: str | None
+    # launcher=ray: the GPUs each worker asks for; None lets the launcher decide (worker_gpus).
     gpus_per_worker: float | None
     # What the run is identified by: the config without the free keys (and, for a single-agent env,
     # without the game keys).  The manifest records it with the agent's secrets redacted.
