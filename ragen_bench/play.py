@@ -27,9 +27,8 @@ from typing import Any
 
 from ragen_bench import panels as panels_module
 from ragen_bench.eval import compose_config, run_eval
-from ragen_bench.eval.plan import default_out
+from ragen_bench.eval.config import ConfigError, default_out
 from ragen_bench.eval.run import EvalResult
-from ragen_bench.eval.schema import ConfigError
 
 
 def play_config(

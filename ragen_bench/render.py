@@ -112,7 +112,7 @@ def _render(run_dir: Path, episode: int, target: Path) -> int:
 
 def run_settings(run_dir: Path) -> RunSettings:
     """The chat settings, game settings and env kwargs of the run, or one error line naming the field."""
-    from ragen_bench.eval import derive
+    from ragen_bench.eval.config import chat_config, game_chat_config, game_config
 
     path = run_dir / rundir.MANIFEST
     manifest = rundir.read_json(path)
@@ -126,16 +126,16 @@ def run_settings(run_dir: Path) -> RunSettings:
         raise RenderError(describe("not an object", file=str(path), field="config.env_kwargs", found=env_kwargs))
     field = "config.chat"
     try:
-        chat_config = derive.chat_config(config)
-        game_config = None
-        full = derive.game_config(config)
+        chat = chat_config(config["chat"])
+        game = None
+        full = game_config(config)
         if full is not None:
             field = "config.game"
-            game_config = derive.game_chat_config(full)
+            game = game_chat_config(chat, full["game"])
     # KeyError: a missing section; TypeError: a section of the wrong type or with unknown keys.
     except (KeyError, TypeError, ValueError) as error:
         raise RenderError(describe(f"not a valid eval config ({error})", file=str(path), field=field)) from None
-    return RunSettings(chat_config, game_config, env_kwargs)
+    return RunSettings(chat, game, env_kwargs)
 
 
 def checked_record(run_dir: Path, episode: int, settings: RunSettings) -> dict[str, Any]:

@@ -11,7 +11,7 @@ killed writer is harmless (``eval.rundir.locked`` sweeps them from run directori
 is its key path for configs, and :func:`require_same_config` is the one refusal of a resume
 with another config (eval, train and merge all use it).  What a run *is* is its config
 without the keys that do not change what it computes: :func:`identity`, given the
-command's ``FREE_KEYS`` (``ragen_bench.eval.schema.FREE_KEYS``,
+command's ``FREE_KEYS`` (``ragen_bench.eval.config.FREE_KEYS``,
 ``ragen_bench.train.config.FREE_KEYS``).
 
 This module imports nothing of ``ragen_bench``.

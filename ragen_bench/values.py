@@ -12,7 +12,7 @@ expected; the caller names the key in its own error.  The rules:
 * ``list[X]``: a list whose every element fits ``X`` (a bad element is named by its index);
 * ``dict[...]``: any mapping, copied into a dict (its values are the owner's to check).
 
-Used by ``ragen_bench.eval.schema`` and ``ragen_bench.train.config`` (each config field),
+Used by ``ragen_bench.eval.config`` and ``ragen_bench.train.config`` (each config field),
 and by ``ragen_bench.chat.config.check_chat`` (the ``chat.*`` settings of both).
 
 :func:`unknown_name` is the one way a name that is not there is refused (env ids, games).

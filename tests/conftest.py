@@ -82,3 +82,19 @@ def one_line_error(capsys, *names: str) -> str:
 def wide_terminal(monkeypatch):
     """A terminal wide enough that ``eval``/``compare`` tables print as one table (tests that read columns)."""
     monkeypatch.setenv("COLUMNS", "1000")
+
+
+@pytest.fixture
+def chat_checks(monkeypatch) -> list[object]:
+    """Every ``chat`` section :func:`ragen_bench.chat.config.check_chat` is given during the test."""
+    from ragen_bench.chat import config as chat_module
+
+    seen: list[object] = []
+    check_chat = chat_module.check_chat
+
+    def counting(settings, *args, **kwargs):
+        seen.append(settings)
+        return check_chat(settings, *args, **kwargs)
+
+    monkeypatch.setattr(chat_module, "check_chat", counting)
+    return seen

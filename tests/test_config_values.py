@@ -13,8 +13,7 @@ from ragen_bench import values
 from ragen_bench.chat import ChatConfig
 from ragen_bench.chat.config import check_chat
 from ragen_bench.eval.compose import compose_config
-from ragen_bench.eval.config import validate_chat
-from ragen_bench.eval.schema import ConfigError
+from ragen_bench.eval.config import ConfigError, chat_config
 from ragen_bench.train import config as train_config
 from ragen_bench.train.config import TrainConfigError
 from tests.conftest import one_line_error
@@ -67,7 +66,7 @@ CHAT_REFUSALS = [
 @pytest.mark.parametrize("override", CHAT_REFUSALS)
 def test_train_refuses_the_chat_settings_eval_refuses(override):
     with pytest.raises(ConfigError) as eval_error:
-        validate_chat(compose_config("eval", [override])["chat"])
+        chat_config(compose_config("eval", [override])["chat"])
     with pytest.raises(TrainConfigError) as train_error:
         train_config.from_preset("starpo-s", [override])
     assert str(train_error.value) == str(eval_error.value)

@@ -19,14 +19,12 @@ from ragen_bench.agents.scripted import OptimalAgent
 from ragen_bench.chat import AgentReply, AgentRequest, ChatConfig
 from ragen_bench.cli import main
 from ragen_bench.data import configs_root
-from ragen_bench.eval import plan, provenance, run_eval
-from ragen_bench.eval import config as eval_config
+from ragen_bench.eval import provenance, run_eval
 from ragen_bench.eval import rundir
 from ragen_bench.eval.compose import compose_config
 from ragen_bench.eval.report import comparability_notes, format_table
 from ragen_bench.eval.rundir import RunDirError
-from ragen_bench.eval.schema import ConfigError
-from ragen_bench.eval.targets import eval_targets
+from ragen_bench.eval.config import ConfigError, default_out, eval_targets, load
 
 from .conftest import REPO_ROOT, run_python
 
@@ -291,8 +289,9 @@ def test_hydra_override_examples_from_the_docs():
     agent = cfg["agent"]
     assert (agent["name"], agent["model"], agent["temperature"]) == ("hf", "smollm2-135m", 0.7)
     assert agent["sampling_seed"] == cfg["sampling_seed"] == 0  # the eval key reaches the agent
-    assert eval_config.validate(cfg) is None  # it checks; the targets are their own function's
-    assert eval_targets(cfg) == [("RAGEN/Sokoban-6x6-v0", "test")]
+    run = load(cfg)
+    assert run.targets == (("RAGEN/Sokoban-6x6-v0", "test"),) and run.shard == (1, 4)
+    assert (run.samples, run.limit, run.out, run.agent) == (4, 32, Path("runs/x"), agent)
 
 
 def test_eval_targets_need_exactly_one_of_env_and_suite():
@@ -327,7 +326,58 @@ def test_suite_run_covers_every_panel_of_the_suite(tmp_path):
 
 def test_default_out_is_deterministic_and_path_safe():
     cfg = {"agent": {"name": "hf"}, "env": "RAGEN/Sokoban-6x6-v0", "suite": None, "split": "test"}
-    assert plan.default_out(cfg) == Path("runs/hf-RAGEN_Sokoban-6x6-v0-test")
+    assert default_out(cfg) == Path("runs/hf-RAGEN_Sokoban-6x6-v0-test")
+
+
+def test_the_chat_settings_are_checked_once_per_run(tmp_path, chat_checks):
+    result = run_eval(config(tmp_path))
+    assert result.new_episodes == 4 and len(chat_checks) == 1
+
+
+# A key a test removes from the config.
+DROP = object()
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"nonsense": 1}, "unknown key 'nonsense'; eval keys: env, suite, split, samples, sampling_seed, limit, shard, "
+                          "lockstep_episodes, env_kwargs, out, progress, chat, agent, opponent, game, launcher, "
+                          "workers, ray"),
+        ({"samples": DROP}, "missing key 'samples'"),
+        ({"samples": 0}, "samples must be an integer in 1..10000, got 0"),
+        ({"limit": "2"}, "limit must be an integer >= 1 or null, got '2'"),
+        ({"shard": "1 of 4"}, "shard must look like 'i/n' (e.g. 0/4), got '1 of 4'"),
+        ({"workers": 2}, "workers=2 needs launcher=ray (launcher=local plays in this one process)"),
+        ({"out": " "}, "out must be a directory path or null, got ' '"),
+        ({"progress": "yes"}, "progress must be true or false, got 'yes'"),
+        ({"agent": {"name": 3}}, "agent.name must be an agent name or 'module:factory', got 3"),
+        ({"chat": {"max_turns": "3"}}, "chat.max_turns must be int, got '3'"),
+        ({"env_kwargs": {"data_path": "nope.jsonl"}},
+         "env_kwargs.data_path must name an existing file, got 'nope.jsonl'"),
+        ({"split": "nosuch"}, f"split: {ENV} has no 'nosuch' panel; splits: ['train', 'val', 'test']"),
+        ({"opponent": "minimax"}, "opponent: only multi-agent games (e.g. RAGEN/TicTacToe-v0) take opponent="),
+        # Two mistakes: the first in load's order is the one named.
+        ({"samples": 0, "env": "RAGEN/Nope-v0"}, "samples must be an integer in 1..10000, got 0"),
+    ],
+)
+def test_load_refuses_a_bad_setting_naming_its_key(tmp_path, change, message):
+    cfg = {key: value for key, value in {**config(tmp_path), **change}.items() if value is not DROP}
+    with pytest.raises(ConfigError) as refused:
+        load(cfg)
+    assert str(refused.value) == message
+
+
+def test_load_derives_what_a_run_reads_once_and_freezes_it(tmp_path):
+    run = load(config(tmp_path, "launcher=ray", "workers=3", "ray.gpus_per_worker=0.5"))
+    assert (run.launcher, run.workers, run.ray_address, run.gpus_per_worker) == ("ray", 3, None, 0.5)
+    assert run.game is None and run.opponent is None and run.opponent_agent is None
+    assert run.template_hash == run.chat.template_hash() and run.out == tmp_path
+    # The identity leaves out the free keys and, for a single-agent env, the game keys.
+    assert sorted(run.identity) == sorted(set(run.mapping) - {"out", "progress", "launcher", "workers", "ray",
+                                                              "opponent", "game"})
+    with pytest.raises(AttributeError):
+        run.samples = 2  # type: ignore[misc]
 
 
 # ---------------------------------------------------------------- the command line

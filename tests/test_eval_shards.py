@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from ragen_bench import panels
 from ragen_bench.cli import main
 from ragen_bench.eval import compose_config, merge_runs, rundir, run_eval
-from ragen_bench.eval.schema import ConfigError, parse_shard
+from ragen_bench.eval.config import ConfigError, parse_shard
 from ragen_bench.eval.plan import batches, plan
 from ragen_bench.eval.run import EnvPool
 from ragen_bench.eval.rundir import RunDirError

@@ -14,8 +14,7 @@ from ragen_bench.chat import AgentReply  # noqa: E402
 from ragen_bench.cli import main  # noqa: E402
 from ragen_bench.eval import merge_runs, rundir, run_eval  # noqa: E402
 from ragen_bench.eval.compose import compose_config  # noqa: E402
-from ragen_bench.eval.derive import identity  # noqa: E402
-from ragen_bench.eval.schema import ConfigError  # noqa: E402
+from ragen_bench.eval.config import ConfigError, load  # noqa: E402
 from ragen_bench.eval.games import summarize_games, table_rows  # noqa: E402
 from ragen_bench.eval.report import format_table  # noqa: E402
 
@@ -175,9 +174,29 @@ def test_bad_game_settings_are_refused_before_anything_is_written(tmp_path, over
 
 def test_single_agent_runs_keep_their_identity_without_the_game_keys(tmp_path):
     sokoban = compose_config("eval", ["env=RAGEN/Sokoban-6x6-v0", f"out={tmp_path}"])
-    assert "opponent" not in identity(sokoban) and "game" not in identity(sokoban)
-    game = identity(config(tmp_path, "opponent=minimax"))
+    assert "opponent" not in load(sokoban).identity and "game" not in load(sokoban).identity
+    game = load(config(tmp_path, "opponent=minimax")).identity
     assert game["opponent"] == "minimax" and game["game"] == {"max_retries": 2, "on_illegal": "forfeit"}
+
+
+def test_a_game_run_checks_its_chat_settings_once(tmp_path, chat_checks):
+    assert run_eval(config(tmp_path, "limit=2")).new_episodes == 2
+    assert len(chat_checks) == 1
+
+
+@pytest.mark.parametrize(
+    ("overrides", "label", "agent"),
+    [
+        ([], "minimax", None),  # null: the game's default scripted player
+        (["opponent=random"], "random", None),
+        (["opponent={name: random}"], "agent:random", {"name": "random"}),
+    ],
+)
+def test_a_game_config_names_its_opponent_once(tmp_path, overrides, label, agent):
+    run = load(config(tmp_path, *overrides))
+    assert (run.opponent, run.opponent_agent) == (label, agent)
+    assert run.game is not None and run.game.chat is run.chat
+    assert run.template_hash == run.game.template_hash() != run.chat.template_hash()
 
 
 @pytest.mark.usefixtures("wide_terminal")

@@ -282,7 +282,7 @@ def test_a_seed_outside_the_panel_is_one_clear_error(capsys):
 def test_play_with_seed_plans_that_seed_alone():
     from ragen_bench import panels
     from ragen_bench.eval.plan import plan
-    from ragen_bench.eval.schema import parse_shard
+    from ragen_bench.eval.config import parse_shard
 
     config = play_config(FROZEN, seed=125)
     instances = plan([panels.load(FROZEN, "test")], samples=1, limit=config["limit"],

@@ -45,7 +45,7 @@ from ragen_bench.envs.datafiles import InstanceFileError
 from ragen_bench.envs.math_qa import MathQAEnv
 from ragen_bench.envs.math_qa.questions import MAX_ANSWER_CHARS
 from ragen_bench.eval import compose_config, rundir, run_eval
-from ragen_bench.eval.schema import MAX_SAMPLES
+from ragen_bench.eval.config import MAX_SAMPLES
 from ragen_bench.registry import BUILTIN_IDS
 from tests.conftest import one_line_error
 

@@ -20,8 +20,7 @@ from hypothesis import strategies as st
 from ragen_bench.agents.scripted import OptimalAgent
 from ragen_bench.cli import main
 from ragen_bench.eval import compose_config, run_eval
-from ragen_bench.eval.config import validate_launch
-from ragen_bench.eval.schema import MAX_WORKERS, ConfigError
+from ragen_bench.eval.config import MAX_WORKERS, ConfigError, validate_launch
 from tests.conftest import one_line_error, run_python
 
 ray = pytest.importorskip("ray")
@@ -224,9 +223,10 @@ def test_launch_keys_are_accepted_exactly_when_they_mean_one_thing(launch, shard
         and (launch["launcher"] == "local" or shard == "0/1")
     )
     try:
-        validate_launch({**launch, "shard": shard})
+        settings, parsed = validate_launch({**launch, "shard": shard})
     except ConfigError as error:
         assert not meaningful, error
         assert "\n" not in str(error)
     else:
         assert meaningful
+        assert settings == launch and parsed == tuple(int(part) for part in shard.split("/"))

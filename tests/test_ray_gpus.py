@@ -7,13 +7,15 @@ one after the other, a scripted agent's workers ask for none.
 
 from __future__ import annotations
 
+import functools
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from ragen_bench.cli import main
 from ragen_bench.eval import compose_config, run_eval
-from ragen_bench.eval.schema import ConfigError
+from ragen_bench.eval.config import ConfigError, EvalConfig, load
 from tests.conftest import one_line_error
 
 ray = pytest.importorskip("ray")
@@ -49,6 +51,18 @@ def config(out: Path, *overrides: str) -> dict:
     return compose_config("eval", [*overrides, f"out={out}", "progress=false"])
 
 
+@functools.cache
+def _ray_run() -> EvalConfig:
+    return load(compose_config("eval", [*OPTIMAL, "launcher=ray"]))
+
+
+def ray_run(agent: dict, opponent: object = None, asked: float | None = None) -> EvalConfig:
+    """A launcher=ray run of ``agent`` against ``opponent`` (an agent config, a scripted name or None),
+    asking for ``asked`` GPUs per worker."""
+    rival = opponent if isinstance(opponent, dict) else None
+    return replace(_ray_run(), agent=agent, opponent_agent=rival, gpus_per_worker=asked)
+
+
 @pytest.mark.parametrize(
     ("agent", "opponent", "asked", "cluster_gpus", "expected"),
     [
@@ -65,13 +79,12 @@ def config(out: Path, *overrides: str) -> dict:
     ],
 )
 def test_worker_gpus(agent, opponent, asked, cluster_gpus, expected):
-    run = {"agent": {"name": agent}, "opponent": opponent, "ray": {"address": None, "gpus_per_worker": asked}}
-    assert launcher.worker_gpus(run, cluster_gpus) == expected
+    assert launcher.worker_gpus(ray_run({"name": agent}, opponent, asked), cluster_gpus) == expected
 
 
 def test_a_request_no_node_can_grant_is_refused_naming_the_key():
     with pytest.raises(ConfigError, match=r"ray.gpus_per_worker=2: the Ray cluster has 1 GPUs"):
-        launcher.worker_gpus({"agent": {"name": "hf"}, "ray": {"gpus_per_worker": 2}}, 1.0)
+        launcher.worker_gpus(ray_run({"name": "hf"}, asked=2), 1.0)
 
 
 def test_model_agent_workers_take_the_gpu_in_turn_and_play_the_same_run(one_gpu_cluster, requested, tmp_path):
@@ -118,8 +131,7 @@ def test_bad_gpu_settings_are_one_line(tmp_path, capsys, overrides, names):
     ],
 )
 def test_worker_gpus_follow_the_agents_device(agent, asked, cluster_gpus, expected):
-    run = {"agent": agent, "ray": {"gpus_per_worker": asked}}
-    assert launcher.worker_gpus(run, cluster_gpus) == expected
+    assert launcher.worker_gpus(ray_run(agent, asked=asked), cluster_gpus) == expected
 
 
 @pytest.mark.parametrize(
@@ -131,6 +143,5 @@ def test_worker_gpus_follow_the_agents_device(agent, asked, cluster_gpus, expect
     ],
 )
 def test_a_cuda_device_the_worker_cannot_see_is_refused_naming_the_key(agent, opponent, asked, cluster_gpus, message):
-    run = {"agent": agent, "opponent": opponent, "ray": {"gpus_per_worker": asked}}
     with pytest.raises(ConfigError, match=message):
-        launcher.worker_gpus(run, cluster_gpus)
+        launcher.worker_gpus(ray_run(agent, opponent, asked), cluster_gpus)

@@ -14,8 +14,7 @@ import ragen_bench  # noqa: F401  (registers the ids)
 from ragen_bench.chat import AgentReply, ChatEpisode
 from ragen_bench.chat.context import history_window, translate
 from ragen_bench.eval.compose import compose_config
-from ragen_bench.eval.derive import chat_config
-from ragen_bench.eval.schema import ConfigError
+from ragen_bench.eval.config import ConfigError, chat_config
 from ragen_bench.train import config as train_config
 from ragen_bench.train.config import TrainConfigError
 from ragen_bench.train.schedule import step_seeds, train_seeds
@@ -180,7 +179,7 @@ def test_bad_context_settings_are_refused_by_eval_with_one_line(overrides, messa
 
 def _prompts(overrides: list[str], turns: int = 3) -> list[list[dict]]:
     """The prompts eval's chat settings for ``overrides`` give turns 1..``turns`` of a Sokoban episode."""
-    config = chat_config(compose_config("eval", ["env=RAGEN/Sokoban-6x6-v0", *overrides]))
+    config = chat_config(compose_config("eval", ["env=RAGEN/Sokoban-6x6-v0", *overrides])["chat"])
     episode = ChatEpisode(gymnasium.make("RAGEN/Sokoban-6x6-v0"), config, env_id="RAGEN/Sokoban-6x6-v0", seed=123,
                           split="test")
     episode.reset()

@@ -1,7 +1,7 @@
 """Composing the eval config: ``configs/eval.yaml`` plus command-line overrides, as a plain dict.
 
 ``configs/eval.yaml`` is read as a package resource, so an installed wheel works like a
-checkout.  What the dict may hold is checked by :func:`ragen_bench.eval.config.validate`.
+checkout.  What the dict may hold is checked, and what it implies derived, by :func:`ragen_bench.eval.config.load`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ragen_bench.eval.schema import ConfigError
+from ragen_bench.eval.config import ConfigError
 
 
 def compose_config(name: str, overrides: Sequence[str]) -> dict[str, Any]:

@@ -1,51 +1,157 @@
-"""Validating the eval config: every key, type and range checked before a run starts.
+"""The eval config: what it may hold, every check of it, and what it implies, made once by :func:`load`.
 
-:func:`validate` checks every key, type and range of a composed config
-(:mod:`ragen_bench.eval.compose`), that exactly one of ``env`` and ``suite`` is given, and
-that the env ids and splits exist (:func:`ragen_bench.eval.targets.eval_targets`, which
-returns them).  A mistake raises :class:`~ragen_bench.eval.schema.ConfigError` naming the
-key and the bad value before anything is written, instead of failing half-way through a
-run or running with a setting that means nothing (a positive format penalty, ``samples=2.5``).
+:func:`load` turns a composed config (:mod:`.compose`) into an :class:`EvalConfig`: every
+key, type and range checked, exactly one of ``env`` and ``suite``, the env ids, splits and
+suites known, a game's ``opponent`` and ``game`` well-formed, and everything a run reads
+derived once (targets, ChatConfig, game config, shard, run directory, identity).  A mistake
+raises :class:`ConfigError` naming the key and the bad value before anything is written,
+instead of failing half-way through a run or running with a setting that means nothing (a
+positive format penalty, ``samples=2.5``).
+
+The pieces :func:`load` is made of stay public for the readers of a *recorded* config (a
+manifest's, which lacks ``out`` and ``progress``): ``merge`` plans from :func:`eval_targets`
+and :func:`parse_shard`, ``render`` rebuilds the chat with :func:`chat_config` and
+:func:`game_chat_config`; ``train`` shares :func:`validate_out`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ragen_bench import values
+from ragen_bench import runfiles, values
 from ragen_bench.agents.sampling import SAMPLING_SEED_LIMIT
-from ragen_bench.eval.derive import game_chat_config, game_config, scripted_opponents
-from ragen_bench.eval.schema import (
-    GAME_DEFAULTS,
-    GAME_KEYS,
-    KEYS,
-    LAUNCH_DEFAULTS,
-    LAUNCH_KEYS,
-    LAUNCHERS,
-    MAX_GPUS_PER_WORKER,
-    MAX_SAMPLES,
-    MAX_WORKERS,
-    ConfigError,
-    data_files,
-    parse_shard,
-    require_int,
-    require_type,
-)
-from ragen_bench.eval.targets import eval_targets
 
 if TYPE_CHECKING:
+    # Types only: the functions import the chat layer and the games when they are called.
     from ragen_bench.chat.config import ChatConfig
+    from ragen_bench.chat.game import GameChatConfig
 
-__all__ = ["ConfigError", "validate", "validate_chat", "validate_env_kwargs", "validate_launch", "validate_out"]
+# Top-level keys of configs/eval.yaml; anything else is a typo or a key nothing reads.
+KEYS = (
+    "env", "suite", "split", "samples", "sampling_seed", "limit", "shard", "lockstep_episodes",
+    "env_kwargs", "out", "progress", "chat", "agent",
+)
+# Keys only multi-agent games read (ragen_bench.eval.games); a config may lack them (runs
+# recorded before they existed), and a single-agent run leaves them out of its identity.
+GAME_KEYS = ("opponent", "game")
+GAME_DEFAULTS: dict[str, Any] = {"opponent": None, "game": {"max_retries": 2, "on_illegal": "forfeit"}}
+# Keys saying where a run is played (ragen_bench.integrations.ray), not what it computes:
+# free keys (below), so any launcher resumes any run.  A config may lack them (manifests
+# never record them).
+LAUNCH_KEYS = ("launcher", "workers", "ray")
+# Keys that do not change what a run computes: where it is written, whether a progress bar
+# is drawn, where it is played.  They stay out of the run's identity (and so out of its
+# manifest), and a run may be resumed with other values for them (ragen_bench.runfiles.identity).
+FREE_KEYS = ("out", "progress", *LAUNCH_KEYS)
+LAUNCH_DEFAULTS: dict[str, Any] = {
+    "launcher": "local", "workers": 1, "ray": {"address": None, "gpus_per_worker": None},
+}
+LAUNCHERS = ("local", "ray")
+# One Ray actor per worker, each playing one shard; far beyond any cluster this targets.
+MAX_WORKERS = 4096
+# launcher=ray: GPUs one worker may ask for (its agent's model on one node's cards).
+MAX_GPUS_PER_WORKER = 8
+# The plan holds every episode up front; a huge sample count would stall before the
+# first episode.  pass@k estimates need far fewer samples per seed than this.
+MAX_SAMPLES = 10_000
 
 
-def validate(config: Mapping[str, Any]) -> None:
-    """Check the whole eval config; its ``(env_id, split)`` targets are :func:`~ragen_bench.eval.targets.eval_targets`.
+class ConfigError(ValueError):
+    """The eval config is unusable as given; the message names the key and value."""
 
-    Writes nothing and starts no agent, so a refused config leaves no trace.
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """A checked eval config and what it implies; made only by :func:`load`, so every field holds."""
+
+    # The composed config as given (not copied): what a Ray worker is sent to play its shard of.
+    mapping: Mapping[str, Any]
+    # The (env_id, split) panels evaluated, in order: one env's split, or a suite's eval pairs, each once.
+    targets: tuple[tuple[str, str], ...]
+    # The chat settings (chat.*), checked by the rules train's chat obeys too.
+    chat: ChatConfig
+    # A multi-agent game's settings (game.* over chat); None when a single-agent env is evaluated.
+    game: GameChatConfig | None
+    # A game's opponent as records and tables name it: a scripted player's name or agent:<name>;
+    # None for a single-agent env.
+    opponent: str | None
+    # The agent config of an opponent that plays through the chat layer like the agent; None when
+    # a scripted player (or nobody) is the opponent.
+    opponent_agent: Mapping[str, Any] | None
+    # The agent config: its name (registered, or "module:factory") and the factory's other settings.
+    agent: Mapping[str, Any]
+    # Episodes per panel seed (sample index 0..samples-1).
+    samples: int
+    # The first `limit` seeds of each panel; None: all of them.
+    limit: int | None
+    # (index, count): the seeds whose number is index modulo count.
+    shard: tuple[int, int]
+    # Episodes driven together in lock-step, one batched agent call per turn.
+    lockstep_episodes: int
+    # Keyword arguments for every env of the run (data files among them).
+    env_kwargs: Mapping[str, Any]
+    # The run directory: out=, else default_out(mapping).
+    out: Path
+    # Whether a progress bar is drawn (on a terminal only).
+    progress: bool
+    # Where the run is played: one of LAUNCHERS.
+    launcher: str
+    # launcher=ray: the shards of the run, one Ray worker each.
+    workers: int
+    # launcher=ray: the cluster to join (auto, host:port); None starts a local one.
+    ray_address: str | None
+    # launcher=ray: the GPUs each worker asks for; None lets the launcher decide (worker_gpus).
+    gpus_per_worker: float | None
+    # What the run is identified by: the config without the free keys (and, for a single-agent env,
+    # without the game keys).  The manifest records it with the agent's secrets redacted.
+    identity: dict[str, Any]
+    # The hash of the chat template and settings (a game's extended with its own settings).
+    template_hash: str
+
+
+def load(config: Mapping[str, Any]) -> EvalConfig:
+    """The :class:`EvalConfig` of a composed config: every check made and everything derived, once.
+
+    Checks run in a fixed order (keys, numbers, launch, ``out``, ``progress``, agent, chat,
+    ``env_kwargs``, targets, game), so a config with several mistakes is refused for its
+    first.  Writes nothing and starts no agent, so a refused config leaves no trace.
     """
+    _check_keys_and_numbers(config)
+    launch, shard = validate_launch(config)
+    validate_out(config["out"])
+    require_type("progress", config["progress"], bool, "true or false")
+    agent = config["agent"]
+    require_type("agent", agent, Mapping, "an agent config")
+    require_type("agent.name", agent.get("name"), str, "an agent name or 'module:factory'")
+    chat = chat_config(config["chat"])
+    validate_env_kwargs(config["env_kwargs"])
+    targets = tuple(eval_targets(config))
+    full = game_config(config)
+    if full is None:
+        refuse_game_keys(config)
+        game, opponent = None, None
+    else:
+        game, opponent = check_game(full, targets[0][0], chat), full["opponent"]
+    return EvalConfig(
+        mapping=config, targets=targets, chat=chat, game=game,
+        opponent=None if game is None else opponent_label(targets[0][0], opponent),
+        opponent_agent=opponent if isinstance(opponent, Mapping) else None,
+        agent=agent, samples=config["samples"], limit=config["limit"], shard=shard,
+        lockstep_episodes=config["lockstep_episodes"], env_kwargs=config["env_kwargs"],
+        out=Path(config["out"] or default_out(config)), progress=config["progress"],
+        launcher=launch["launcher"], workers=launch["workers"],
+        ray_address=launch["ray"].get("address"), gpus_per_worker=launch["ray"].get("gpus_per_worker"),
+        identity=runfiles.identity(full or config, FREE_KEYS + (GAME_KEYS if full is None else ())),
+        template_hash=(chat if game is None else game).template_hash(),
+    )
+
+
+def _check_keys_and_numbers(config: Mapping[str, Any]) -> None:
+    """No unknown key, no missing one, and the counts and seeds in range."""
     unknown = [key for key in config if key not in KEYS + GAME_KEYS + LAUNCH_KEYS]
     if unknown:
         raise ConfigError(f"unknown key {unknown[0]!r}; eval keys: {', '.join(KEYS + GAME_KEYS + LAUNCH_KEYS)}")
@@ -56,15 +162,9 @@ def validate(config: Mapping[str, Any]) -> None:
     require_int("sampling_seed", config["sampling_seed"], 0, SAMPLING_SEED_LIMIT - 1)
     require_int("limit", config["limit"], 1, optional=True)
     require_int("lockstep_episodes", config["lockstep_episodes"], 1)
-    validate_launch(config)
-    validate_out(config["out"])
-    require_type("progress", config["progress"], bool, "true or false")
-    agent = config["agent"]
-    require_type("agent", agent, Mapping, "an agent config")
-    require_type("agent.name", agent.get("name"), str, "an agent name or 'module:factory'")
-    validate_chat(config["chat"])
-    validate_env_kwargs(config["env_kwargs"])
-    validate_game_keys(config, eval_targets(config))
+
+
+# -- the sections ---------------------------------------------------------------------
 
 
 def validate_out(out: Any, error: type[ValueError] = ConfigError) -> None:
@@ -77,8 +177,9 @@ def validate_out(out: Any, error: type[ValueError] = ConfigError) -> None:
         raise error(f"out must be a directory path or null, got {out!r}")
 
 
-def validate_launch(config: Mapping[str, Any]) -> None:
-    """``launcher``, ``workers``, ``ray.address`` (and ``shard``, which launcher=ray sets itself)."""
+def validate_launch(config: Mapping[str, Any]) -> tuple[dict[str, Any], tuple[int, int]]:
+    """``launcher``, ``workers`` and ``ray`` (defaults filled in), and the parsed ``shard`` (which launcher=ray
+    sets itself), each checked and checked against the others."""
     launch = {**LAUNCH_DEFAULTS, **{key: config[key] for key in LAUNCH_KEYS if key in config}}
     launcher, workers, ray = launch["launcher"], launch["workers"], launch["ray"]
     if launcher not in LAUNCHERS:
@@ -109,9 +210,10 @@ def validate_launch(config: Mapping[str, Any]) -> None:
         raise ConfigError(
             f"shard: launcher=ray splits the run into workers={workers} shards itself; give shard=0/1, not {config['shard']!r}"
         )
+    return launch, shard
 
 
-def validate_chat(chat: Any) -> ChatConfig:
+def chat_config(chat: Any) -> ChatConfig:
     """``chat.*``: the :class:`~ragen_bench.chat.ChatConfig` it makes, checked by the rules train's chat obeys too.
 
     See :func:`ragen_bench.chat.config.check_chat`: exactly ChatConfig's fields, each of its
@@ -123,6 +225,7 @@ def validate_chat(chat: Any) -> ChatConfig:
 
 
 def validate_env_kwargs(env_kwargs: Any) -> None:
+    """``env_kwargs``: a mapping whose data-file arguments (:func:`data_files`) name existing files."""
     require_type("env_kwargs", env_kwargs, Mapping, "a mapping of env constructor arguments")
     for key, value in data_files(env_kwargs).items():
         if value is None:
@@ -131,14 +234,73 @@ def validate_env_kwargs(env_kwargs: Any) -> None:
             raise ConfigError(f"env_kwargs.{key} must name an existing file, got {value!r}")
 
 
-def validate_game_keys(config: Mapping[str, Any], targets: list[tuple[str, str]]) -> None:
-    """``opponent`` and ``game``: only for a multi-agent game, and well-formed there."""
-    full = game_config(config)
-    if full is None:
-        for key in GAME_KEYS:
-            if config.get(key, GAME_DEFAULTS[key]) != GAME_DEFAULTS[key]:
-                raise ConfigError(f"{key}: only multi-agent games (e.g. RAGEN/TicTacToe-v0) take {key}=")
-        return
+def eval_targets(config: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The ``(env_id, split)`` pairs to evaluate: one env, or a suite's eval pairs.
+
+    With a suite, a given ``split`` keeps only that split's pairs.  Unknown ids,
+    suites and splits raise :class:`ConfigError`.
+    """
+    from ragen_bench import panels, suites
+    from ragen_bench.games.registry import GAME_IDS
+    from ragen_bench.registry import ENV_IDS
+
+    env_id, suite_name, split = config.get("env"), config.get("suite"), config.get("split")
+    if (env_id is None) == (suite_name is None):
+        raise ConfigError("give exactly one of env=<id> or suite=<name>")
+    if env_id is not None:
+        require_type("env", env_id, str, "an env id")
+        if env_id not in ENV_IDS and env_id not in GAME_IDS:
+            raise ConfigError(f"env: unknown env id {env_id!r}; `ragen-bench envs list` shows the ids")
+        require_type("split", split, str, "a split name")
+        if split not in panels.available(env_id):
+            raise ConfigError(f"split: {env_id} has no {split!r} panel; splits: {panels.available(env_id)}")
+        return [(env_id, split)]
+    require_type("suite", suite_name, str, "a suite name")
+    require_type("split", split, str, "a split name", optional=True)
+    try:
+        suite = suites.get(suite_name)
+    except suites.SuiteError as error:
+        raise ConfigError(f"suite: {error}") from None
+    # A panel evaluated by several tracks is run once.
+    pairs = list(dict.fromkeys((p.env_id, p.split) for track in suite.tracks for p in track.evaluate))
+    if split is not None:
+        pairs = [pair for pair in pairs if pair[1] == split]
+        if not pairs:
+            raise ConfigError(f"split: suite {suite_name!r} has no eval pairs with split {split!r}")
+    return pairs
+
+
+def default_out(config: Mapping[str, Any]) -> Path:
+    """``runs/<agent>-<env or suite>-<split>``: deterministic, so re-running resumes."""
+    parts = [config["agent"]["name"], config.get("env") or config.get("suite"), config.get("split") or "all"]
+    return Path("runs") / re.sub(r"[^A-Za-z0-9._-]+", "_", "-".join(str(part) for part in parts))
+
+
+# -- multi-agent games ----------------------------------------------------------------
+
+
+def game_config(config: Mapping[str, Any]) -> dict[str, Any] | None:
+    """``config`` with the game keys filled in when it evaluates a multi-agent game, else ``None``."""
+    from ragen_bench.games.registry import GAME_IDS
+
+    if config.get("env") not in GAME_IDS:
+        return None
+    full = {**GAME_DEFAULTS, **config}
+    if full["game"] is None:
+        full["game"] = GAME_DEFAULTS["game"]
+    return full
+
+
+def refuse_game_keys(config: Mapping[str, Any]) -> None:
+    """A single-agent config sets no game key: accepted, it would do nothing."""
+    for key in GAME_KEYS:
+        if config.get(key, GAME_DEFAULTS[key]) != GAME_DEFAULTS[key]:
+            raise ConfigError(f"{key}: only multi-agent games (e.g. RAGEN/TicTacToe-v0) take {key}=")
+
+
+def check_game(full: Mapping[str, Any], env_id: str, chat: ChatConfig) -> GameChatConfig:
+    """The :class:`~ragen_bench.chat.game.GameChatConfig` of a game's config (:func:`game_config`), once
+    ``opponent``, ``game`` and ``env_kwargs`` are known to be good for ``env_id``."""
     opponent = full["opponent"]
     if opponent is not None and not isinstance(opponent, str):
         require_type("opponent", opponent, Mapping, "a scripted player's name or an agent config")
@@ -154,25 +316,74 @@ def validate_game_keys(config: Mapping[str, Any], targets: list[tuple[str, str]]
                 f"{key}: optimal plays single-agent envs only; a game has no optimal policy to follow. "
                 "Use agent=random or a model agent, and opponent= for the game's scripted players"
             )
-    check_game_setup(targets[0][0], full)
-
-
-def check_game_setup(env_id: str, config: Mapping[str, Any]) -> None:
-    """Refuse a bad ``opponent``, ``game`` or ``env_kwargs`` for a game id before anything runs."""
-    opponent = config["opponent"]
-    if isinstance(opponent, str):
-        known = scripted_opponents(env_id)
-        if opponent not in known:
-            raise ConfigError(f"opponent: {env_id} has no scripted player {opponent!r}; known: {', '.join(known)}")
+    if isinstance(opponent, str) and opponent not in (known := scripted_opponents(env_id)):
+        raise ConfigError(f"opponent: {env_id} has no scripted player {opponent!r}; known: {', '.join(known)}")
     try:
-        game_chat_config(config)
+        game = game_chat_config(chat, full["game"])
     except (TypeError, ValueError) as error:
         raise ConfigError(f"game: {error}") from None
     from ragen_bench.games.registry import make_multiagent
 
     try:
-        make_multiagent(env_id, **config["env_kwargs"])
+        make_multiagent(env_id, **full["env_kwargs"])
     except ImportError as error:
         raise ConfigError(f"env: {error}") from None
     except (TypeError, ValueError) as error:
-        raise ConfigError(f"env_kwargs {dict(config['env_kwargs'])} for {env_id}: {error}") from None
+        raise ConfigError(f"env_kwargs {dict(full['env_kwargs'])} for {env_id}: {error}") from None
+    return game
+
+
+def game_chat_config(chat: ChatConfig, game: Mapping[str, Any]) -> GameChatConfig:
+    """The :class:`~ragen_bench.chat.game.GameChatConfig` of a checked ``chat`` and a ``game.*`` section."""
+    from ragen_bench.chat.game import GameChatConfig
+
+    return GameChatConfig(chat=chat, **game)
+
+
+def opponent_label(env_id: str, opponent: Any) -> str:
+    """How records and tables name the opponent: the scripted name, or ``agent:<name>``."""
+    from ragen_bench.games.registry import game_entry
+
+    if opponent is None:
+        return game_entry(env_id).default_opponent
+    return opponent if isinstance(opponent, str) else f"agent:{opponent['name']}"
+
+
+def scripted_opponents(env_id: str) -> dict[str, Callable[[], Any]]:
+    """The scripted players of ``env_id``'s game family, by name."""
+    from ragen_bench.games.opponents import OPPONENTS
+    from ragen_bench.games.registry import game_entry
+
+    return OPPONENTS[game_entry(env_id).family]
+
+
+# -- values ---------------------------------------------------------------------------
+
+
+def parse_shard(text: Any) -> tuple[int, int]:
+    """``"i/n"`` -> ``(i, n)`` with ``0 <= i < n``."""
+    match = re.fullmatch(r"\s*(\d+)\s*/\s*(\d+)\s*", text) if isinstance(text, str) else None
+    if not match:
+        raise ConfigError(f"shard must look like 'i/n' (e.g. 0/4), got {text!r}")
+    index, count = int(match[1]), int(match[2])
+    if not 0 <= index < count:
+        raise ConfigError(f"shard index must be in 0..{count - 1}, got {text!r}")
+    return index, count
+
+
+def require_int(key: str, value: Any, minimum: int, maximum: int | None = None, *, optional: bool = False) -> None:
+    if optional and value is None:
+        return
+    if not values.is_int(value) or value < minimum or (maximum is not None and value > maximum):
+        allowed = f"an integer >= {minimum}" if maximum is None else f"an integer in {minimum}..{maximum}"
+        raise ConfigError(f"{key} must be {allowed}{' or null' if optional else ''}, got {value!r}")
+
+
+def require_type(key: str, value: Any, kind: type, label: str, *, optional: bool = False) -> None:
+    if not (isinstance(value, kind) or (optional and value is None)):
+        raise ConfigError(f"{key} must be {label}{' or null' if optional else ''}, got {value!r}")
+
+
+def data_files(env_kwargs: Mapping[str, Any]) -> dict[str, str]:
+    """The env arguments that name a data file (``data_path`` and other ``*_path`` keys)."""
+    return {key: value for key, value in env_kwargs.items() if key == "path" or key.endswith("_path")}

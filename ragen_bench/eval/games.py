@@ -28,7 +28,7 @@ from typing import Any
 
 from ragen_bench import runfiles
 from ragen_bench.eval import metrics, rundir
-from ragen_bench.eval.derive import game_chat_config, opponent_label, scripted_opponents
+from ragen_bench.eval.config import EvalConfig, scripted_opponents
 from ragen_bench.eval.plan import Instance, batches
 
 OUTCOMES = ("win", "draw", "loss")
@@ -67,37 +67,34 @@ class _PrivilegedSeat:
 
 
 def play_games(
-    out: Path,
+    config: EvalConfig,
     todo: Sequence[Instance],
     agent: Any,
     opponent_agent: Any,
-    config: Mapping[str, Any],
-    group_size: int,
     rows: list[metrics.Row],
     progress: Any,
     on_record: Callable[[Mapping[str, Any]], None] | None = None,
 ) -> None:
-    """Play ``todo`` in lock-step groups; each finished game is appended to the log and ``rows``.
+    """Play ``todo`` of a game run in lock-step groups; each finished game is appended to the log and ``rows``.
 
-    ``on_record`` sees each game's log line once it is written.
+    ``opponent_agent`` is the opponent built from ``config.opponent_agent`` (else a fresh scripted
+    ``config.opponent`` plays each game); ``on_record`` sees each game's log line once it is written.
     """
     from ragen_bench.chat import GameMatch, play_matches
     from ragen_bench.chat.protocol import wants_live_env
     from ragen_bench.games.seeds import agent_seat
 
-    game_config = game_chat_config(config)
-    opponent = config["opponent"]
-    with rundir.EpisodeLog(out / rundir.EPISODES) as log:
-        for group in batches(todo, group_size):
+    with rundir.EpisodeLog(config.out / rundir.EPISODES) as log:
+        for group in batches(todo, config.lockstep_episodes):
             matches = []
             for instance in group:
                 seat = agent_seat(instance.seed)
                 other = "player_1" if seat == "player_0" else "player_0"
-                rival = opponent_agent or scripted_opponents(instance.env_id)[opponent_label(instance.env_id, opponent)]()
+                rival = opponent_agent or scripted_opponents(instance.env_id)[config.opponent]()
                 players = {seat: agent, other: rival}
                 match = GameMatch(
-                    instance.env_id, players, game_config, seed=instance.seed, split=instance.split,
-                    sample=instance.sample, env_kwargs=config["env_kwargs"],
+                    instance.env_id, players, config.game, seed=instance.seed, split=instance.split,
+                    sample=instance.sample, env_kwargs=config.env_kwargs,
                 )
                 matches.append(match)
             for player in (agent, opponent_agent):
@@ -105,7 +102,7 @@ def play_games(
                     _privilege(matches, player)
 
             def record(result: Any) -> None:
-                data = game_record(result, opponent)
+                data = game_record(result, config.opponent)
                 log.append(data)
                 row = metrics.episode_row(data)
                 rows.append(row)
@@ -129,8 +126,11 @@ def _privilege(matches: Sequence[Any], agent: Any) -> None:
         match.players = {seat: wrapper if p is agent else p for seat, p in match.players.items()}
 
 
-def game_record(result: Any, opponent: Any) -> dict[str, Any]:
-    """The log line of one game: the agent seat's trajectory dict plus ``game`` (see the module docstring)."""
+def game_record(result: Any, opponent: str) -> dict[str, Any]:
+    """The log line of one game: the agent seat's trajectory dict plus ``game`` (see the module docstring).
+
+    ``opponent``: the opponent's label (:attr:`~ragen_bench.eval.config.EvalConfig.opponent`).
+    """
     from ragen_bench.games.seeds import agent_seat
 
     seat = agent_seat(result.seed)
@@ -139,7 +139,7 @@ def game_record(result: Any, opponent: Any) -> dict[str, Any]:
     rival = result.trajectories.get(other)
     data["game"] = {
         "agent_seat": seat,
-        "opponent": opponent_label(result.env_id, opponent),
+        "opponent": opponent,
         "outcome": result.outcome(seat),
         "winner": result.winner,
         "forfeit": result.forfeit,

@@ -9,8 +9,7 @@ from typing import Any
 from ragen_bench import panels as panels_module
 from ragen_bench import runfiles
 from ragen_bench.eval import games, metrics, provenance, report, rundir
-from ragen_bench.eval.schema import ConfigError, parse_shard
-from ragen_bench.eval.targets import eval_targets
+from ragen_bench.eval.config import ConfigError, eval_targets, parse_shard
 from ragen_bench.eval.plan import Instance, plan
 from ragen_bench.eval.rundir import EpisodeSlot, RunDirError
 

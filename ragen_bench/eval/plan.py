@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
 from ragen_bench import panels as panels_module
 from ragen_bench.eval.rundir import EpisodeSlot
@@ -53,9 +50,3 @@ def batches(instances: Sequence[Instance], size: int) -> Iterator[Sequence[Insta
     """
     for start in range(0, len(instances), size):
         yield instances[start : start + size]
-
-
-def default_out(config: Mapping[str, Any]) -> Path:
-    """``runs/<agent>-<env or suite>-<split>``: deterministic, so re-running resumes."""
-    parts = [config["agent"]["name"], config.get("env") or config.get("suite"), config.get("split") or "all"]
-    return Path("runs") / re.sub(r"[^A-Za-z0-9._-]+", "_", "-".join(str(part) for part in parts))

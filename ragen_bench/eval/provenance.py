@@ -1,8 +1,8 @@
 """What produced a run: its identity (fingerprint), secrets kept out, and the manifest.
 
 The *fingerprint* is everything that must match for two run directories to hold the
-same run: the config's identity (without the free keys ``out``, ``progress`` and the
-launch keys: :data:`ragen_bench.eval.schema.FREE_KEYS`) with secrets redacted,
+same run: the config's identity (:attr:`ragen_bench.eval.config.EvalConfig.identity`: without
+the free keys ``out``, ``progress`` and the launch keys) with secrets redacted,
 the panel checksums, the chat template hash and the SHA-256 of every data file the
 env arguments name.  The *manifest* adds where and when the run happened (versions,
 git commit, machine); ``manifest.json`` is checked here when it is read.
@@ -24,8 +24,8 @@ from typing import Any
 
 import ragen_bench
 from ragen_bench import panels as panels_module
-from ragen_bench.eval import derive, rundir
-from ragen_bench.eval.schema import data_files
+from ragen_bench.eval import rundir
+from ragen_bench.eval.config import EvalConfig, data_files
 from ragen_bench.eval.rundir import RunDirError
 
 FORMAT = "ragen-bench/run/v2"
@@ -53,11 +53,9 @@ def redact(settings: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
-def identity_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """What a run computes: the config's identity (:func:`~ragen_bench.eval.derive.identity`) without secrets."""
-    identity = derive.identity(config)
-    identity["agent"] = redact(config["agent"])
-    return identity
+def identity_config(config: EvalConfig) -> dict[str, Any]:
+    """What a run computes, as the manifest records it: the config's identity with the agent's secrets redacted."""
+    return {**config.identity, "agent": redact(config.agent)}
 
 
 def file_sha256(path: str | Path) -> str:
@@ -81,13 +79,13 @@ def data_file_hashes(env_kwargs: Mapping[str, Any]) -> dict[str, dict[str, str]]
     }
 
 
-def fingerprint(config: Mapping[str, Any], panels: Sequence[panels_module.Panel], template_hash: str) -> dict[str, Any]:
-    """Everything that must match for two run directories to hold the same run."""
+def fingerprint(config: EvalConfig, panels: Sequence[panels_module.Panel]) -> dict[str, Any]:
+    """Everything that must match for two run directories to hold the same run (``panels``: its targets')."""
     return {
         "config": identity_config(config),
         "panels": {f"{panel.env_id}:{panel.split}": panel.checksum for panel in panels},
-        "template_hash": template_hash,
-        "data_files": data_file_hashes(config["env_kwargs"]),
+        "template_hash": config.template_hash,
+        "data_files": data_file_hashes(config.env_kwargs),
     }
 
 

@@ -123,7 +123,7 @@ def replay_game(record: Mapping[str, Any], game_config: Any, env_kwargs: Mapping
                 where: Mapping[str, Any]) -> None:
     """Replay a game record (both seats); raises :class:`ReplayMismatch` unless it matches."""
     from ragen_bench.chat import GameMatch
-    from ragen_bench.eval.derive import scripted_opponents
+    from ragen_bench.eval.config import scripted_opponents
     from ragen_bench.eval.games import game_record
     from ragen_bench.games.seeds import agent_seat
 

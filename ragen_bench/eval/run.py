@@ -1,10 +1,10 @@
 """Running (or resuming) an evaluation into a run directory.
 
-:func:`run_eval` validates the config (:mod:`.config`), plans the episodes
-(:mod:`.plan`), reads what the run directory already holds (each planned episode
-once; see :class:`~ragen_bench.eval.rundir.PlannedEpisodes`), and drives the rest with
-:func:`ragen_bench.chat.run_lockstep` in groups of ``lockstep_episodes``: every live
-episode of a group advances one turn per batched agent call.  Each finished episode
+:func:`run_eval` loads the config (:func:`.config.load`: every check, everything it
+implies), plans the episodes (:mod:`.plan`), reads what the run directory already holds
+(each planned episode once; see :class:`~ragen_bench.eval.rundir.PlannedEpisodes`), and
+drives the rest with :func:`ragen_bench.chat.run_lockstep` in groups of
+``lockstep_episodes``: every live episode of a group advances one turn per batched agent call.  Each finished episode
 is appended to ``episodes.jsonl`` at once (see :mod:`.rundir` for the durability
 guarantee), so re-running the same command resumes the run, after a crash or Ctrl-C.
 An agent that raises :class:`~ragen_bench.chat.protocol.AgentStopped` (a person quitting
@@ -23,12 +23,10 @@ import gymnasium
 
 from ragen_bench import panels as panels_module
 from ragen_bench import runfiles
-from ragen_bench.eval import config as config_module
-from ragen_bench.eval import derive, games, metrics, provenance, report, rundir
-from ragen_bench.eval.plan import Instance, batches, default_out, plan
+from ragen_bench.eval import games, metrics, provenance, report, rundir
+from ragen_bench.eval.config import ConfigError, EvalConfig, load
+from ragen_bench.eval.plan import Instance, batches, plan
 from ragen_bench.eval.rundir import RunDirError
-from ragen_bench.eval.schema import ConfigError, parse_shard
-from ragen_bench.eval.targets import eval_targets
 
 if TYPE_CHECKING:
     from ragen_bench.chat.protocol import Agent
@@ -155,91 +153,113 @@ def run_eval(
     ``on_record`` sees each new episode's record once it is in ``episodes.jsonl``
     (``ragen-bench play`` shows a person how the episode ended).
     """
-    from ragen_bench.chat.protocol import AgentStopped
-
-    config_module.validate(config)
-    targets = eval_targets(config)
-    chat_config = derive.chat_config(config)
-    game = derive.game_config(config)  # None unless a multi-agent game is evaluated
-    template_hash = chat_config.template_hash() if game is None else derive.game_chat_config(game).template_hash()
-    out = Path(config["out"] or default_out(config))
-    panels = [panels_module.load(env_id, split) for env_id, split in targets]
-    instances = plan(
-        panels, samples=config["samples"], limit=config["limit"], shard=parse_shard(config["shard"])
-    )
-    fingerprint_ = provenance.fingerprint(config, panels, template_hash)
+    run = load(config)
+    panels = [panels_module.load(env_id, split) for env_id, split in run.targets]
+    instances = plan(panels, samples=run.samples, limit=run.limit, shard=run.shard)
+    fingerprint_ = provenance.fingerprint(run, panels)
     planned = {instance.slot for instance in instances}
-    pool = EnvPool(config["env_kwargs"])
+    pool = EnvPool(run.env_kwargs)
     try:
         # One env per id now: bad env arguments are refused before anything is written
         # (a game's were checked with the config).
-        if game is None:
-            pool.take(list(dict.fromkeys(env_id for env_id, _ in targets)))
-        with rundir.locked(out):
-            previous = provenance.read_manifest(out)
-            if previous is not None:
-                recorded = provenance.fingerprint_of(previous)
-                runfiles.require_same_config(out, recorded, fingerprint_, error=RunDirError)
-            elif (out / rundir.EPISODES).exists():
-                raise RunDirError(f"{out} has episodes but no {rundir.MANIFEST}: cannot tell which run they belong to")
-            elif foreign := sorted(p.name for p in out.iterdir() if p.name != rundir.LOCK):
-                # out=. or out=src (a typo) would scatter run files among the user's own.
-                raise RunDirError(
-                    f"{out} holds files that are not a run ({', '.join(foreign[:3])}"
-                    f"{', ...' if len(foreign) > 3 else ''}); "
-                    "out= must name a new or empty directory, or a run directory"
-                )
-            existing = rundir.PlannedEpisodes(out / rundir.EPISODES, planned, repair=True)
+        if run.game is None:
+            pool.take(list(dict.fromkeys(env_id for env_id, _ in run.targets)))
+        with rundir.locked(run.out):
+            previous = _previous_manifest(run.out, fingerprint_)
+            existing = rundir.PlannedEpisodes(run.out / rundir.EPISODES, planned, repair=True)
             # Only the small per-episode rows stay in memory, never the transcripts.
             rows = [report.row_of(existing.path, number, record) for number, record in existing]
             done = {rundir.slot_of(row) for row in rows}
             todo = [instance for instance in instances if instance.slot not in done]
             # Built before the manifest is written: bad agent settings leave no run behind.
-            agent = build_agent(config["agent"]) if todo else None
-            # An agent config as opponent plays through the chat layer like the agent.
-            rival = build_agent(game["opponent"]) if todo and game and isinstance(game["opponent"], Mapping) else None
-            for player in (agent, rival):
-                check_batch_limit(player, config["lockstep_episodes"])
+            agent, rival = _players(run) if todo else (None, None)
             manifest = provenance.build_manifest(
                 fingerprint_, panels, expected_episodes=len(instances), previous=previous
             )
-            runfiles.write_json_atomic(out / rundir.MANIFEST, manifest)
-            progress = Progress(len(instances), rows, enabled=config["progress"])
-            stopped = None
-            try:
-                if game is None:
-                    _play(out, todo, agent, pool, chat_config, config["lockstep_episodes"], rows, progress, on_record)
-                else:
-                    games.play_games(out, todo, agent, rival, game, config["lockstep_episodes"], rows, progress,
-                                     on_record)
-            except AgentStopped as stop:
-                # The episodes in flight are dropped; the finished ones are in the log and in rows.
-                stopped = str(stop) or "stopped by the agent"
-            finally:
-                progress.close()
-                for player in (agent, rival):
-                    if player is not None:
-                        close_agent(player)
-            summary = report.write_summary(out, rows, fingerprint_)
-            if game is not None:
-                summary["games"] = games.add_game_summary(out)
+            runfiles.write_json_atomic(run.out / rundir.MANIFEST, manifest)
+            progress = Progress(len(instances), rows, enabled=run.progress)
+            stopped = _play_all(run, todo, agent, rival, pool, rows, progress, on_record)
+            summary = report.write_summary(run.out, rows, fingerprint_)
+            if run.game is not None:
+                summary["games"] = games.add_game_summary(run.out)
             complete = {rundir.slot_of(row) for row in rows} >= planned
             # Again at the end: a model agent may have imported torch, revealing GPUs.
             manifest.update(finished_at=provenance.utc_now(), complete=complete, hardware=provenance.hardware())
-            runfiles.write_json_atomic(out / rundir.MANIFEST, manifest)
+            runfiles.write_json_atomic(run.out / rundir.MANIFEST, manifest)
     finally:
         pool.close()
-    return EvalResult(out=out, summary=summary, new_episodes=len(rows) - len(done), complete=complete,
+    return EvalResult(out=run.out, summary=summary, new_episodes=len(rows) - len(done), complete=complete,
                       duplicate_lines=existing.duplicates, stopped=stopped)
 
 
+def _previous_manifest(out: Path, fingerprint_: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The manifest of the run ``out`` already holds (``None`` for a new run), refused unless it is this run.
+
+    A folder with episodes but no manifest, or with files that are no run's, is refused too.
+    """
+    previous = provenance.read_manifest(out)
+    if previous is not None:
+        runfiles.require_same_config(out, provenance.fingerprint_of(previous), fingerprint_, error=RunDirError)
+    elif (out / rundir.EPISODES).exists():
+        raise RunDirError(f"{out} has episodes but no {rundir.MANIFEST}: cannot tell which run they belong to")
+    elif foreign := sorted(p.name for p in out.iterdir() if p.name != rundir.LOCK):
+        # out=. or out=src (a typo) would scatter run files among the user's own.
+        raise RunDirError(
+            f"{out} holds files that are not a run ({', '.join(foreign[:3])}"
+            f"{', ...' if len(foreign) > 3 else ''}); "
+            "out= must name a new or empty directory, or a run directory"
+        )
+    return previous
+
+
+def _players(run: EvalConfig) -> tuple[Agent, Agent | None]:
+    """The run's agent and, when an agent config plays the opponent, that opponent (it plays through
+    the chat layer like the agent); each checked against ``lockstep_episodes``."""
+    agent = build_agent(run.agent)
+    rival = None if run.opponent_agent is None else build_agent(run.opponent_agent)
+    for player in (agent, rival):
+        check_batch_limit(player, run.lockstep_episodes)
+    return agent, rival
+
+
+def _play_all(
+    run: EvalConfig,
+    todo: Sequence[Instance],
+    agent: Any,
+    rival: Any,
+    pool: EnvPool,
+    rows: list[metrics.Row],
+    progress: Progress,
+    on_record: Callable[[Mapping[str, Any]], None] | None,
+) -> str | None:
+    """Play ``todo`` (episodes, or games against ``rival``), then close the progress bar and the players.
+
+    Returns why the agent stopped the run early (:class:`~ragen_bench.chat.protocol.AgentStopped`'s
+    message), or ``None`` when it did not; the episodes in flight then are dropped, the finished
+    ones are in the log and in ``rows``.
+    """
+    from ragen_bench.chat.protocol import AgentStopped
+
+    try:
+        if run.game is None:
+            _play(run, todo, agent, pool, rows, progress, on_record)
+        else:
+            games.play_games(run, todo, agent, rival, rows, progress, on_record)
+    except AgentStopped as stop:
+        return str(stop) or "stopped by the agent"
+    finally:
+        progress.close()
+        for player in (agent, rival):
+            if player is not None:
+                close_agent(player)
+    return None
+
+
 def _play(
-    out: Path,
+    run: EvalConfig,
     todo: Sequence[Instance],
     agent: Any,
     pool: EnvPool,
-    chat_config: Any,
-    group_size: int,
     rows: list[metrics.Row],
     progress: Progress,
     on_record: Callable[[Mapping[str, Any]], None] | None,
@@ -247,7 +267,7 @@ def _play(
     """Play ``todo`` in lock-step groups, appending each finished episode to the log and ``rows``."""
     from ragen_bench.chat import ChatEpisode, run_lockstep
 
-    with rundir.EpisodeLog(out / rundir.EPISODES) as log:
+    with rundir.EpisodeLog(run.out / rundir.EPISODES) as log:
 
         def record(trajectory: Any) -> None:
             data = trajectory.to_dict()
@@ -258,10 +278,10 @@ def _play(
             if on_record is not None:
                 on_record(data)
 
-        for group in batches(todo, group_size):
+        for group in batches(todo, run.lockstep_episodes):
             envs = pool.take([instance.env_id for instance in group])
             episodes = [
-                ChatEpisode(env, chat_config, env_id=i.env_id, seed=i.seed, sample=i.sample, split=i.split)
+                ChatEpisode(env, run.chat, env_id=i.env_id, seed=i.seed, sample=i.sample, split=i.split)
                 for env, i in zip(envs, group)
             ]
             run_lockstep(episodes, agent, on_finished=record)

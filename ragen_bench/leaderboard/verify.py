@@ -196,11 +196,7 @@ def _log_rows(path: Path, limit_name: str, types: Mapping[str, tuple[type, ...]]
 def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     """The run a manifest describes, checked against today's registry, panels and templates."""
     from ragen_bench import panels as panels_module
-    from ragen_bench.eval import config as config_module
-    from ragen_bench.eval.derive import chat_config as derive_chat_config
-    from ragen_bench.eval.derive import game_config
-    from ragen_bench.eval.schema import ConfigError
-    from ragen_bench.eval.targets import eval_targets
+    from ragen_bench.eval.config import ConfigError, game_config, load
     from ragen_bench.eval.plan import plan
     from ragen_bench.eval.provenance import FORMAT, MANIFEST_FIELDS, bad_manifest_field
 
@@ -223,19 +219,16 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
         raise LeaderboardError("a submission is a whole run; merge the shards first (ragen-bench merge)",
                                file=name, field="config.shard", expected="0/1", found=config.get("shard"))
     try:
-        # out/progress are not recorded (they do not change results); validate wants them.
-        checked = {**config, "out": None, "progress": False}
-        config_module.validate(checked)
-        targets = eval_targets(checked)
-        chat_config = derive_chat_config(config)
+        # out/progress are not recorded (they do not change results); load wants them.
+        run = load({**config, "out": None, "progress": False})
     except (ConfigError, TypeError, ValueError) as error:
         raise LeaderboardError(f"not a valid eval config: {error}", file=name, field="config") from None
-    for env_id, split in targets:
+    for env_id, split in run.targets:
         if split != "test":
             # The tables show no split: a train or val number would pass for a test one.
             raise LeaderboardError(f"leaderboard entries are measured on test panels; {env_id} was run on {split!r}",
                                    file=name, field="config.split", expected="test", found=split)
-    panels = [panels_module.load(env_id, split) for env_id, split in targets]
+    panels = [panels_module.load(env_id, split) for env_id, split in run.targets]
     current = {f"{p.env_id}:{p.split}": p.checksum for p in panels}
     _require_equal(manifest["panels"], current, file=name, field="panels",
                    problem="panel checksums differ from the frozen panels")
@@ -245,24 +238,23 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
         for p in panels
     ]
     _require_equal(manifest["envs"], envs, file=name, field="envs", problem="env ids, versions or panels differ")
-    template_hash = chat_config.template_hash()
-    if manifest["template_hash"] != template_hash:
+    if manifest["template_hash"] != run.template_hash:
         raise LeaderboardError("template hash is not the hash of the recorded chat config and today's templates",
                                file=name, field="template_hash",
-                               expected=template_hash, found=manifest["template_hash"])
+                               expected=run.template_hash, found=manifest["template_hash"])
     # Counted before the plan is built: `samples` is unbounded in the config, memory is not.
-    planned = config["samples"] * sum(len(p.seeds[: config["limit"]]) for p in panels)
+    planned = run.samples * sum(len(p.seeds[: run.limit]) for p in panels)
     if planned > MAX_EPISODES:
         raise LeaderboardError(f"the run plans {planned} episodes, over the limit of {MAX_EPISODES}",
                                file=name, field="config.samples")
     if manifest["expected_episodes"] != planned:
         raise LeaderboardError("does not match the plan", file=name, field="expected_episodes",
                                expected=planned, found=manifest["expected_episodes"])
-    instances = plan(panels, samples=config["samples"], limit=config["limit"], shard=(0, 1))
+    instances = plan(panels, samples=run.samples, limit=run.limit, shard=run.shard)
     if manifest["complete"] is not True:
         raise LeaderboardError("the run is incomplete; finish it (re-run the same eval command)",
                                file=name, field="complete", expected=True, found=False)
-    return _RunSpec(chat_config, [i.slot for i in instances], current)
+    return _RunSpec(run.chat, [i.slot for i in instances], current)
 
 
 def _require_equal(found: Any, expected: Any, *, problem: str, **where: Any) -> None:

@@ -39,11 +39,9 @@ import ray
 from ray.exceptions import RayActorError, RayTaskError
 
 from ragen_bench import panels as panels_module
-from ragen_bench.eval import config as config_module
-from ragen_bench.eval.schema import LAUNCH_DEFAULTS, ConfigError
-from ragen_bench.eval.targets import eval_targets
 from ragen_bench.eval import merge_runs, provenance, rundir, run_eval
-from ragen_bench.eval.plan import default_out, plan
+from ragen_bench.eval.config import LAUNCH_DEFAULTS, ConfigError, EvalConfig, load
+from ragen_bench.eval.plan import plan
 from ragen_bench.eval.run import EvalResult
 from ragen_bench.eval.rundir import RunDirError
 
@@ -98,24 +96,24 @@ class ShardWorker:
         return run_eval(config).duplicate_lines
 
 
-def _gpu_agents(config: Mapping[str, Any]) -> list[tuple[str, str]]:
+def _gpu_agents(config: EvalConfig) -> list[tuple[str, str]]:
     """``(config key, device)`` of each model agent the run builds off the CPU: its agent, and its
     opponent when that is an agent config (``device`` defaults to auto; the ``vllm`` agent has none)."""
-    built = [("agent", config["agent"])]
-    if isinstance(config.get("opponent"), Mapping):
-        built.append(("opponent", config["opponent"]))
+    built = [("agent", config.agent)]
+    if config.opponent_agent is not None:
+        built.append(("opponent", config.opponent_agent))
     return [(key, str(agent.get("device", "auto"))) for key, agent in built
             if agent["name"] in MODEL_AGENTS and agent.get("device", "auto") != "cpu"]
 
 
-def worker_gpus(config: Mapping[str, Any], cluster_gpus: float) -> float:
+def worker_gpus(config: EvalConfig, cluster_gpus: float) -> float:
     """GPUs each shard's actor asks Ray for: ``ray.gpus_per_worker``, else 1 for a model agent on a GPU
     (device auto or cuda) on a GPU cluster, else 0.
 
     A request no node of the cluster could grant would leave the workers waiting forever, and an
     agent set to a CUDA device its worker will not see fails in every worker: both refused.
     """
-    asked = config["ray"].get("gpus_per_worker")
+    asked = config.gpus_per_worker
     if asked is not None and asked > cluster_gpus:
         raise ConfigError(
             f"ray.gpus_per_worker={asked}: the Ray cluster has {cluster_gpus:g} GPUs; "
@@ -165,7 +163,7 @@ def cluster(address: str | None, workers: int) -> Iterator[None]:
         ray.shutdown()
 
 
-def _play_shards(config: Mapping[str, Any], directories: list[Path]) -> int:
+def _play_shards(config: EvalConfig, directories: list[Path]) -> int:
     """Play every shard on its own worker; returns the duplicate lines the shards ignored.
 
     The first failure (or Ctrl-C) stops every worker; the shards keep their finished episodes.
@@ -174,7 +172,7 @@ def _play_shards(config: Mapping[str, Any], directories: list[Path]) -> int:
     gpus = worker_gpus(config, ray.cluster_resources().get("GPU", 0.0))
     workers = [ShardWorker.options(num_gpus=gpus).remote() for _ in directories]  # type: ignore[attr-defined]
     calls = {
-        worker.play.remote(shard_config(config, directory, index, count), os.getcwd()): (worker, directory)
+        worker.play.remote(shard_config(config.mapping, directory, index, count), os.getcwd()): (worker, directory)
         for index, (worker, directory) in enumerate(zip(workers, directories))
     }
     duplicates = 0
@@ -213,20 +211,20 @@ def _shard_result(call: Any, directory: Path) -> int:
         ) from None
 
 
-def _finished_run(config: Mapping[str, Any], out: Path, manifest: Mapping[str, Any]) -> EvalResult:
-    """``out`` already holds a run: a finished one is re-checked in this process (nothing to play)."""
+def _finished_run(config: EvalConfig, manifest: Mapping[str, Any]) -> EvalResult:
+    """``config.out`` already holds a run: a finished one is re-checked in this process (nothing to play)."""
     if not manifest["complete"]:
         raise RunDirError(
-            f"{out} holds an unfinished run played without launcher=ray; resume it with launcher=local, "
+            f"{config.out} holds an unfinished run played without launcher=ray; resume it with launcher=local, "
             "or give another out="
         )
-    return run_eval({**config, **LAUNCH_DEFAULTS})
+    return run_eval({**config.mapping, **LAUNCH_DEFAULTS})
 
 
-def _episodes_in(directories: list[Path], config: Mapping[str, Any], targets: list[tuple[str, str]]) -> int:
+def _episodes_in(directories: list[Path], config: EvalConfig) -> int:
     """Episodes the shard directories already hold (from an interrupted earlier command)."""
-    panels = [panels_module.load(env_id, split) for env_id, split in targets]
-    planned = {i.slot for i in plan(panels, samples=config["samples"], limit=config["limit"], shard=(0, 1))}
+    panels = [panels_module.load(env_id, split) for env_id, split in config.targets]
+    planned = {i.slot for i in plan(panels, samples=config.samples, limit=config.limit, shard=(0, 1))}
     total = 0
     for directory in directories:
         if (directory / rundir.EPISODES).exists():
@@ -237,23 +235,21 @@ def _episodes_in(directories: list[Path], config: Mapping[str, Any], targets: li
 
 def run_eval_on_ray(config: Mapping[str, Any]) -> EvalResult:
     """Run (or resume) the evaluation ``config`` describes on Ray; see the module docstring."""
-    config = {**LAUNCH_DEFAULTS, **config}
-    config_module.validate(config)
-    targets = eval_targets(config)
-    out = Path(config["out"] or default_out(config))
+    run = load(config)
+    out = run.out
     manifest = provenance.read_manifest(out)
     if manifest is not None:
-        return _finished_run(config, out, manifest)
+        return _finished_run(run, manifest)
     if out.exists() and (not out.is_dir() or any(path.name != rundir.LOCK for path in out.iterdir())):
         # merge_runs writes only into a new or empty directory; say so before any work is done.
         raise RunDirError(f"{out} holds files that are not a run; out= must name a new or empty directory, or a run")
     shards = shards_dir(out)
     with rundir.locked(shards):  # one driver per run
-        count = shard_count(shards, config["workers"])
+        count = shard_count(shards, run.workers)
         directories = [shards / f"{index}-of-{count}" for index in range(count)]
-        earlier = _episodes_in(directories, config, targets)
-        with cluster(config["ray"]["address"], count):
-            duplicates = _play_shards(config, directories)
+        earlier = _episodes_in(directories, run)
+        with cluster(run.ray_address, count):
+            duplicates = _play_shards(run, directories)
         summary = merge_runs(directories, out)
     shutil.rmtree(shards)
     episodes = sum(group["episodes"] for group in summary["groups"])
