@@ -158,12 +158,20 @@ def first_difference(a: Any, b: Any, prefix: str = "") -> str | None:
 
 
 def identity(config: Mapping[str, Any], free_keys: Iterable[str]) -> dict[str, Any]:
-    """``config`` without ``free_keys``, the top-level keys that do not change what a run computes.
+    """``config`` without ``free_keys``, the keys that do not change what a run computes.
 
-    A run may be resumed with other values for them; everything else must match.
+    A free key is a top-level key, or ``section.key`` for a key of a mapping section
+    (``agent.num_threads``).  A run may be resumed with other values for them; everything
+    else must match.
     """
     free = set(free_keys)
-    return {key: value for key, value in config.items() if key not in free}
+    kept = {}
+    for key, value in config.items():
+        if key in free:
+            continue
+        inner = {name.split(".", 1)[1] for name in free if name.startswith(f"{key}.")}
+        kept[key] = {k: v for k, v in value.items() if k not in inner} if inner and isinstance(value, Mapping) else value
+    return kept
 
 
 def require_same_config(

@@ -280,3 +280,16 @@ def test_agent_modules_import_no_heavy_dependencies():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_the_thread_count_is_not_part_of_a_runs_identity(tmp_path):
+    # A run started on one thread resumes on two (or auto) elsewhere: it samples the same.
+    from ragen_bench.eval import compose_config
+    from ragen_bench.eval.config import load
+
+    def identity(threads):
+        overrides = ["env=RAGEN/Bandit-v0", "agent=hf", "agent.model=tiny", f"agent.num_threads={threads}", f"out={tmp_path}"]
+        return load(compose_config("eval", overrides)).identity
+
+    assert identity(1) == identity("auto") == identity(2)
+    assert "num_threads" not in identity(1)["agent"] and identity(1)["agent"]["model"] == "tiny"

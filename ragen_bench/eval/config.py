@@ -44,9 +44,11 @@ GAME_DEFAULTS: dict[str, Any] = {"opponent": None, "game": {"max_retries": 2, "o
 # never record them).
 LAUNCH_KEYS = ("launcher", "workers", "ray")
 # Keys that do not change what a run computes: where it is written, whether a progress bar
-# is drawn, where it is played.  They stay out of the run's identity (and so out of its
-# manifest), and a run may be resumed with other values for them (ragen_bench.runfiles.identity).
-FREE_KEYS = ("out", "progress", *LAUNCH_KEYS)
+# is drawn, where it is played, on how many threads a local model runs (one and two threads
+# sample the same replies: tests/test_agent_hf.py).  They stay out of the run's identity (and
+# so out of its manifest), and a run may be resumed with other values for them
+# (ragen_bench.runfiles.identity).
+FREE_KEYS = ("out", "progress", *LAUNCH_KEYS, "agent.num_threads", "opponent.num_threads")
 LAUNCH_DEFAULTS: dict[str, Any] = {
     "launcher": "local", "workers": 1, "ray": {"address": None, "gpus_per_worker": None},
 }
