@@ -255,10 +255,6 @@ def test_example_4_the_column_appears_in_the_built_leaderboard(tmp_path, monkeyp
 
 # -- the page names what exists, and everything that exists ----------------------------------------
 
-# TEMPORARY EXCLUSION: ragen_bench/eval/ is being restructured, and the page's eval text is redrawn
-# after it.  Both checks below skip ragen_bench/eval/ until then; at that point delete EXCLUDED and
-# _excluded (and their uses), so that the eval package is checked like every other.
-EXCLUDED = ("eval",)
 # Paths the page writes from the repository's root; every other path is read under ragen_bench/.
 ROOT_PREFIXES = ("ragen_bench/", "tests/", "scripts/", "docs/")
 ROOT_FILES = {"setup.py"}
@@ -320,20 +316,16 @@ def _module_of(dotted: str) -> tuple[Path | None, list[str]]:
     return None, parts
 
 
-def _excluded(path: Path) -> bool:
-    return path.is_relative_to(PACKAGE) and path.relative_to(PACKAGE).parts[0] in EXCLUDED
-
-
 def test_every_path_and_module_the_page_names_exists():
     missing = []
     for name in _named():
         if name.endswith(".py"):
             path = _path_of(name)
-            if not _excluded(path) and not path.is_file():
+            if not path.is_file():
                 missing.append(name)
         elif re.fullmatch(r"ragen_bench(\.\w+)+", name):
             path, rest = _module_of(name)
-            if path is None or _excluded(path):
+            if path is None:
                 continue
             # Past the module, a name it defines (a class, a function, a table): only one level is checked.
             if rest and (path.is_dir() or rest[0] not in _top_level_names(path)):
@@ -350,7 +342,7 @@ def test_every_module_is_named_on_the_page():
             path, rest = _module_of(name)
             if path is not None and not rest:
                 named.add(path)
-    modules = [path for path in sorted(PACKAGE.rglob("*.py")) if not _excluded(path)]
+    modules = sorted(PACKAGE.rglob("*.py"))
     unnamed = [str(path.relative_to(PACKAGE)) for path in modules if path not in named]
     assert unnamed == [], f"docs/architecture.md does not name these modules of ragen_bench/: {unnamed}"
 
