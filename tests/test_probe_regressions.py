@@ -553,3 +553,23 @@ def test_async_vector_envs_refuse_shared_memory_and_match_sync_without_it(env_id
     finally:
         sync.close()
         parallel.close()
+
+
+# -- a misspelt key -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("override", "message"), [
+    ("limt=2", "unknown key 'limt'; did you mean limit or split? `ragen-bench eval --help` shows all"),
+    ("chat.max_turn=2", "unknown key 'chat.max_turn'; did you mean chat.max_turns, "),
+    ("zzzz=1", "unknown key 'zzzz'; `ragen-bench eval --help` shows all"),
+])
+def test_a_misspelt_key_names_the_closest_keys_instead_of_advising_a_plus(tmp_path, capsys, override, message):
+    # Hydra's own advice ("use +limt=2") led to a second refusal.
+    assert main(["eval", *eval_args(tmp_path / "run", override)]) == 2
+    assert "+" not in one_line_error(capsys, message)
+    assert not (tmp_path / "run").exists()
+
+
+def test_an_agent_setting_its_yaml_does_not_list_still_takes_a_plus(tmp_path, capsys):
+    assert main(["eval", *eval_args(tmp_path / "run", "agent.model=x")]) == 2
+    one_line_error(capsys, "Could not override 'agent.model'", "+agent.model=x")

@@ -10,7 +10,12 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ragen_bench import values
 from ragen_bench.eval.config import ConfigError
+
+# Sections whose settings are open-ended: an agent's factory takes keys its yaml does not list
+# (``+agent.num_threads=2``), so Hydra's advice to add one with ``+`` is right there.
+OPEN_SECTIONS = ("agent", "opponent")
 
 
 def compose_config(name: str, overrides: Sequence[str]) -> dict[str, Any]:
@@ -20,6 +25,7 @@ def compose_config(name: str, overrides: Sequence[str]) -> dict[str, Any]:
     creates no output folders; missing mandatory values (``???``) raise here.
     """
     from hydra import compose, initialize_config_module
+    from hydra.errors import ConfigCompositionException
     from omegaconf import OmegaConf
 
     from ragen_bench.chat import context
@@ -33,5 +39,33 @@ def compose_config(name: str, overrides: Sequence[str]) -> dict[str, Any]:
     # RAGEN-2's context_window_mode / max_context_window: the chat.history_window they mean.
     overrides = context.translate(overrides, ConfigError)
     with initialize_config_module(config_module=CONFIG_MODULE, version_base=None):
-        config = compose(config_name=name, overrides=list(overrides))
+        try:
+            config = compose(config_name=name, overrides=list(overrides))
+        except ConfigCompositionException as error:
+            unknown = re.match(r"Could not override '([^']+)'", str(error))
+            if unknown is None or unknown[1].split(".")[0] in OPEN_SECTIONS:
+                raise
+            raise ConfigError(_unknown_key(name, overrides, unknown[1])) from None
     return OmegaConf.to_container(config, resolve=True, throw_on_missing=True)  # type: ignore[return-value]
+
+
+def _unknown_key(name: str, overrides: Sequence[str], key: str) -> str:
+    """``limt=2``: the closest keys, not Hydra's advice to add it with ``+`` (which the check then refuses).
+
+    The known keys are those at the key's level of the config composed without it.
+    """
+    from hydra import compose
+    from omegaconf import OmegaConf
+
+    others = [override for override in overrides if _override_key(override) != key]
+    section, _, _ = key.rpartition(".")
+    config = OmegaConf.to_container(compose(config_name=name, overrides=others))
+    for part in filter(None, section.split(".")):
+        config = config.get(part) if isinstance(config, dict) else None
+    prefix = f"{section}." if section else ""
+    known = [prefix + known_key for known_key in config] if isinstance(config, dict) else []
+    return values.unknown_name("key", key, known, f"`ragen-bench {name} --help`")
+
+
+def _override_key(override: str) -> str:
+    return override.split("=", 1)[0].lstrip("+~")
