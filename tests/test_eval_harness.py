@@ -506,3 +506,26 @@ def test_a_table_wider_than_the_terminal_is_split_into_tables_that_repeat_the_ke
     assert main(["compare", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     assert out.count("run ") > 1 and max(len(line) for line in out.splitlines() if not line.startswith("note")) <= 90
+
+
+def test_the_progress_bar_moves_per_turn_and_ends_at_the_episode_count(tmp_path, monkeypatch):
+    # One lock-step group of 4: every episode ends at once, so a bar per episode would sit at
+    # 0 until the group ends; per turn, it moves on each batched turn.
+    from ragen_bench.eval import run as run_module
+
+    seen: list[float] = []
+    show = run_module.Progress._show
+
+    def record(self):
+        show(self)
+        seen.append(self.shown)
+
+    monkeypatch.setattr(run_module.Progress, "_show", record)
+    result = run_eval(config(tmp_path, "lockstep_episodes=4", "agent=random"))
+    records = lines(tmp_path)
+    turns = max(r["num_turns"] for r in records)
+    max_turns = ChatConfig().max_turns
+    # One step per batched turn, then one per finished episode; never backwards.
+    assert len(seen) == turns + result.new_episodes == turns + 4
+    assert seen == sorted(seen) and seen[-1] == 4.0
+    assert seen[0] == pytest.approx(4 / max_turns)  # the first turn: 4 episodes x 1/5 of one

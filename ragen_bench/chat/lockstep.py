@@ -29,13 +29,15 @@ def run_lockstep(
     *,
     on_finished: Callable[[Trajectory], None] | None = None,
     progress: Callable[[Trajectory], None] | None = None,
+    on_turn: Callable[[int], None] | None = None,
 ) -> list[Trajectory]:
     """Play all episodes together: one batched ``agent.act`` call per turn.
 
     Episodes not yet reset are reset first; ones already finished are returned as
     they are, without callbacks.  Each finished episode leaves the batch
     at once and its trajectory goes to ``on_finished`` (e.g. to be written) and then
-    ``progress`` (e.g. a progress bar).  Returns trajectories in input order.
+    ``progress`` (e.g. a progress bar); after each batched turn ``on_turn`` gets the number of
+    episodes that played it (a bar that moves per turn).  Returns trajectories in input order.
 
     Requests carry the live env view only when the agent declares ``needs_live_env``.
     A batch of replies that breaks the protocol raises :class:`AgentError` before any
@@ -53,6 +55,8 @@ def run_lockstep(
     while live:
         requests = [episode.request(live_env=privileged) for _, episode in live]
         replies = check_replies(agent, requests, _act(agent, requests))
+        if on_turn is not None:
+            on_turn(len(replies))
         still_live = []
         for (index, episode), reply in zip(live, replies):
             episode._play(reply)  # the batch was checked as a whole just above

@@ -84,22 +84,43 @@ class EnvPool:
 
 
 class Progress:
-    """Progress bar (tqdm, on stderr): episodes done, success so far, tokens."""
+    """Progress bar (tqdm, on stderr): episodes done, success so far, tokens.
 
-    def __init__(self, total: int, done_rows: Sequence[metrics.Row], enabled: bool):
+    With ``turns_per_episode`` it moves per turn, not per lock-step group (whose episodes all
+    end together, minutes apart with a model agent): each turn played counts as that share of
+    an episode until its episode ends, so the bar and its ETA advance as turns are played.
+    """
+
+    def __init__(self, total: int, done_rows: Sequence[metrics.Row], enabled: bool,
+                 turns_per_episode: int | None = None):
         from tqdm import tqdm
 
         self.successes = sum(row["success"] for row in done_rows)
         self.episodes = len(done_rows)
         self.tokens = sum(row["tokens"] or 0 for row in done_rows)
+        self.turn_share = 1 / turns_per_episode if turns_per_episode else 0.0
+        self.live_share = 0.0  # the shares of the turns played by episodes still running
+        self.shown = float(self.episodes)  # where the bar stands
         # disable=None: draw only on a terminal, so logs and CI stay clean.
-        self.bar = tqdm(total=total, initial=self.episodes, unit="ep", disable=None if enabled else True)
+        self.bar = tqdm(total=total, initial=self.episodes, unit="ep", disable=None if enabled else True,
+                        bar_format="{l_bar}{bar}| {n:.1f}/{total_fmt} ep [{elapsed}<{remaining}{postfix}]")
+
+    def turns(self, played: int) -> None:
+        """``played`` episodes played a turn."""
+        self.live_share += played * self.turn_share
+        self._show()
 
     def add(self, row: metrics.Row) -> None:
         self.episodes += 1
         self.successes += row["success"]
         self.tokens += row["tokens"] or 0
-        self.bar.update(1)
+        self.live_share = max(0.0, self.live_share - row["num_turns"] * self.turn_share)
+        self._show()
+
+    def _show(self) -> None:
+        shown = min(self.episodes + self.live_share, self.bar.total)
+        self.bar.update(shown - self.shown)
+        self.shown = shown
 
     def refresh(self) -> None:
         rate = self.successes / self.episodes if self.episodes else 0.0
@@ -177,7 +198,8 @@ def run_eval(
                 fingerprint_, panels, expected_episodes=len(instances), previous=previous
             )
             runfiles.write_json_atomic(run.out / rundir.MANIFEST, manifest)
-            progress = Progress(len(instances), rows, enabled=run.progress)
+            turns = None if run.game is not None else run.chat.max_turns  # a game's bar moves per game
+            progress = Progress(len(instances), rows, enabled=run.progress, turns_per_episode=turns)
             stopped = _play_all(run, todo, agent, rival, pool, rows, progress, on_record)
             summary = report.write_summary(run.out, rows, fingerprint_)
             if run.game is not None:
@@ -284,6 +306,6 @@ def _play(
                 ChatEpisode(env, run.chat, env_id=i.env_id, seed=i.seed, sample=i.sample, split=i.split)
                 for env, i in zip(envs, group)
             ]
-            run_lockstep(episodes, agent, on_finished=record)
+            run_lockstep(episodes, agent, on_finished=record, on_turn=progress.turns)
             log.sync()
             progress.refresh()
