@@ -168,7 +168,7 @@ def _train(args: argparse.Namespace) -> int:
         from ragen_bench.integrations.verl import main as verl_main
 
         # Without verl this prints the install hint and returns 2.
-        return int(verl_main(config.to_dict(), dry_run=args.dry_run, extra=args.verl_overrides))
+        return int(verl_main(config, dry_run=args.dry_run, extra=args.verl_overrides))
     if args.verl_overrides:
         raise ValueError(f"veRL overrides after '--' ({args.verl_overrides[0]} ...) need backend=verl")
     if args.dry_run:

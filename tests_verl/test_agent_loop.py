@@ -23,7 +23,7 @@ from verl.utils.dataset.rl_dataset import RLHFDataset
 from verl.workers.rollout.replica import TokenOutput
 
 from ragen_bench.chat import AgentReply, ChatConfig, ChatEpisode
-from ragen_bench.integrations.verl import recipe
+from ragen_bench.integrations.verl import job, recipe
 from ragen_bench.integrations.verl.data import agent_loop_file
 from ragen_bench.starpo.advantages import compute_gae
 from ragen_bench.starpo.losses import policy_loss
@@ -41,9 +41,9 @@ ANSWER = "<think>push</think><answer>Right</answer>"
 def setup(tiny_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
     config = train_config("starpo-s", [f"env={ENV}", "model=tiny", f"rollout.max_new_tokens={MAX_NEW_TOKENS}", f"out={out}"])
-    verl_config = recipe.compose_verl(recipe.verl_overrides(config))
+    verl_config = job.compose_verl(recipe.verl_overrides(config))
     agent_loop_file(
-        out / "agent_loops.yaml", chat=config["chat"], max_new_tokens=MAX_NEW_TOKENS, stop_strings=["</answer>"]
+        out / "agent_loops.yaml", chat=config.chat, max_new_tokens=MAX_NEW_TOKENS, stop_strings=["</answer>"]
     )
     tokenizer = AutoTokenizer.from_pretrained(tiny_dir, local_files_only=True)
     model = AutoModelForCausalLM.from_pretrained(tiny_dir, local_files_only=True).eval()
