@@ -164,7 +164,7 @@ def _train(args: argparse.Namespace) -> int:
         from ragen_bench.integrations.verl import main as verl_main
 
         # Without verl this prints the install hint and returns 2.
-        return int(verl_main(config.to_dict(), dry_run=args.dry_run, extra=args.verl_overrides))
+        return int(verl_main(config, dry_run=args.dry_run, extra=args.verl_overrides))
     if args.verl_overrides:
         raise ValueError(f"veRL overrides after '--' ({args.verl_overrides[0]} ...) need backend=verl")
     if args.dry_run:
@@ -265,12 +265,7 @@ def _new_dir(text: str) -> str:
     return text
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="ragen-bench", description="Evaluate agents on ragen-bench's text environments and inspect them."
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-
+def _add_eval(commands: argparse._SubParsersAction) -> None:
     evaluate = commands.add_parser(
         "eval",
         help="evaluate an agent on an env or suite",
@@ -280,11 +275,15 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. env=RAGEN/Sokoban-6x6-v0 agent=random")
     evaluate.set_defaults(handler=_eval)
 
+
+def _add_merge(commands: argparse._SubParsersAction) -> None:
     merge = commands.add_parser("merge", help="combine shard run directories into one")
     merge.add_argument("--out", required=True, type=_new_dir, help="new run directory")
     merge.add_argument("runs", nargs="+", help="shard run directories")
     merge.set_defaults(handler=_merge)
 
+
+def _add_compare(commands: argparse._SubParsersAction) -> None:
     compare = commands.add_parser("compare", help="print one table across run directories")
     compare.add_argument("runs", nargs="+")
     compare.add_argument("--paired", action="store_true",
@@ -292,6 +291,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--seed", type=int, default=0, help="bootstrap seed for --paired (default 0)")
     compare.set_defaults(handler=_compare)
 
+
+def _add_envs(commands: argparse._SubParsersAction) -> None:
     envs = commands.add_parser("envs", help="list, show or verify environments")
     env_commands = envs.add_subparsers(dest="envs_command", required=True)
     env_commands.add_parser("list", help="registered ids").set_defaults(handler=_envs_list)
@@ -303,6 +304,8 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("env_ids", nargs="*", help="ids to verify (default: all)")
     verify.set_defaults(handler=_envs_verify)
 
+
+def _add_leaderboard(commands: argparse._SubParsersAction) -> None:
     board = commands.add_parser("leaderboard", help="verify submissions, build the leaderboard, compare entries",
                                 epilog="Guide: docs/leaderboard.md")
     board_commands = board.add_subparsers(dest="leaderboard_command", required=True)
@@ -319,6 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
     pair.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     pair.set_defaults(handler=_leaderboard_compare)
 
+
+def _add_train(commands: argparse._SubParsersAction) -> None:
     training = commands.add_parser(
         "train", help="train a policy with StarPO / StarPO-S (or a supervised warm start)",
         epilog="Presets: configs/train/ (starpo-s, starpo, ppo, grpo, ragen-sokoban); guide: docs/train.md. "
@@ -329,6 +334,8 @@ def build_parser() -> argparse.ArgumentParser:
     # With backend=verl, veRL's own key=value overrides follow '--' (split off in main()).
     training.set_defaults(handler=_train, verl_overrides=[])
 
+
+def _add_data(commands: argparse._SubParsersAction) -> None:
     data = commands.add_parser("data", help="export training data")
     data_commands = data.add_subparsers(dest="data_command", required=True)
     sft = data_commands.add_parser("sft", help="the optimal agent's train-seed episodes as chat records (JSONL + Parquet)")
@@ -339,6 +346,8 @@ def build_parser() -> argparse.ArgumentParser:
     sft.add_argument("--no-think", action="store_true", help="the no-think template (answers without <think>)")
     sft.set_defaults(handler=_data_sft)
 
+
+def _add_render(commands: argparse._SubParsersAction) -> None:
     render = commands.add_parser("render", help="replay an episode of an eval run as an animated GIF or MP4",
                                  epilog="Needs the render extra: pip install 'ragen-bench[render]'")
     render.add_argument("run_dir", help="an eval run directory (manifest.json, episodes.jsonl)")
@@ -346,6 +355,8 @@ def build_parser() -> argparse.ArgumentParser:
     render.add_argument("--out", help="FILE.gif or FILE.mp4 (default: RUN-episode-K.gif here)")
     render.set_defaults(handler=_render)
 
+
+def _add_play(commands: argparse._SubParsersAction) -> None:
     human = commands.add_parser(
         "play", help="play an env or game yourself in the terminal, recorded as an eval run (agent=human)",
         epilog="Arrow keys where the moves are directions, a typed answer otherwise; q quits. Guide: docs/play.md",
@@ -357,6 +368,21 @@ def build_parser() -> argparse.ArgumentParser:
     human.add_argument("--opponent", help="games: a scripted player of the game (default: the game's default)")
     human.add_argument("--out", type=_new_dir, help="run directory (default runs/human-ENV-SPLIT[-seedN])")
     human.set_defaults(handler=_play)
+
+
+# In the order ``ragen-bench --help`` lists the subcommands.
+SUBCOMMANDS = (_add_eval, _add_merge, _add_compare, _add_envs, _add_leaderboard, _add_train, _add_data, _add_render,
+               _add_play)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``ragen-bench`` parser: each subcommand from its ``_add_*`` helper, each with its ``handler``."""
+    parser = argparse.ArgumentParser(
+        prog="ragen-bench", description="Evaluate agents on ragen-bench's text environments and inspect them."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    for add in SUBCOMMANDS:
+        add(commands)
     return parser
 
 

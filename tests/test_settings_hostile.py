@@ -151,7 +151,7 @@ def test_config_plan_recipe_and_filter_count_the_same_groups(settings, groups, k
     assert filter_rollouts(scores, ids, config.filter.spec).groups.numel() == kept
     plan = next(line for line in describe(config) if line.startswith("per step:"))
     assert re.search(rf"keeps (at most )?{kept} groups = {kept * 16} trajectories", plan), plan
-    assert fixed_kept_groups(config.to_dict()) == (None if config.filter.mode == "rollout" else kept)
+    assert fixed_kept_groups(config) == (None if config.filter.mode == "rollout" else kept)
 
 
 def test_the_dry_run_says_29_groups_for_ratio_029_of_100(capsys):

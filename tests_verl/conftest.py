@@ -8,20 +8,16 @@ here imports either of them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import pytest
 
 
-def train_config(preset: str = "starpo-s", overrides: Sequence[str] = ()) -> dict[str, Any]:
-    """A composed ``configs/train/<preset>.yaml``, as the CLI hands it to the integration."""
-    from hydra import compose, initialize_config_module
-    from omegaconf import OmegaConf
+def train_config(preset: str = "starpo-s", overrides: Sequence[str] = ()):
+    """The checked ``TrainConfig`` of ``configs/train/<preset>.yaml`` with ``overrides``, as the CLI hands it to
+    the integration."""
+    from ragen_bench.train.config import from_preset
 
-    from ragen_bench.data import CONFIG_MODULE
-
-    with initialize_config_module(CONFIG_MODULE, version_base=None):
-        return OmegaConf.to_container(compose(config_name=f"train/{preset}", overrides=list(overrides)), resolve=True)
+    return from_preset(preset, overrides)
 
 
 @pytest.fixture(scope="session")

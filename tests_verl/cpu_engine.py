@@ -212,7 +212,7 @@ def update_check(micro_batch: int, preset: str = "starpo-s") -> dict[str, Any]:
     from verl.workers.utils.losses import ppo_loss
 
     from ragen_bench.agents.sampling import resolve_model_path
-    from ragen_bench.integrations.verl import recipe
+    from ragen_bench.integrations.verl import job, recipe
     from ragen_bench.starpo.forward import token_log_probs
     from ragen_bench.starpo.losses import policy_loss
     from tests_verl.conftest import train_config
@@ -220,7 +220,7 @@ def update_check(micro_batch: int, preset: str = "starpo-s") -> dict[str, Any]:
     model_path = str(resolve_model_path("tiny"))
     engine = build_engine(model_path, micro_batch)
     # The clipped surrogate only (kl.coef=0): the KL terms are compared on tensors in test_core_algos_parity.py.
-    verl_config = recipe.compose_verl(recipe.verl_overrides(train_config(preset, ["model=tiny", "kl.coef=0"])))
+    verl_config = job.compose_verl(recipe.verl_overrides(train_config(preset, ["model=tiny", "kl.coef=0"])))
     actor = omega_conf_to_dataclass(verl_config.actor_rollout_ref.actor)
     temperature = float(verl_config.actor_rollout_ref.rollout.temperature)
 

@@ -23,7 +23,7 @@ from verl.utils.dataset.rl_dataset import RLHFDataset
 from verl.workers.rollout.replica import TokenOutput
 
 from ragen_bench.chat import AgentReply, ChatConfig, ChatEpisode
-from ragen_bench.integrations.verl import recipe
+from ragen_bench.integrations.verl import job, recipe
 from ragen_bench.integrations.verl.data import agent_loop_file
 from ragen_bench.starpo.advantages import compute_gae
 from ragen_bench.starpo.losses import policy_loss
@@ -41,9 +41,9 @@ ANSWER = "<think>push</think><answer>Right</answer>"
 def setup(tiny_dir, tmp_path_factory):
     out = tmp_path_factory.mktemp("run")
     config = train_config("starpo-s", [f"env={ENV}", "model=tiny", f"rollout.max_new_tokens={MAX_NEW_TOKENS}", f"out={out}"])
-    verl_config = recipe.compose_verl(recipe.verl_overrides(config))
+    verl_config = job.compose_verl(recipe.verl_overrides(config))
     agent_loop_file(
-        out / "agent_loops.yaml", chat=config["chat"], max_new_tokens=MAX_NEW_TOKENS, stop_strings=["</answer>"]
+        out / "agent_loops.yaml", chat=config.chat, max_new_tokens=MAX_NEW_TOKENS, stop_strings=["</answer>"]
     )
     tokenizer = AutoTokenizer.from_pretrained(tiny_dir, local_files_only=True)
     model = AutoModelForCausalLM.from_pretrained(tiny_dir, local_files_only=True).eval()
@@ -175,7 +175,7 @@ def tiny_episodes(setup):
 def test_prompt_is_the_chat_template_rendering_of_the_first_messages(setup, tiny_episodes):
     tokenizer = setup["tokenizer"]
     for seed, _, out in tiny_episodes:
-        episode = ChatEpisode(gymnasium.make(ENV), ChatConfig(**setup["config"]["chat"]), env_id=ENV, seed=seed)
+        episode = ChatEpisode(gymnasium.make(ENV), ChatConfig(**setup["config"].chat), env_id=ENV, seed=seed)
         episode.reset()
         rendered = tokenizer.apply_chat_template(episode.messages, add_generation_prompt=True, tokenize=False)
         assert tokenizer.decode(out.prompt_ids) == rendered
@@ -205,7 +205,7 @@ def test_mask_covers_exactly_the_sampled_ids_and_every_call_sees_the_context_so_
 
 def test_score_is_the_episode_total_replayed_from_the_sampled_text(setup, tiny_episodes):
     for seed, server, out in tiny_episodes:
-        expected = replayed_score(setup["tokenizer"], setup["config"]["chat"], seed, [c["ids"] for c in server.calls])
+        expected = replayed_score(setup["tokenizer"], setup["config"].chat, seed, [c["ids"] for c in server.calls])
         assert out.reward_score == pytest.approx(expected)
         assert out.extra_fields["seed"] == seed and out.extra_fields["env_id"] == ENV
         assert sum(t["reward"] for t in out.extra_fields["turns"]) == pytest.approx(expected)
@@ -222,7 +222,7 @@ def local_batch(setup, episodes):
     tokenizer = setup["tokenizer"]
     trajectories, samples = [], {}
     for number, (seed, turns, _) in enumerate(episodes):
-        episode = ChatEpisode(gymnasium.make(ENV), ChatConfig(**setup["config"]["chat"]), env_id=ENV, seed=seed,
+        episode = ChatEpisode(gymnasium.make(ENV), ChatConfig(**setup["config"].chat), env_id=ENV, seed=seed,
                               sample=number)
         episode.reset()
         records = []
@@ -320,7 +320,7 @@ def test_an_empty_last_reply_does_not_leave_template_ids_at_the_end(setup):
     assert out.response_mask[-1] == 1
     assert len(server.calls) >= 2  # the empty replies were played as turns (format penalties)
     assert out.reward_score == pytest.approx(
-        replayed_score(setup["tokenizer"], setup["config"]["chat"], 4, [c["ids"] for c in server.calls])
+        replayed_score(setup["tokenizer"], setup["config"].chat, 4, [c["ids"] for c in server.calls])
     )
 
 
@@ -347,7 +347,7 @@ def test_a_response_budget_that_runs_out_ends_the_episode_on_a_reply(setup):
     assert out.extra_fields["stopped_early"] is True
     assert len(out.response_ids) <= 60 and out.response_mask[-1] == 1
     assert all(call["params"]["max_tokens"] >= 1 for call in server.calls)
-    played = replayed_score(setup["tokenizer"], setup["config"]["chat"], 6, [c["ids"] for c in server.calls])
+    played = replayed_score(setup["tokenizer"], setup["config"].chat, 6, [c["ids"] for c in server.calls])
     assert out.reward_score == pytest.approx(played)
 
 
@@ -385,7 +385,7 @@ def test_a_context_window_returns_the_local_trainers_per_turn_rows(setup, window
     tokenizer = setup["tokenizer"]
     loop, server = windowed_loop(setup, window, WINDOW_REPLIES)
     outputs = play(loop, seed=5)
-    chat = dict(setup["config"]["chat"], history_window=window)
+    chat = dict(setup["config"].chat, history_window=window)
     episode = ChatEpisode(gymnasium.make(ENV), ChatConfig(**chat), env_id=ENV, seed=5)
     episode.reset()
     layout = loop.layout

@@ -99,7 +99,7 @@ def episodes(setup, seeds_and_sessions, *, empty_first=(), window=None):
     """``(verl outputs, local trajectories, local samples)`` for the given (seed, session) episodes, each played
     by our agent loop (``window``: its chat.history_window, one output per turn)."""
     tokenizer = setup["tokenizer"]
-    chat = dict(setup["config"]["chat"], history_window=window)
+    chat = dict(setup["config"].chat, history_window=window)
     entry = OmegaConf.merge(setup["entry"], {"chat": {"history_window": window}})
     outputs, trajectories, samples = [], [], {}
     for seed, session in seeds_and_sessions:

@@ -15,8 +15,8 @@ from omegaconf import OmegaConf
 
 from ragen_bench import panels
 from ragen_bench.integrations import verl as integration
-from ragen_bench.chat.context import translate
-from ragen_bench.integrations.verl import recipe
+from ragen_bench.integrations.verl import job, recipe
+from ragen_bench.train.config import TrainConfigError
 from tests_verl.conftest import train_config
 
 REPO = Path(__file__).resolve().parent.parent
@@ -25,7 +25,7 @@ BASELINE = REPO / "baselines" / "starpo-verl" / "verl-overrides.txt"
 
 def composed(preset="starpo-s", overrides=(), extra=()):
     config = train_config(preset, overrides)
-    return config, recipe.compose_verl(recipe.verl_overrides(config, extra))
+    return config, job.compose_verl(recipe.verl_overrides(config, extra))
 
 
 @pytest.fixture(scope="module")
@@ -128,12 +128,12 @@ def test_presets_and_options_compose_with_verls_config(preset, overrides, expect
     (["context_window_mode=limited_multi_turn", "max_context_window=9"], 1024 + 4 * (400 + recipe.BRIDGE_TOKENS), 401),
 ])
 def test_a_context_window_trains_one_row_per_turn_with_room_for_its_prompt(mode, prompt, response, tmp_path):
-    config, verl_config = composed("ragen-sokoban", [*translate(mode), f"out={tmp_path}"])
+    config, verl_config = composed("ragen-sokoban", [*mode, f"out={tmp_path}"])
     rollout = verl_config.actor_rollout_ref.rollout
     assert (rollout.prompt_length, rollout.response_length) == (prompt, response)
     assert rollout.max_model_len == prompt + response
-    loops = OmegaConf.load(recipe.write_run_folder(config) / "agent_loops.yaml")
-    assert loops[0].chat.history_window == config["chat"]["history_window"]
+    loops = OmegaConf.load(job.write_run_folder(config) / "agent_loops.yaml")
+    assert loops[0].chat.history_window == config.chat["history_window"]
 
 
 def test_extra_overrides_replace_the_recipes_and_add_new_keys():
@@ -143,7 +143,7 @@ def test_extra_overrides_replace_the_recipes_and_add_new_keys():
 
 
 def test_dry_run_runs_verls_own_checks_on_a_local_model():
-    report = recipe.dry_run(train_config("starpo-s", ["model=tiny"]))
+    report = job.dry_run(train_config("starpo-s", ["model=tiny"]))
     command, checked = report.splitlines()[:3:2]
     assert command.startswith("python -m verl.trainer.main_ppo ") and checked == "# veRL's own config checks passed"
     assert "ppo_mini_batch_size: 2" in report  # the resolved config follows
@@ -167,18 +167,29 @@ def test_dry_run_runs_verls_own_checks_on_a_local_model():
         (["chat.history_window=2", "overlong_buffer.len=8"], [], r"overlong_buffer.len: with chat.history_window"),
         (["filter.mode=rollout", "filter.metric=entropy_variance"], [],
          r"filter.metric: the sampler filters before veRL computes any entropy"),
-        (["filter.mode=rollout", "filter.strategy=top_k", "filter.value=2"], [],
-         r"train config: filter: value must be in \(0, 1\] for strategy top_k"),
         ([], ["trainer.no_such_key=1"], r"veRL's config refused an override: .*no_such_key"),
         ([], ["oops"], r"veRL override 'oops': expected key=value"),
-        (["advantage.estimator=reinforce"], [], r"advantage.estimator: 'reinforce' is not one of gae, grpo, bi_level_gae"),
-        (["kl.coef=0.1", "kl.placement=both"], [], r"kl.placement: 'both' is not one of loss, reward"),
         ([], ["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=null"], r"veRL's config check failed"),
     ],
 )
 def test_configs_the_recipe_cannot_run_are_one_clear_error(overrides, extra, message):
     with pytest.raises(recipe.RecipeError, match=message):
-        recipe.dry_run(train_config("starpo-s", ["model=tiny", *overrides]), extra)
+        job.dry_run(train_config("starpo-s", ["model=tiny", *overrides]), extra)
+
+
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        (["filter.mode=rollout", "filter.strategy=top_k", "filter.value=2"],
+         r"^filter.value: must be in \(0, 1\] for strategy top_k"),
+        (["advantage.estimator=reinforce"], r"^advantage.estimator: must be one of gae, grpo, bi_level_gae"),
+        (["kl.coef=0.1", "kl.placement=both"], r"^kl.placement: must be loss or reward"),
+    ],
+)
+def test_choices_the_train_config_refuses_never_reach_the_recipe(overrides, message):
+    # The recipe takes a checked TrainConfig: its choices are the train config's to refuse.
+    with pytest.raises(TrainConfigError, match=message):
+        train_config("starpo-s", ["model=tiny", *overrides])
 
 
 def test_main_prints_the_dry_run_or_one_error_line(capsys):
@@ -200,10 +211,10 @@ def test_launch_writes_the_run_folder_and_runs_main_ppo(tmp_path, monkeypatch, t
     monkeypatch.setattr(subprocess, "run", lambda argv, **kw: calls.append(argv) or subprocess.CompletedProcess(argv, 7))
     config = train_config("starpo-s", ["env=RAGEN/Sokoban-6x6-v0", "model=tiny", "steps=3", "val.limit=5",
                                        f"out={tmp_path}"])
-    assert recipe.launch(config) == 7
+    assert job.launch(config) == 7
     overrides = recipe.verl_overrides(config)
     assert calls == [[sys.executable, "-m", "verl.trainer.main_ppo", *overrides]]
-    assert (tmp_path / "command.sh").read_text().splitlines()[1] == recipe.command_line(overrides)
+    assert (tmp_path / "command.sh").read_text().splitlines()[1] == job.command_line(overrides)
 
     import pandas
     from transformers import AutoTokenizer
@@ -219,7 +230,7 @@ def test_launch_writes_the_run_folder_and_runs_main_ppo(tmp_path, monkeypatch, t
     assert [row["seed"] for row in val["extra_info"]] == list(panels.load("RAGEN/Sokoban-6x6-v0", "val").seeds[:5])
 
     # veRL's own dataset reads the file and hands the agent loop what it needs.
-    verl_config = recipe.compose_verl(overrides)
+    verl_config = job.compose_verl(overrides)
     dataset = RLHFDataset(data_files=[str(tmp_path / "train.parquet")],
                           tokenizer=AutoTokenizer.from_pretrained(tiny_dir, local_files_only=True),
                           config=verl_config.data)

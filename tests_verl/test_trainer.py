@@ -17,7 +17,7 @@ from transfer_queue import KVBatchMeta
 from verl.trainer.ppo import core_algos
 from verl.trainer.ppo.v1 import get_trainer_cls, trainer_base
 
-from ragen_bench.integrations.verl import recipe
+from ragen_bench.integrations.verl import job, recipe
 from ragen_bench.integrations.verl.sampler import METRIC_PREFIX
 from ragen_bench.integrations.verl.trainer import StarPOTrainer, kept_share_scale
 from ragen_bench.starpo.advantages import compute_bi_level_gae
@@ -119,7 +119,7 @@ def test_a_failing_step_restores_veRLs_dispatch(monkeypatch, values):
 def test_the_module_the_recipe_names_registers_the_trainer_on_import_verl():
     """How the trainer reaches veRL's TaskRunner: VERL_USE_EXTERNAL_MODULES, read by `import verl` (fresh process)."""
     config = train_config("starpo-s", ["advantage.estimator=bi_level_gae"])
-    verl_config = recipe.compose_verl(recipe.verl_overrides(config))
+    verl_config = job.compose_verl(recipe.verl_overrides(config))
     module = verl_config.ray_kwargs.ray_init.runtime_env.env_vars.VERL_USE_EXTERNAL_MODULES
     code = "import verl\nfrom verl.trainer.ppo.v1 import get_trainer_cls\nprint(get_trainer_cls('ragen_sync').__name__)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,

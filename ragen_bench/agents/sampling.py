@@ -46,7 +46,7 @@ TEMPERATURE_RULES = {
 
 
 def check_temperature(temperature: float, *, greedy: bool) -> None:
-    """The one temperature rule: eval's agents, the trainer's rollouts and validation, the veRL recipe.
+    """The one temperature rule: eval's agents, the train config's rollouts and validation (either backend).
 
     ``greedy=True`` (an agent that evaluates, ``val.temperature``): ``0 <= temperature <= 10``, 0 meaning
     greedy decoding.  ``greedy=False`` (a trainer's sampling, ``rollout.temperature``): ``0 < temperature

@@ -10,7 +10,8 @@ for the tests; a GPU machine installs verl's ``vllm`` or ``sglang`` extra instea
   bi-level GAE, ``actor.filter_loss_scaling``);
 * :mod:`.bi_level`: bi-level GAE on veRL's advantage-step tensors;
 * :mod:`.data`: the Parquet seed files and the agent-loop file a run reads;
-* :mod:`.recipe`: train config -> ``verl.trainer.main_ppo`` overrides, dry run, launch.
+* :mod:`.recipe`: train config -> ``verl.trainer.main_ppo`` overrides;
+* :mod:`.job`: the overrides composed with veRL's config and checked (dry run), the run folder, the launch.
 
 :func:`main` is what ``ragen-bench train backend=verl [--dry-run]`` calls.  Importing this
 package imports neither verl nor torch; the submodules :mod:`.agent_loop`, :mod:`.sampler` and
@@ -20,8 +21,11 @@ package imports neither verl nor torch; the submodules :mod:`.agent_loop`, :mod:
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # importing this package loads no config module
+    from ragen_bench.train.config import TrainConfig
 
 INSTALL_HINT = (
     "backend=verl needs veRL 0.9 in its own virtualenv: run scripts/setup_verl_venv.sh, then "
@@ -29,10 +33,10 @@ INSTALL_HINT = (
 )
 
 
-def main(config: Mapping[str, Any], dry_run: bool, extra: Sequence[str] = ()) -> int:
+def main(config: TrainConfig, dry_run: bool, extra: Sequence[str] = ()) -> int:
     """Print the resolved veRL config (``dry_run``) or launch the training; the exit code.
 
-    ``config`` is a composed train config (configs/train); ``extra`` holds veRL ``key=value``
+    ``config`` is a checked train config (``ragen-bench train``'s); ``extra`` holds veRL ``key=value``
     overrides that replace or add to the recipe's.  A config the recipe cannot express is one
     line on stderr and exit code 2.
     """
@@ -41,13 +45,14 @@ def main(config: Mapping[str, Any], dry_run: bool, extra: Sequence[str] = ()) ->
     except ImportError:
         print(f"ragen-bench train: {INSTALL_HINT}", file=sys.stderr)
         return 2
-    from ragen_bench.integrations.verl import recipe
+    from ragen_bench.integrations.verl import job
+    from ragen_bench.integrations.verl.recipe import RecipeError
 
     try:
         if dry_run:
-            print(recipe.dry_run(config, extra))
+            print(job.dry_run(config, extra))
             return 0
-        return recipe.launch(config, extra)
-    except recipe.RecipeError as error:
+        return job.launch(config, extra)
+    except RecipeError as error:
         print(f"ragen-bench train: {error}", file=sys.stderr)
         return 2
