@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from ragen_bench.envs.base import MissingExtra
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     # Types only: PettingZoo is imported with the game's module, when an id is made.
     from pettingzoo import AECEnv, ParallelEnv
 
@@ -102,7 +104,7 @@ def game_entry(env_id: str) -> GameEntry:
         raise KeyError(f"unknown multi-agent id {env_id!r}; known ids: {', '.join(GAME_IDS)}") from None
 
 
-def game_module(env_id: str) -> Any:
+def game_module(env_id: str) -> ModuleType:
     """The game's package (``env``, ``raw_env``, ``parallel_env``), or ImportError with the install hint."""
     row = game_entry(env_id)
     try:
