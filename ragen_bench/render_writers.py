@@ -27,7 +27,7 @@ class RenderError(ValueError):
     """The episode cannot be rendered as asked (no such episode, a replay mismatch, a missing package)."""
 
 
-def open_writer(path: Path, canvas: tuple[int, int]) -> Any:
+def open_writer(path: Path, canvas: tuple[int, int]) -> _GifWriter | _Mp4Writer:
     """A writer for ``path``'s format: ``append(picture)``, ``finish()`` once all are in, then ``close()``."""
     return _GifWriter(path, canvas) if path.suffix.lower() == ".gif" else _Mp4Writer(path)
 

@@ -52,7 +52,7 @@ from ragen_bench.chat.protocol import AgentReply, AgentRequest
 if TYPE_CHECKING:
     # Types only: torch and transformers are imported where they run, so the agent registry stays light.
     import torch
-    from transformers import LogitsProcessor
+    from transformers import LogitsProcessor, StoppingCriteria
 
 DEVICES = "auto, cpu, cuda or cuda:N"
 _CUDA_INDEX = re.compile(r"cuda:(\d+)")
@@ -103,22 +103,23 @@ def _per_row_sampler(settings: SamplingSettings, generators: list[torch.Generato
     return PerRowSampler()
 
 
-def _stop_string_criteria(stops: StopStrings, prompt_width: int, rows: int) -> Any:
-    """A ``generate`` stopping criterion for ``stops``; its ``ended_at[row]`` is the reply length at the hit."""
+def _stop_string_criteria(stops: StopStrings, prompt_width: int, ended_at: list[int | None]) -> StoppingCriteria:
+    """A ``generate`` stopping criterion for ``stops`` that sets ``ended_at[row]`` to the reply length at the hit.
+
+    The caller's list is written, not a field of the criterion's: the criterion's class is made here
+    (transformers is imported late), so no type outside this function could name that field.
+    """
     import torch
     from transformers import StoppingCriteria
 
     class EndAtStopString(StoppingCriteria):
-        def __init__(self) -> None:
-            self.ended_at: list[int | None] = [None] * rows
-
         def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor, **kwargs: Any) -> torch.Tensor:
             replies = input_ids[:, prompt_width:]
-            for row, ended in enumerate(self.ended_at):
+            for row, ended in enumerate(ended_at):
                 # A row that ended (here or at a stop token) only grows padding; it is not searched again.
                 if ended is None and stops.completed_by_last(replies[row, -stops.window :].tolist()):
-                    self.ended_at[row] = replies.shape[1]
-            return torch.tensor([ended is not None for ended in self.ended_at], device=input_ids.device)
+                    ended_at[row] = replies.shape[1]
+            return torch.tensor([ended is not None for ended in ended_at], device=input_ids.device)
 
     return EndAtStopString()
 
@@ -185,9 +186,7 @@ class HFAgent:
         prompt_width = encoded["input_ids"].shape[1]
         ended_at: list[int | None] = [None] * len(batch)
         if self._stop_strings.strings:
-            criterion = _stop_string_criteria(self._stop_strings, prompt_width, len(batch))
-            options["stopping_criteria"] = [criterion]
-            ended_at = criterion.ended_at
+            options["stopping_criteria"] = [_stop_string_criteria(self._stop_strings, prompt_width, ended_at)]
         with torch.inference_mode():
             output = self.model.generate(**encoded, **options)
         prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()

@@ -26,7 +26,7 @@ import copy
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeGuard, runtime_checkable
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeGuard, TypeVar, runtime_checkable
 
 import numpy as np
 from gymnasium import spaces
@@ -76,7 +76,7 @@ class LiveEnvView:
     def action_space(self) -> spaces.Space[Any]:
         return self._env.action_space
 
-    def optimal_action(self, steps_left: int | None = None) -> Any:
+    def optimal_action(self, steps_left: int | None = None) -> int | str | None:
         """The env's next optimal action within ``steps_left`` actions (``None``: unknown)."""
         return self._env.optimal_action(steps_left=steps_left)
 
@@ -85,7 +85,7 @@ class LiveEnvView:
         known_plan = getattr(self._env, "optimal_plan", None)
         return None if known_plan is None else list(known_plan(max_actions))
 
-    def clone(self) -> Any:
+    def clone(self) -> gymnasium.Env[Any, Any]:
         """A private copy of the unwrapped env (random generators included) to step freely."""
         return clone_env(self._env)
 
@@ -201,9 +201,11 @@ def check_replies(agent: object, requests: Sequence[AgentRequest], replies: obje
 # -- cloning an env for look-ahead ------------------------------------------------------------
 
 _DECLARATIONS = (spaces.Space, EnvSpec)
+# A string bound: gymnasium.Env is imported for type checking only.
+_EnvT = TypeVar("_EnvT", bound="gymnasium.Env[Any, Any]")
 
 
-def clone_env(unwrapped: Any) -> Any:
+def clone_env(unwrapped: _EnvT) -> _EnvT:
     """A deep copy of an env to step privately, made cheaply.
 
     ``copy.deepcopy`` is slow on random generators (``random.Random`` state is a
@@ -220,7 +222,7 @@ def clone_env(unwrapped: Any) -> Any:
     return copy.deepcopy(unwrapped, memo)
 
 
-def _clone_rng(value: Any) -> Any:
+def _clone_rng(value: Any) -> random.Random | np.random.Generator | np.random.RandomState | None:
     if isinstance(value, random.Random):
         twin = type(value).__new__(type(value))  # skips seeding from OS entropy
         twin.setstate(value.getstate())

@@ -73,7 +73,7 @@ from __future__ import annotations
 import enum
 import string
 from collections.abc import Mapping
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NoReturn
 
 import gymnasium
 import numpy as np
@@ -152,7 +152,7 @@ def _unflatten_any_text(space: AnyText, codes: np.ndarray) -> str:
 
 
 @shared_memory.create_shared_memory.register(TextObservation)
-def _no_shared_text(space: TextObservation, n: int = 1, ctx: Any = None) -> Any:
+def _no_shared_text(space: TextObservation, n: int = 1, ctx: Any = None) -> NoReturn:
     # Gymnasium (1.4) reads str observations out of shared memory once, when the vector
     # env is built, so every later observation would silently be that first snapshot
     # (for Sokoban: a board of newlines).
@@ -366,7 +366,7 @@ class TextEnv(SeedContract, gymnasium.Env):
             return self.render_rgb()
         return self.render_text()
 
-    def optimal_action(self, steps_left: int | None = None) -> Any:
+    def optimal_action(self, steps_left: int | None = None) -> int | str | None:
         """Next action of an optimal policy, or ``None`` if unknown."""
         return None
 
@@ -420,7 +420,7 @@ class TextEnv(SeedContract, gymnasium.Env):
             known = ", ".join(sorted(self.reset_options)) or "none"
             raise ValueError(f"{type(self).__name__}.reset: unknown options {unknown} (known: {known})")
 
-    def _check_action(self, action: Any) -> Any:
+    def _check_action(self, action: Any) -> int | str:
         """``action`` as the family expects it, or :class:`InvalidActionError`."""
         space = self.action_space
         name = type(self).__name__

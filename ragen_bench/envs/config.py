@@ -137,7 +137,7 @@ class OrNone(Rule):
 class PathOrNone(Rule):
     """``None`` or a path (``str`` or ``os.PathLike``); whether it exists is the reader's check."""
 
-    def check(self, owner: str, name: str, value: Any, checked: Mapping[str, Any]) -> Any:
+    def check(self, owner: str, name: str, value: Any, checked: Mapping[str, Any]) -> str | os.PathLike[str] | None:
         if value is not None and not isinstance(value, (str, os.PathLike)):
             raise arg_error(owner, name, "a path or None", value, TypeError)
         return value

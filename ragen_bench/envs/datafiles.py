@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 # field name -> check returning the cleaned value or raising ValueError with a reason
 FieldCheck = Callable[[Any], Any]
@@ -60,7 +60,7 @@ def _rows(path: Path) -> list[tuple[str, Any]]:
     return rows
 
 
-def _refuse_constant(name: str) -> Any:
+def _refuse_constant(name: str) -> NoReturn:
     """JSON has no NaN/Infinity; Python's reader accepts them unless told otherwise."""
     raise ValueError(f"{name} is not a number an instance may hold")
 

@@ -31,7 +31,7 @@ position, so a copy goes on exactly as the original does.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 from gymnasium import spaces
@@ -39,6 +39,9 @@ from pettingzoo import AECEnv
 from pettingzoo.utils import wrappers
 
 from ragen_bench.envs.base import ResetNeededError, SeedContract
+
+if TYPE_CHECKING:
+    from pettingzoo.utils.wrappers.order_enforcing import AECOrderEnforcingIterable
 
 AGENTS = ("player_0", "player_1")
 
@@ -315,16 +318,16 @@ class ActionCheckWrapper(wrappers.OrderEnforcingWrapper):
                 self.unwrapped.check_action(agent, action)
         super().step(action)
 
-    def observe(self, agent: Any) -> Any:
+    def observe(self, agent: Any) -> dict[str, np.ndarray]:
         self._refuse_before_reset("observe")
         self.unwrapped._check_agent(agent)
         return super().observe(agent)
 
-    def render(self) -> Any:
+    def render(self) -> str | np.ndarray | None:
         self._refuse_before_reset("render")
         return super().render()
 
-    def agent_iter(self, max_iter: int = 2**63) -> Any:
+    def agent_iter(self, max_iter: int = 2**63) -> AECOrderEnforcingIterable:
         self._refuse_before_reset("agent_iter")
         return super().agent_iter(max_iter)
 

@@ -17,6 +17,8 @@ from ragen_bench import values
 from ragen_bench.envs.base import MissingExtra
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     # Types only: PettingZoo is imported with the game's module, when an id is made.
     from pettingzoo import AECEnv, ParallelEnv
 
@@ -103,7 +105,7 @@ def game_entry(env_id: str) -> GameEntry:
         raise KeyError(values.unknown_name("multi-agent id", env_id, GAME_IDS, "`ragen-bench envs list`")) from None
 
 
-def game_module(env_id: str) -> Any:
+def game_module(env_id: str) -> ModuleType:
     """The game's package (``env``, ``raw_env``, ``parallel_env``), or ImportError with the install hint."""
     row = game_entry(env_id)
     try:

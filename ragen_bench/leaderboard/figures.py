@@ -16,6 +16,8 @@ from ragen_bench.leaderboard.errors import needs_extra
 from ragen_bench.plots import AS_WRITTEN, legend_label, plot_text
 
 if TYPE_CHECKING:
+    from types import ModuleType
+
     from matplotlib.figure import Figure
 
     from ragen_bench.leaderboard.verify import VerifiedRun
@@ -31,7 +33,7 @@ def _figure_bytes(figure: Figure) -> bytes:
     return buffer.getvalue()
 
 
-def _pyplot() -> Any:
+def _pyplot() -> ModuleType:
     needs_extra("matplotlib").use("Agg")
     import matplotlib.pyplot as plt
 

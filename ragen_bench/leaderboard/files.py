@@ -18,7 +18,7 @@ import stat
 import zlib
 from collections.abc import Iterator
 from pathlib import Path, PurePosixPath
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NoReturn
 
 from ragen_bench.leaderboard.errors import LeaderboardError
 
@@ -181,7 +181,7 @@ def _finite_int(text: str) -> int:
     raise _NotFinite(text)
 
 
-def _no_constants(name: str) -> Any:
+def _no_constants(name: str) -> NoReturn:
     # NaN and Infinity are not JSON; Python's parser accepts them unless told not to.
     raise _NotFinite(name)
 

@@ -13,10 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench.chat.trajectory import Trajectory
 from ragen_bench.train.sampler import TurnSample
+
+if TYPE_CHECKING:
+    # Types only: torch is imported inside the functions that use it (module docstring).
+    import torch
 
 
 @dataclass(frozen=True)
@@ -195,7 +199,7 @@ def episode_totals(batch: RolloutBatch) -> tuple[Any, list[int], Any]:
     return batch.scores[rows], [batch.group_ids[r] for r in rows], lengths
 
 
-def episode_rows(batch: RolloutBatch, episodes: Any) -> Any:
+def episode_rows(batch: RolloutBatch, episodes: torch.Tensor) -> torch.Tensor:
     """The rows of the given episodes (numbered as :func:`episode_totals` lists them), in row order."""
     import torch
 

@@ -11,10 +11,17 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench.plots import AS_WRITTEN, legend_label
 from ragen_bench.runfiles import replace_atomically
+
+if TYPE_CHECKING:
+    # Types only: matplotlib is imported when curves are drawn.
+    from types import ModuleType
+
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 METRICS = "metrics.jsonl"
 VALIDATION = "validation.jsonl"
@@ -105,11 +112,11 @@ def plot_curves(out: Path) -> Path:
     return path
 
 
-def _draw_curves(plt: Any, train: list[dict[str, Any]], val: list[dict[str, Any]]) -> Any:
+def _draw_curves(plt: ModuleType, train: list[dict[str, Any]], val: list[dict[str, Any]]) -> Figure:
     """The figure of :func:`plot_curves` from the metrics and validation lines."""
     figure, axes = plt.subplots(1, 4, figsize=(17, 3.6))
 
-    def curve(axis: Any, key: str, label: str, style: str = "-") -> None:
+    def curve(axis: Axes, key: str, label: str, style: str = "-") -> None:
         points = [(row["step"], row[key]) for row in train if key in row]
         if points:
             axis.plot([step for step, _ in points], [value for _, value in points], style, label=label)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import nn
@@ -20,8 +20,13 @@ from torch import nn
 from ragen_bench.starpo.forward import backbone_and_head, hidden_before_responses
 from ragen_bench.train.config import LoraConfig
 
+if TYPE_CHECKING:
+    # Types only: peft is optional (full fine-tuning runs without it), and transformers comes with the model.
+    from peft import PeftModel
+    from transformers import PreTrainedModel
 
-def with_lora(model: Any, lora: LoraConfig, *, base_name: str) -> Any:
+
+def with_lora(model: PreTrainedModel, lora: LoraConfig, *, base_name: str) -> PreTrainedModel | PeftModel:
     """``model`` with a fresh trainable LoRA adapter (rank > 0), or ``model`` itself (full fine-tuning).
 
     ``base_name`` (a path or an alias such as ``smollm2-135m``) is what the saved adapter names

@@ -31,7 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench.agents.local_models import AUTO_THREADS, DEFAULT_STOP_STRINGS, load_for_sampling, stop_token_ids
 from ragen_bench.agents.sampling import SamplingSettings, check_temperature, request_seed
@@ -40,6 +40,11 @@ from ragen_bench.chat.tokens import TokenLayout, TokenLayoutError
 from ragen_bench.train.config import RolloutConfig
 from ragen_bench.train.sampler import Sampler, TurnSample, _RowCache
 from ragen_bench.train.stops import ReplyStops
+
+if TYPE_CHECKING:
+    # Types only: models arrive loaded; this module never imports transformers or peft to run.
+    from peft import PeftModel
+    from transformers import PreTrainedModel
 
 __all__ = ["DEFAULT_STOP_STRINGS", "PolicyAgent", "TurnSample", "make_policy_agent"]
 
@@ -118,7 +123,8 @@ class PolicyAgent:
         self._episodes: dict[str, _EpisodeContext] = {}
 
     @property
-    def model(self) -> Any:
+    def model(self) -> PreTrainedModel | PeftModel | None:
+        """The model the sampler decodes with (``None`` after :meth:`close`)."""
         return self.sampler.model
 
     @property

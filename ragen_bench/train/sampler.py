@@ -19,12 +19,18 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench.agents.local_models import keep_top_p
 from ragen_bench.agents.sampling import SamplingSettings
 from ragen_bench.train import cache_patches
 from ragen_bench.train.stops import ReplyStops
+
+if TYPE_CHECKING:
+    # Types only: torch, transformers and peft are imported inside the functions that use them.
+    import torch
+    from peft.tuners.lora import LoraLayer
+    from transformers import DynamicCache
 
 
 @dataclass(frozen=True)
@@ -112,7 +118,7 @@ def _lora_layers(policy: Any) -> dict[str, Any]:
     return {name: module for name, module in policy.base_model.model.named_modules() if isinstance(module, LoraLayer)}
 
 
-def _merged_weight(source: Any) -> Any:
+def _merged_weight(source: torch.nn.Parameter | LoraLayer) -> torch.Tensor:
     """A parameter itself, or a LoRA layer's base weight plus its active adapters' deltas."""
     if not hasattr(source, "base_layer"):
         return source
@@ -229,7 +235,7 @@ class Sampler:
                 )
                 logits, next_position = out.logits[:, -1], next_position + 1
 
-    def _new_cache(self) -> Any:
+    def _new_cache(self) -> DynamicCache:
         """An empty batch cache whose full-attention layers grow in place (see :func:`~ragen_bench.train.cache_patches.growing_layer_class`)."""
         from transformers import DynamicCache
         from transformers.cache_utils import DynamicLayer
@@ -264,7 +270,7 @@ class Sampler:
                 mask[row, width - cache.mask.shape[0] :] = cache.mask
         return batch, mask
 
-    def _choose(self, logits: Any, rows: _Rows) -> Any:
+    def _choose(self, logits: torch.Tensor, rows: _Rows) -> torch.Tensor:
         """Draw each live row's next token (or force the end token) and record its log-prob.
 
         A draw inverts the cumulative distribution at one uniform number from the row's own

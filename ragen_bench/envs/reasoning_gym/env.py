@@ -8,12 +8,15 @@ import importlib
 import io
 import json
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench.envs.base import AnyText, MissingExtra, TextEnv, text_charset
 from ragen_bench.envs.config import EnvConfig, IntIn, OneOf, setting
 from ragen_bench.envs.reasoning_gym import grading
 from ragen_bench.envs.reasoning_gym.ids import DATASETS, INSTALL_HINT, LIBRARY, REFERENCE_METADATA_KEYS
+
+if TYPE_CHECKING:
+    from types import ModuleType
 
 DIFFICULTIES = ("default", "easy", "hard")
 MAX_QUESTION_CHARS = 100_000
@@ -25,7 +28,7 @@ class DatasetError(RuntimeError):
     """reasoning-gym failed to import, or to build or generate a dataset (the message names it and the seed)."""
 
 
-def load_library() -> Any:
+def load_library() -> ModuleType:
     """``reasoning_gym`` (about 2 s to import), or the one-line error naming the extra."""
     try:
         return importlib.import_module(LIBRARY)
