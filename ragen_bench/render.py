@@ -214,7 +214,7 @@ def iter_frames(record: Mapping[str, Any], env_kwargs: Mapping[str, Any], env: A
         env.close()
 
 
-def replay_env(env_id: str, env_kwargs: Mapping[str, Any]) -> Any:
+def replay_env(env_id: str, env_kwargs: Mapping[str, Any]) -> gymnasium.Env:
     """The (unwrapped) env a single-agent episode of ``env_id`` replays on: its pictures, or its text."""
     modes = load_env_creator(gymnasium.spec(env_id).entry_point).metadata["render_modes"]
     mode = "rgb_array" if "rgb_array" in modes else "ansi"

@@ -19,7 +19,6 @@ PACKAGE = REPO_ROOT / "ragen_bench"
 _JSON = "a JSON value"
 _CONFIG_VALUE = "a config value of whatever type its rule or hint accepts"
 _LITERAL = "a parsed literal: nested lists and tuples of ints and strs"
-_TODO = "not yet converted (issue 28)"
 
 # "path::Class.method" (nested functions as "outer.inner") -> why it returns Any.
 RETURNS_ANY = {
@@ -36,22 +35,8 @@ RETURNS_ANY = {
     "ragen_bench/leaderboard/files.py::read_json_file": _JSON,
     "ragen_bench/values.py::conform": _CONFIG_VALUE,
     "ragen_bench/values.py::_element": _CONFIG_VALUE,
-    # Files being edited elsewhere when the rest were converted.
-    "ragen_bench/eval/games.py::_PrivilegedSeat.act": _TODO,
-    "ragen_bench/eval/replay.py::_RecordedSeat.act": _TODO,
-    "ragen_bench/eval/rundir.py::read_json": _TODO,
-    "ragen_bench/integrations/verl/bi_level.py::bi_level_advantages": _TODO,
-    "ragen_bench/integrations/verl/recipe.py::_get": _TODO,
-    "ragen_bench/integrations/verl/recipe.py::_choice": _TODO,
-    "ragen_bench/integrations/verl/recipe.py::compose_verl": _TODO,
-    "ragen_bench/integrations/verl/trainer.py::advantage_hooks.dispatch": _TODO,
-    "ragen_bench/integrations/verl/trainer.py::StarPOTrainer._compute_advantage": _TODO,
-    "ragen_bench/integrations/verl/trainer.py::StarPOTrainer._compute_old_log_prob": _TODO,
-    "ragen_bench/render.py::replay_env": _TODO,
-    "ragen_bench/train/config.py::TrainConfig.chat_config": _TODO,
-    "ragen_bench/train/config.py::_build": _TODO,
-    "ragen_bench/train/config.py::_coerce": _TODO,
-    "ragen_bench/train/validation.py::evaluate": _TODO,
+    "ragen_bench/eval/rundir.py::read_json": _JSON,
+    "ragen_bench/train/config.py::_coerce": _CONFIG_VALUE,
 }
 
 # How a bare Any return is spelled: the name, through the module, or as a string.

@@ -24,12 +24,15 @@ import math
 from dataclasses import replace
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench import runfiles
 from ragen_bench.eval import metrics, rundir
 from ragen_bench.eval.config import EvalConfig, scripted_opponents
 from ragen_bench.eval.plan import Instance, batches
+
+if TYPE_CHECKING:
+    from ragen_bench.chat.protocol import AgentReply, AgentRequest
 
 OUTCOMES = ("win", "draw", "loss")
 
@@ -62,7 +65,7 @@ class _PrivilegedSeat:
     def __init__(self, agent: Any, views: Mapping[str, _SeatView]) -> None:
         self.agent, self.name, self.views = agent, agent.name, dict(views)
 
-    def act(self, requests: Sequence[Any]) -> Any:
+    def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
         return self.agent.act([replace(request, live_env=self.views[request.episode_key]) for request in requests])
 
 

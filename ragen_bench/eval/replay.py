@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from ragen_bench import runfiles
 
@@ -168,7 +168,7 @@ class _RecordedSeat:
     def __init__(self, turns: list[dict[str, Any]], prefix: str, where: Mapping[str, Any]) -> None:
         self.turns, self.prefix, self.where, self.played = turns, prefix, where, 0
 
-    def act(self, requests: Sequence[Any]) -> Any:  # makes it a chat seat for GameMatch; never asked
+    def act(self, requests: Sequence[Any]) -> NoReturn:  # makes it a chat seat for GameMatch; never asked
         raise RuntimeError("a recorded seat is answered by replay_game, not asked")
 
     def next_reply(self) -> tuple[Any, dict[str, Any]]:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
-from typing import Any, get_type_hints
+from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
 from ragen_bench import values
 # The algorithm choices (estimators, loss aggregations, algos, presets) and the filter's rules come
@@ -24,6 +24,11 @@ from ragen_bench.starpo.algorithms import (ALGORITHMS, DEFAULT_PRESET, ESTIMATOR
                                            PRESETS, choices)
 from ragen_bench.starpo.filter_spec import groups_to_keep
 from ragen_bench.train.filter_config import FilterConfig, check_filter, filter_in_words, unread_filter_keys
+
+if TYPE_CHECKING:
+    from ragen_bench.chat.config import ChatConfig
+
+_Section = TypeVar("_Section")
 
 BACKENDS = ("local", "verl")
 FILTER_LOSS_SCALINGS = ("none", "linear", "sqrt")
@@ -213,7 +218,7 @@ class TrainConfig:
         return groups_to_keep(self.rollout.groups, self.filter.spec)
 
     @property
-    def chat_config(self) -> Any:
+    def chat_config(self) -> ChatConfig:
         """``chat`` as a :class:`~ragen_bench.chat.ChatConfig`, checked by eval's rules (a TrainConfigError naming the key).
 
         ``chat`` itself stays the mapping of the keys given, which is what ``config.json`` records.
@@ -292,7 +297,7 @@ def from_mapping(raw: Mapping[str, Any]) -> TrainConfig:
     return config
 
 
-def _build(cls: type, raw: Any, prefix: str) -> Any:
+def _build(cls: type[_Section], raw: Any, prefix: str) -> _Section:
     if not isinstance(raw, Mapping):
         raise TrainConfigError(f"{prefix.rstrip('.') or 'train config'}: expected a mapping, got {raw!r}")
     hints = get_type_hints(cls)

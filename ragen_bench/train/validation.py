@@ -8,12 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench.train import checkpoint as ckpt
 from ragen_bench.train.config import TrainConfig
 from ragen_bench.train.logbook import Logbook, plot_curves
 from ragen_bench.train.schedule import derived_seed, panel_seeds
+
+if TYPE_CHECKING:
+    from ragen_bench.eval.run import EvalResult
 
 
 def validate(config: TrainConfig, out: Path, step: int, checkpoint: Path | None, log: Logbook,
@@ -45,7 +48,7 @@ def test(config: TrainConfig, out: Path, step: int, checkpoint: Path, log: Logbo
 
 
 def evaluate(config: TrainConfig, model: str, split: str, *, limit: int | None, temperature: float, samples: int,
-             out: Path) -> Any:
+             out: Path) -> EvalResult:
     """``ragen-bench eval env=... split=... agent=hf agent.model=MODEL`` with the trainer's chat settings."""
     from ragen_bench.eval.compose import compose_config
     from ragen_bench.eval.run import run_eval

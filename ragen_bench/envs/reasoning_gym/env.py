@@ -18,6 +18,8 @@ from ragen_bench.envs.reasoning_gym.ids import DATASETS, INSTALL_HINT, LIBRARY, 
 if TYPE_CHECKING:
     from types import ModuleType
 
+    from reasoning_gym.dataset import ProceduralDataset
+
 DIFFICULTIES = ("default", "easy", "hard")
 MAX_QUESTION_CHARS = 100_000
 MAX_ANSWER_CHARS = 10_000
@@ -58,7 +60,7 @@ def make_item(library: Any, dataset: str, difficulty: str, seed: int) -> tuple[A
                            f"{type(error).__name__}: {error}") from error
 
 
-def _dataset(library: Any, dataset: str, difficulty: str, seed: int) -> Any:
+def _dataset(library: ModuleType, dataset: str, difficulty: str, seed: int) -> ProceduralDataset:
     if difficulty == "default":
         return library.create_dataset(dataset, seed=seed, size=1)
     data_class, _ = library.factory.DATASETS[dataset]

@@ -12,14 +12,17 @@ token of each reply (the mask's runs), the default of
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ragen_bench.starpo.advantages import compute_bi_level_gae
+
+if TYPE_CHECKING:
+    from verl import DataProto
 
 DEFAULT_HIGH_LEVEL_GAMMA = 0.95
 
 
-def bi_level_advantages(data: Any, *, gamma: float, lam: float, high_level_gamma: float) -> Any:
+def bi_level_advantages(data: DataProto, *, gamma: float, lam: float, high_level_gamma: float) -> DataProto:
     """Fill ``data.batch["advantages"]``/``["returns"]`` (a veRL ``DataProto``) with bi-level GAE."""
     batch = data.batch
     advantages, returns = compute_bi_level_gae(

@@ -16,13 +16,16 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench.integrations.verl.recipe import RecipeError, fixed_kept_groups, run_folder, verl_overrides
 from ragen_bench.train.config import TrainConfig
 
+if TYPE_CHECKING:
+    from omegaconf import DictConfig
 
-def compose_verl(overrides: Sequence[str]) -> Any:
+
+def compose_verl(overrides: Sequence[str]) -> DictConfig:
     """veRL's own ``ppo_trainer`` config with ``overrides`` (an OmegaConf DictConfig)."""
     from hydra import compose, initialize_config_module
 

@@ -40,6 +40,7 @@ from ragen_bench.train.collapse_probe import CollapseProbe
 from verl.trainer.ppo.v1 import trainer_base
 from verl.trainer.ppo.v1.trainer_base import register_trainer
 from verl.trainer.ppo.v1.trainer_sync import PPOTrainerSync
+from verl import DataProto
 from verl.utils.debug import marked_timer
 
 
@@ -60,7 +61,7 @@ def advantage_hooks(settings: Mapping[str, Any], metrics: dict) -> Iterator[None
     high_level_gamma = float(settings.get("high_level_gamma", DEFAULT_HIGH_LEVEL_GAMMA))
     scale = kept_share_scale(settings, metrics)
 
-    def dispatch(data: Any, *, gamma: float = 1.0, lam: float = 1.0, **kwargs: Any) -> Any:
+    def dispatch(data: DataProto, *, gamma: float = 1.0, lam: float = 1.0, **kwargs: Any) -> DataProto:
         if bi_level:
             data = bi_level_advantages(data, gamma=gamma, lam=lam, high_level_gamma=high_level_gamma)
         else:
@@ -90,12 +91,12 @@ class StarPOTrainer(PPOTrainerSync):
     def trainer_mode(self, _name: str) -> None:
         pass
 
-    def _compute_advantage(self, batch: Any, metrics: dict) -> Any:
+    def _compute_advantage(self, batch: DataProto, metrics: dict) -> DataProto:
         settings = self.config.trainer.v1.get(TRAINER_MODE, {}) or {}
         with advantage_hooks(settings, metrics):
             return super()._compute_advantage(batch, metrics)
 
-    def _compute_old_log_prob(self, batch: Any, metrics: dict) -> Any:
+    def _compute_old_log_prob(self, batch: DataProto, metrics: dict) -> DataProto:
         batch = super()._compute_old_log_prob(batch, metrics)
         probe = self._collapse_probe()
         if probe is not None and probe.due(self.global_steps):
