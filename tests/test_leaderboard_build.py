@@ -347,6 +347,7 @@ CLEAN_FIELDS = {"model": "scripted", "recipe": "scripted", "contact": "tests", "
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @example(hostile={"model": "$x^{$", "recipe": HOSTILE, "contact": "\\$", "notes": "<!-- </script>",
                   "link": "<b>", "split": "val $x^{$"})
+@example(hostile={"training_metrics": "\r\n| x |"})  # a line break in a path named by the error
 @given(hostile=st.dictionaries(st.sampled_from(sorted(CLEAN_FIELDS)), hostile_texts, min_size=1, max_size=3))
 def test_hostile_submission_text_is_refused_cleanly_or_built_as_text(solo: Path, hostile: dict[str, str]) -> None:
     """Whatever text stands in submission.json's free-text fields or a validation split, verify passes or

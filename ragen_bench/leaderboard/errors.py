@@ -67,7 +67,13 @@ class LeaderboardError(RuntimeError):
             text += f" (expected {_short(self.expected)}, found {_short(self.found)})"
         elif self._given[1]:
             text += f" (found {_short(self.found)})"
-        return text
+        # A submission names its own paths: one holding a line break ("\r\n| x |") must not
+        # break the one line either.
+        return "".join(char.encode("unicode_escape").decode() if char in _LINE_BREAKS else char for char in text)
+
+
+# What str.splitlines breaks a line at.
+_LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 
 def _short(value: Any, limit: int = 120) -> str:
