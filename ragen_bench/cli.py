@@ -265,13 +265,38 @@ def _new_dir(text: str) -> str:
     return text
 
 
+class _HelpWithKeys(argparse.Action):
+    """``eval -h``: the usual help, then every key with its default and comment, read from the
+    packaged configs (a wheel has no configs/ folder to open)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="show this help, every key and its default, and exit")
+
+    def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
+        from ragen_bench.data import configs_root
+
+        root = configs_root()
+        agents = sorted(item.name.removesuffix(".yaml") for item in (root / "agent").iterdir()
+                        if item.name.endswith(".yaml"))
+        parser.print_help()
+        print(f"\nagent=NAME picks an agent config: {', '.join(agents)} (agent.KEY=VALUE sets one of its keys)."
+              "\n\nThe keys, their defaults and what they mean (configs/eval.yaml, packaged):\n")
+        print((root / "eval.yaml").read_text(encoding="utf-8"))
+        print("chat.KEY=VALUE (configs/chat/default.yaml, packaged):\n")
+        print((root / "chat" / "default.yaml").read_text(encoding="utf-8"), end="")
+        parser.exit()
+
+
 def _add_eval(commands: argparse._SubParsersAction) -> None:
     evaluate = commands.add_parser(
         "eval",
         help="evaluate an agent on an env or suite",
-        epilog="Keys and defaults: configs/eval.yaml and configs/agent/*.yaml; guide: docs/eval.md. "
-        "Example: ragen-bench eval env=RAGEN/Sokoban-6x6-v0 agent=random samples=4 limit=32 out=runs/x",
+        add_help=False,
+        epilog="Every key, its default and its meaning are listed below. Guide: docs/eval.md in the source "
+        "repository. Example: ragen-bench eval env=RAGEN/Sokoban-6x6-v0 agent=random samples=4 limit=32 out=runs/x",
     )
+    evaluate.add_argument("-h", "--help", action=_HelpWithKeys)
     evaluate.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. env=RAGEN/Sokoban-6x6-v0 agent=random")
     evaluate.set_defaults(handler=_eval)
 
@@ -307,7 +332,7 @@ def _add_envs(commands: argparse._SubParsersAction) -> None:
 
 def _add_leaderboard(commands: argparse._SubParsersAction) -> None:
     board = commands.add_parser("leaderboard", help="verify submissions, build the leaderboard, compare entries",
-                                epilog="Guide: docs/leaderboard.md")
+                                epilog="Guide: docs/leaderboard.md in the source repository")
     board_commands = board.add_subparsers(dest="leaderboard_command", required=True)
     check = board_commands.add_parser("verify", help="check a submission folder by replaying every episode")
     check.add_argument("path", help="submission folder (submission.json and an eval run directory)")
@@ -326,7 +351,7 @@ def _add_leaderboard(commands: argparse._SubParsersAction) -> None:
 def _add_train(commands: argparse._SubParsersAction) -> None:
     training = commands.add_parser(
         "train", help="train a policy with StarPO / StarPO-S (or a supervised warm start)",
-        epilog="Presets: configs/train/ (starpo-s, starpo, ppo, grpo, ragen-sokoban); guide: docs/train.md. "
+        epilog="Presets: configs/train/ (starpo-s, starpo, ppo, grpo, ragen-sokoban); guide: docs/train.md in the source repository. "
         "Example: ragen-bench train preset=grpo env=RAGEN/Bandit-v0 model=tiny steps=2 out=runs/t",
     )
     training.add_argument("overrides", nargs="*", help="preset=NAME and Hydra overrides, e.g. rollout.groups=4")
@@ -359,7 +384,7 @@ def _add_render(commands: argparse._SubParsersAction) -> None:
 def _add_play(commands: argparse._SubParsersAction) -> None:
     human = commands.add_parser(
         "play", help="play an env or game yourself in the terminal, recorded as an eval run (agent=human)",
-        epilog="Arrow keys where the moves are directions, a typed answer otherwise; q quits. Guide: docs/play.md",
+        epilog="Arrow keys where the moves are directions, a typed answer otherwise; q quits. Guide: docs/play.md in the source repository",
     )
     human.add_argument("env_id", help="an env id (ragen-bench envs list), e.g. RAGEN/Sokoban-6x6-v0")
     human.add_argument("--seed", type=int, help="play this panel seed only (default: the panel's seeds in order)")

@@ -160,3 +160,17 @@ def test_envs_show_of_a_game_says_what_the_draws_are_instead_of_printing_them(en
     out = capsys.readouterr().out
     assert TIE_BREAK_DRAWS not in out and "draws" not in out.split("seed 5:")[0]
     assert out.endswith("(the panel checksum also covers this seed's random draws: opponents' tie-breaks, dice, cards)\n")
+
+
+def test_eval_help_lists_every_key_with_its_default_from_the_packaged_configs(capsys):
+    # A wheel has no configs/ folder: the help itself shows the keys, as the config files say them.
+    from ragen_bench.data import configs_root
+
+    with pytest.raises(SystemExit) as done:
+        main(["eval", "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: ragen-bench eval [-h] [overrides ...]")
+    assert (configs_root() / "eval.yaml").read_text(encoding="utf-8") in out
+    assert (configs_root() / "chat" / "default.yaml").read_text(encoding="utf-8") in out
+    assert "agent=NAME picks an agent config: hf, human, openai, optimal, random, vllm " in out
