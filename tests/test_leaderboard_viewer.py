@@ -131,6 +131,8 @@ def shown_images(page: Any, pane: str) -> list[dict[str, Any]]:
 
 
 def wait_for_images(page: Any, pane: str) -> None:
+    # Frames load lazily, as a reader scrolls to them: the viewer sits below the tables and plots.
+    page.locator(f"#{pane}-frames").scroll_into_view_if_needed()
     page.wait_for_function(
         f"Array.from(document.querySelectorAll('#{pane}-frames img')).every(i => i.complete)")
 
