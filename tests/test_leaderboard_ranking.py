@@ -192,7 +192,7 @@ def test_mean_interval_stays_inside_the_mean_bounds() -> None:
 def detail_row(entry: str, env: str, success: float, seeds: int = 2) -> dict[str, Any]:
     return {"suite": "suite s", "entry": entry, "env": env, "split": "test", "success": success,
             "success_low": success / 2, "success_high": (1 + success) / 2, "seeds": seeds, "panel_seeds": 256,
-            "samples": 1, "recipe": f"recipe of {entry}"}
+            "samples": 1, "model": f"model of {entry}", "recipe": f"recipe of {entry}"}
 
 
 def test_ranking_rows_rank_by_the_mean_and_share_ties() -> None:
@@ -202,7 +202,8 @@ def test_ranking_rows_rank_by_the_mean_and_share_ties() -> None:
     ranking = ranking_rows(rows)
     assert [(r["entry"], r["rank"], r["score"]) for r in ranking] == [("c", 1, 1.0), ("a", 2, 0.5), ("b", 2, 0.5)]
     b = ranking[2]
-    assert (b["E1"], b["E2"]) == (1.0, 0.0) and b["coverage"] == "5/512 seeds x 1" and b["recipe"] == "recipe of b"
+    assert (b["E1"], b["E2"]) == (1.0, 0.0) and b["coverage"] == "5/512 seeds x 1"
+    assert (b["model"], b["recipe"]) == ("model of b", "recipe of b")
 
 
 def test_reported_results_map_the_papers_table() -> None:
@@ -235,9 +236,11 @@ def test_ranking_csv_and_readme_lead_with_the_ranking(board: Path) -> None:
     assert text.index("| rank | entry | score | 95% CI | Bandit-HeldOut | Bandit-Rev | Bandit |", suite) < text.index(
         "### suite", suite)
     assert "| 1 | trained |" in text
-    # The paper's row: no rank, score or coverage; its numbers under the envs it reports.
+    # The paper's row: no rank, score, coverage or model; its numbers under the envs it reports, its recipe
+    # shortened (in full in the closing notes).
     assert ("| - | RAGEN paper \\(reported, not verified\\) | - | - | - | 0.676 | 1.000 | - | 0.199 | 0.188 | 0.215 "
-            "| 0.023 | - | StarPO-S, Qwen2.5-0.5B-Instruct \\(arXiv:2504.20073, Table 4\\) |") in text
+            "| 0.023 | - | - | StarPO-S, Qwen2.5-0.5B-Instruct\u2026 |") in text
+    assert "RAGEN paper: StarPO-S, Qwen2.5-0.5B-Instruct (arXiv:2504.20073, Table 4)" in text
 
 
 def test_readme_pairs_the_trained_entry_with_its_base(pair: Path, board: Path) -> None:

@@ -131,6 +131,8 @@ def shown_images(page: Any, pane: str) -> list[dict[str, Any]]:
 
 
 def wait_for_images(page: Any, pane: str) -> None:
+    # Frames load lazily, as a reader scrolls to them: the viewer sits below the tables and plots.
+    page.locator(f"#{pane}-frames").scroll_into_view_if_needed()
     page.wait_for_function(
         f"Array.from(document.querySelectorAll('#{pane}-frames img')).every(i => i.complete)")
 
@@ -203,4 +205,24 @@ def test_a_text_state_is_shown_as_text(browser: Any, built: Path) -> None:
     texts = viewer_data(built)["texts"]
     states = page.eval_on_selector_all("#v-frames pre.state", "nodes => nodes.map(n => n.textContent)")
     assert states == [texts[episode["frames"][i]] for i in episode["turns"][0]["frames"]]
+    assert errors == []
+
+
+def test_compare_with_an_entry_sharing_no_episode_says_so(browser: Any) -> None:
+    """Issue 34's case on the committed page: a Sokoban entry compared with a Bandit entry (no seed in common)."""
+    data = viewer_data(REPO_ROOT / "leaderboard")
+    episodes = [set(data["entries"][name]) for name in ("cpu-sokoban-grpo-rl", "cpu-bandit-smollm2")]
+    assert not episodes[0] & episodes[1]
+    page, errors = open_page(browser, REPO_ROOT / "leaderboard" / "index.html")
+    page.select_option("#v-entry", "cpu-sokoban-grpo-rl")
+    page.select_option("#v-episode", "RAGEN/Sokoban-6x6-AltVocab-v0 test seed 124")
+    page.select_option("#w-entry", "cpu-bandit-smollm2")
+    assert page.eval_on_selector_all("#v-episode option", "options => options.length") == 0
+    assert page.text_content("#v-nothing").startswith("cpu-sokoban-grpo-rl and cpu-bandit-smollm2 share no episode")
+    assert page.is_visible("#v-nothing") and page.is_hidden("#v-panes")  # no stale pane left showing
+    assert all(page.is_disabled(control) for control in ("#v-episode", "#v-next", "#v-step"))
+    # Back to one entry: its episodes return and the pane shows the first turn.
+    page.select_option("#w-entry", "(none)")
+    assert page.is_hidden("#v-nothing") and page.is_visible("#v-pane")
+    assert page.text_content("#v-turn").startswith("Turn 1 of ")
     assert errors == []

@@ -2,15 +2,17 @@
 
 Outputs (in ``out``, by default ``leaderboard/``):
 
-* ``README.md`` -- per suite (or single env) first the ranking (a row per entry, by the
-  suite score with its interval, a column per env, the coverage, the recipe, and the
-  numbers others reported, not verified), then the detail: per env, success with its 95%
+* ``README.md`` -- links to each section, then per suite (or single env), broadest first,
+  the ranking (a row per entry, by the suite score with its interval, a column per env,
+  the coverage, the model and recipe shortened, and the numbers others reported, not
+  verified), the suite's plot, then the detail: per env, success with its 95%
   Wilson interval, pass@k, mean return, efficiency, valid-action rate, tokens per episode
   and how much of each panel the entry covers; then trained entries against their base
   entries (paired), the generalization table and the entries;
 * ``leaderboard.csv`` -- the detail table, one row per entry and env (pandas);
 * ``ranking.csv`` -- the rankings, one row per suite and entry, with its rank (pandas);
-* ``success_by_env.png``, ``generalization.png``, ``learning_curves.png`` -- the plots (:mod:`.figures`);
+* ``success-<suite>.png`` (one per suite), ``generalization.png``, ``learning_curves.png`` -- the plots
+  (:mod:`.figures`);
 * ``index.html`` -- one static page (:mod:`.page`), and ``frames/`` -- the pictures of
   its episode viewer (:mod:`.viewer`), one PNG per distinct state.
 
@@ -33,8 +35,8 @@ from ragen_bench.leaderboard.errors import LeaderboardError, needs_extra
 from ragen_bench.leaderboard.figures import generalization_plot, learning_curves_plot, success_plot
 from ragen_bench.leaderboard.page import render_page
 from ragen_bench.leaderboard.tables import (
-    ENTRY_COLUMNS, GENERALIZATION_COLUMNS, MAIN_COLUMNS, PAIRED_COLUMNS, PAIRED_TEXT, REPORTED_MARK, SCORE_TEXT, Board,
-    Reported, markdown_table, sorted_rows,
+    ENTRY_COLUMNS, GENERALIZATION_COLUMNS, MAIN_COLUMNS, METHODS_HEADING, METRICS_TEXT, PAIRED_COLUMNS, PAIRED_HEADING,
+    PAIRED_TEXT, REPORTED_MARK, SCORE_TEXT, Board, Reported, anchor, markdown_table, sorted_rows, suite_plot_name,
 )
 from ragen_bench.leaderboard.viewer import viewer_data, write_frames
 
@@ -71,7 +73,7 @@ def build(submissions: Path, out: Path) -> list[Path]:
                   general=generalization_rows(entries), info=[info_row(entry) for entry in entries],
                   reported=reported)
     plots = {
-        "success_by_env.png": success_plot(main_rows),
+        **{suite_plot_name(suite): success_plot(board.detail_of(suite), suite) for suite in board.suites()},
         "generalization.png": generalization_plot(board.general),
         "learning_curves.png": learning_curves_plot([entry.run for entry in entries]),
     }
@@ -199,7 +201,8 @@ def ranking_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             suite_rows.append({
                 "suite": suite, "entry": name, "score": score, "score_low": low, "score_high": high,
                 "seeds": seeds, "panel_seeds": panel_seeds, "samples": envs[0]["samples"],
-                "coverage": f"{seeds}/{panel_seeds} seeds x {envs[0]['samples']}", "recipe": envs[0]["recipe"],
+                "coverage": f"{seeds}/{panel_seeds} seeds x {envs[0]['samples']}", "model": envs[0]["model"],
+                "recipe": envs[0]["recipe"],
                 **{r["env"]: r["success"] for r in envs},
             })
         suite_rows.sort(key=lambda r: (-r["score"], r["entry"]))
@@ -321,23 +324,23 @@ def generalization_rows(entries: Sequence[Entry]) -> list[dict[str, Any]]:
 
 
 def readme(board: Board) -> str:
-    parts = [README_HEADER]
+    links = " · ".join(f"[{title}](#{anchor(title)})" + (f" ({note})" if note else "")
+                       for title, note in board.contents())
+    parts = [README_HEADER, f"Sections, the broadest suite first: {links}."]
     for suite in board.suites():
         ranked, columns = board.ranking_of(suite)
-        parts.append(f"## {suite}\n\n" + markdown_table(ranked, columns))
+        parts.append(f"## {suite}\n\n{board.size_of(suite)}. Model and recipe shortened: in full under "
+                     f"[Entries](#entries).\n\n" + markdown_table(ranked, columns)
+                     + f"\n\n![success by env: {suite}]({suite_plot_name(suite)})")
         parts.append(f"### {suite}: detail, one row per entry and env\n\n"
                      + markdown_table(board.detail_of(suite), MAIN_COLUMNS))
     parts.append(
-        f"{SCORE_TEXT} Per-env columns: success rate. success: fraction of episodes solved, with its 95% Wilson "
-        "interval; pass@k: unbiased estimate "
-        "with the largest k the samples allow; mean return: env rewards plus format penalties; efficiency: "
-        "optimal length / actions over solved episodes; coverage: panel seeds played x samples per seed. "
-        f"paper: {board.reported.label} <{board.reported.url}>, {REPORTED_MARK} (the authors' own runs and "
-        "eval sets; mapping: [data/leaderboard/README.md](../data/leaderboard/README.md)). "
-        "Definitions: [docs/eval.md](../docs/eval.md).\n\n![success by env](success_by_env.png)"
+        f"## {METHODS_HEADING}\n\n{SCORE_TEXT} {METRICS_TEXT} paper: {board.reported.label} <{board.reported.url}>, "
+        f"{REPORTED_MARK} (the authors' own runs and eval sets; mapping: "
+        "[data/leaderboard/README.md](../data/leaderboard/README.md)). Definitions: [docs/eval.md](../docs/eval.md)."
     )
     if board.paired:
-        parts.append(f"## Trained entries against their base entries\n\n{PAIRED_TEXT}\n\n"
+        parts.append(f"## {PAIRED_HEADING}\n\n{PAIRED_TEXT}\n\n"
                      + markdown_table(board.paired, PAIRED_COLUMNS)
                      + "\n\n![learning curves](learning_curves.png)")
     if board.general:
@@ -347,7 +350,7 @@ def readme(board: Board) -> str:
             "difference of two independent proportions.\n\n" + markdown_table(board.general, GENERALIZATION_COLUMNS)
             + "\n\n![generalization heatmap](generalization.png)"
         )
-    parts.append("## Entries\n\n" + markdown_table(board.info, ENTRY_COLUMNS))
+    parts.append("## Entries\n\n" + markdown_table(board.info, ENTRY_COLUMNS, fold=False))
     return "\n\n".join(parts) + "\n"
 
 

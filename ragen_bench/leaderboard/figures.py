@@ -1,6 +1,6 @@
 """The leaderboard's plots (matplotlib, Agg), as PNG bytes that a rebuild reproduces exactly.
 
-``success_by_env.png`` (:func:`success_plot`), ``generalization.png``
+``success-<suite>.png``, one per suite (:func:`success_plot`), ``generalization.png``
 (:func:`generalization_plot`) and ``learning_curves.png`` (:func:`learning_curves_plot`);
 :mod:`.build` writes them and :mod:`.page` embeds them.  Labels are free text drawn as
 written (:mod:`ragen_bench.plots`).
@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragen_bench.leaderboard.errors import needs_extra
+from ragen_bench.leaderboard.tables import short_env
 from ragen_bench.plots import AS_WRITTEN, legend_label, plot_text
 
 if TYPE_CHECKING:
@@ -45,13 +46,19 @@ def _pyplot() -> ModuleType:
     return plt
 
 
-def success_plot(rows: Sequence[Mapping[str, Any]]) -> bytes:
-    """Grouped bars: success per env (x) and entry (bar), with the 95% CI as error bars."""
+# A suite's plot is as wide as the page shows it at 1280 px (dpi 100), so its labels are drawn at
+# their size rather than scaled down.
+PAGE_WIDTH_INCHES = 12.0
+
+
+def success_plot(rows: Sequence[Mapping[str, Any]], title: str) -> bytes:
+    """Grouped bars for one suite: success per env (x) and entry (bar), with the 95% CI as error bars."""
     plt = _pyplot()
     envs = sorted({(row["env"], row["split"]) for row in rows})
     names = sorted({row["entry"] for row in rows})
     by_key = {(row["entry"], row["env"], row["split"]): row for row in rows}
-    figure, axes = plt.subplots(figsize=(max(6.0, 1.3 * len(envs) + 2), 4.2))
+    # Room for every bar, up to the page's width.
+    figure, axes = plt.subplots(figsize=(min(PAGE_WIDTH_INCHES, 5.0 + 0.35 * len(envs) * len(names)), 4.2))
     width = 0.8 / len(names)
     for index, name in enumerate(names):
         xs, heights, errors = [], [], [[], []]
@@ -65,12 +72,13 @@ def success_plot(rows: Sequence[Mapping[str, Any]]) -> bytes:
             errors[0].append(max(0.0, row["success"] - row["success_low"]))
             errors[1].append(max(0.0, row["success_high"] - row["success"]))
         axes.bar(xs, heights, width, yerr=errors, capsize=3, label=legend_label(name))
-    axes.set_xticks(range(len(envs)), [plot_text(env.removeprefix("RAGEN/")) for env, _ in envs], rotation=30,
-                    ha="right")
+    axes.set_xticks(range(len(envs)), [plot_text(short_env(env)) for env, _ in envs], rotation=30, ha="right")
     axes.set_ylim(0, 1.05)
     axes.set_ylabel("success rate (95% CI)")
-    axes.set_title("Success by env")
-    axes.legend(fontsize="small")
+    # Over the figure, not the axes: beside a wide legend one env's axes are narrower than the title.
+    figure.suptitle(plot_text(f"Success by env: {title}"))
+    # Beside the axes, not over the bars: a suite may have a bar of 1.0 in every env.
+    axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     figure.tight_layout()
     return _figure_bytes(figure)
 
@@ -82,7 +90,8 @@ def generalization_plot(general: Sequence[Mapping[str, Any]]) -> bytes:
     plt = _pyplot()
     row_keys = sorted({(g["entry"], g["train_env"]) for g in general})
     columns = sorted({g["test_env"] for g in general})
-    figure, axes = plt.subplots(figsize=(max(6.0, 1.4 * len(columns) + 3), 1.0 + 0.6 * max(1, len(row_keys))))
+    figure, axes = plt.subplots(figsize=(min(PAGE_WIDTH_INCHES, max(6.0, 1.4 * len(columns) + 3)),
+                                        1.0 + 0.6 * max(1, len(row_keys))))
     if not general:
         axes.text(0.5, 0.5, "no suite entries", ha="center", va="center")
         axes.set_axis_off()
@@ -107,12 +116,17 @@ def learning_curves_plot(runs: Sequence[VerifiedRun]) -> bytes:
     """Per trained run (one with ``training_metrics``): rollout success and each validation split's success per step."""
     plt = _pyplot()
     trained = [run for run in runs if run.training is not None]
-    figure, axes = plt.subplots(1, max(1, len(trained)), figsize=(max(6.0, 4.6 * len(trained)), 3.6), squeeze=False)
+    # At most three runs a row: the figure stays as wide as the page and each run's labels legible.
+    columns = min(3, max(1, len(trained)))
+    rows = max(1, -(-len(trained) // columns))
+    figure, grid = plt.subplots(rows, columns, figsize=(4.0 * columns, 3.6 * rows), squeeze=False)
+    axes = grid.ravel()
+    for axis in axes[len(trained):]:
+        axis.set_axis_off()
     if not trained:
-        axes[0][0].text(0.5, 0.5, "no entry with training_metrics", ha="center", va="center")
-        axes[0][0].set_axis_off()
+        axes[0].text(0.5, 0.5, "no entry with training_metrics", ha="center", va="center")
         return _figure_bytes(figure)
-    for axis, run in zip(axes[0], trained):
+    for axis, run in zip(axes, trained):
         log = run.training
         train = [(row["step"], row["rollout/success"]) for row in log.metrics if "rollout/success" in row]
         if train:
@@ -126,6 +140,7 @@ def learning_curves_plot(runs: Sequence[VerifiedRun]) -> bytes:
         axis.set_title(plot_text(run.info.name), fontsize="medium")
         if axis.get_legend_handles_labels()[0]:
             axis.legend(fontsize="small")
-    axes[0][0].set_ylabel("success rate")
+    for axis in grid[:, 0]:
+        axis.set_ylabel("success rate")
     figure.tight_layout()
     return _figure_bytes(figure)

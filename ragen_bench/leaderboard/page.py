@@ -16,8 +16,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ragen_bench.leaderboard.tables import (
-    ENTRY_COLUMNS, GENERALIZATION_COLUMNS, MAIN_COLUMNS, PAIRED_COLUMNS, PAIRED_TEXT, REPORTED_MARK, SCORE_TEXT, Board,
-    cell_value, display_row,
+    ENTRY_COLUMNS, FOLDED, GENERALIZATION_COLUMNS, MAIN_COLUMNS, METHODS_HEADING, METRICS_TEXT, PAIRED_COLUMNS,
+    PAIRED_HEADING, PAIRED_TEXT, REPORTED_MARK, SCORE_TEXT, Board, anchor, cell_value, display_row, short_text,
+    suite_plot_name,
 )
 from ragen_bench.leaderboard.viewer import VIEWER_MARKUP, VIEWER_SCRIPT, VIEWER_STYLE
 
@@ -35,6 +36,17 @@ table.ranking td { padding: 0.25em 0.25em; }
 table.ranking td.num { padding: 0.25em 0.12em; }
 table.ranking td.text { min-width: 5em; max-width: 8em; }
 details > summary { cursor: pointer; margin: 0.3em 0; }
+/* The sections' links stay in view while the page scrolls; a link's target clears them. */
+nav#contents { position: sticky; top: 0; z-index: 1; background: #fff; border-bottom: 1px solid #ccc;
+  padding: 0.4em 0; font-size: 0.9em; line-height: 1.6; }
+nav#contents a { margin-right: 0.9em; white-space: nowrap; }
+nav#contents .size { color: #666; font-size: 0.9em; }
+section { scroll-margin-top: 6.5em; }
+h2 { margin-bottom: 0.1em; }
+p.size { margin: 0; color: #555; font-size: 0.9em; }
+/* A shortened model or recipe: one or two lines, the whole text on a click. */
+td.fold details > summary { margin: 0; }
+table.ranking td.fold { min-width: 9em; max-width: 13em; }
 .note { font-size: 0.85em; color: #444; max-width: 80em; }
 .scroll { overflow-x: auto; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -83,8 +95,11 @@ def _sort_key(value: Any) -> str:
 
 
 def html_table(table_id: str, rows: Sequence[Mapping[str, Any]], columns: Mapping[str, str], *,
-               css: str = "") -> str:
-    """A sortable table (CSS classes ``sortable`` and ``css``); each cell carries its raw value in ``data-sort``."""
+               css: str = "", fold: bool = True) -> str:
+    """A sortable table (CSS classes ``sortable`` and ``css``); each cell carries its raw value in ``data-sort``.
+
+    With ``fold``, a long model or recipe shows shortened, the whole text in a ``<details>``.
+    """
     head = "".join(f"<th>{html.escape(title)}</th>" for title in columns.values())
     body = []
     for row in rows:
@@ -97,6 +112,9 @@ def html_table(table_id: str, rows: Sequence[Mapping[str, Any]], columns: Mappin
             kind = ' class="num"' if isinstance(raw, (int, float)) and not isinstance(raw, bool) else ""
             kind = ' class="text"' if key in WRAPPED else kind
             text = html.escape(cell_value(shown.get(key)))
+            short = html.escape(short_text(shown.get(key)))
+            if fold and key in FOLDED and short != text:
+                kind, text = ' class="text fold"', f"<details><summary>{short}</summary>{text}</details>"
             cells.append(f'<td{kind} data-sort="{html.escape(_sort_key(raw))}">{text}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (f'<div class="scroll"><table id="{table_id}" class="{f"sortable {css}".strip()}">'
@@ -109,34 +127,52 @@ def _json_for_script(data: Any) -> str:
     return json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":")).replace("<", "\\u003c")
 
 
+def _image(name: str, data: bytes) -> str:
+    return f'<p><img alt="{html.escape(name)}" src="data:image/png;base64,{base64.b64encode(data).decode()}"></p>'
+
+
+def _section(title: str, body: str) -> str:
+    """A section the contents link to: its id is the README heading's anchor, so both link alike."""
+    return f'<section id="{html.escape(anchor(title))}"><h2>{html.escape(title)}</h2>{body}</section>'
+
+
+def _suite_section(board: Board, number: int, suite: str, plots: Mapping[str, bytes]) -> str:
+    ranked, columns = board.ranking_of(suite)
+    detail = board.detail_of(suite)
+    return _section(suite, f'<p class="size">{html.escape(board.size_of(suite))}</p>'
+                    + html_table(f"ranking-{number}", ranked, columns, css="ranking")
+                    + _image(suite_plot_name(suite), plots[suite_plot_name(suite)])
+                    + f"<details><summary>detail: one row per entry and env ({len(detail)} rows)</summary>"
+                    + html_table(f"main-{number}", detail, MAIN_COLUMNS) + "</details>")
+
+
+def _contents(board: Board) -> str:
+    # Most sections are suites: without the common "suite " the links take two lines, not three.
+    links = [f'<a href="#{html.escape(anchor(title))}">{html.escape(title.removeprefix("suite "))}'
+             + (f' <span class="size">({html.escape(note)})</span>' if note else "") + "</a>"
+             for title, note in [*board.contents(), ("Episodes", "")]]
+    return f'<nav id="contents" aria-label="sections">{" ".join(links)}</nav>'
+
+
 def render_page(board: Board, plots: Mapping[str, bytes], viewer: Mapping[str, Any]) -> str:
-    images = "".join(
-        f'<p><img alt="{html.escape(name)}" src="data:image/png;base64,{base64.b64encode(data).decode()}"></p>'
-        for name, data in plots.items()
-    )
-    sections = []
-    for number, suite in enumerate(board.suites()):
-        ranked, columns = board.ranking_of(suite)
-        detail = board.detail_of(suite)
-        sections.append(
-            f"<h2>{html.escape(suite)}</h2>" + html_table(f"ranking-{number}", ranked, columns, css="ranking")
-            + f"<details><summary>detail: one row per entry and env ({len(detail)} rows)</summary>"
-            + html_table(f"main-{number}", detail, MAIN_COLUMNS) + "</details>"
-        )
+    """The page: the sections' links, each suite (broadest first: the overall ranking leads), the shared tables,
+    the episode viewer; each plot in the section it belongs to."""
+    sections = [_suite_section(board, number, suite, plots) for number, suite in enumerate(board.suites())]
     reported = board.reported
-    sections.insert(0, f'<p class="note">{html.escape(SCORE_TEXT)} Env columns: success rate on the env\'s test '
-                    f'panel. The last row of a ranking, where there is one, is what the <a href="{html.escape(reported.url)}">'
-                    f'{html.escape(reported.label)}</a> reports for the same env: {REPORTED_MARK} (the authors\' '
-                    'own runs and eval sets).</p>')
+    sections.append(_section(METHODS_HEADING, f'<p class="note">{html.escape(SCORE_TEXT)} {html.escape(METRICS_TEXT)} '
+                             f'The last row of a ranking, where there is one, is what the <a href="'
+                             f'{html.escape(reported.url)}">{html.escape(reported.label)}</a> reports for the same '
+                             f"env: {REPORTED_MARK} (the authors' own runs and eval sets).</p>"))
     if board.paired:
-        sections.append("<h2>Trained entries against their base entries</h2>"
-                        f'<p class="note">{html.escape(PAIRED_TEXT)}</p>'
-                        + html_table("paired", board.paired, PAIRED_COLUMNS))
+        sections.append(_section(PAIRED_HEADING, f'<p class="note">{html.escape(PAIRED_TEXT)}</p>'
+                                 + html_table("paired", board.paired, PAIRED_COLUMNS)
+                                 + _image("learning_curves.png", plots["learning_curves.png"])))
     if board.general:
-        table = html_table("generalization", board.general, GENERALIZATION_COLUMNS)
-        sections.append("<h2>Generalization</h2><p>Held-out success minus in-distribution success, "
-                        f"with Newcombe's 95% interval.</p>{table}")
-    sections.append("<h2>Entries</h2>" + html_table("entries", board.info, ENTRY_COLUMNS))
+        sections.append(_section("Generalization", "<p>Held-out success minus in-distribution success, with "
+                                 "Newcombe's 95% interval.</p>"
+                                 + html_table("generalization", board.general, GENERALIZATION_COLUMNS)
+                                 + _image("generalization.png", plots["generalization.png"])))
+    sections.append(_section("Entries", html_table("entries", board.info, ENTRY_COLUMNS, fold=False)))
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -147,11 +183,11 @@ def render_page(board: Board, plots: Mapping[str, bytes], viewer: Mapping[str, A
 </head>
 <body>
 <h1>ragen-bench leaderboard</h1>
-<p>Every number is recomputed by replaying each submitted episode in a fresh env. Click a column title to sort.</p>
+<p>Every number is recomputed by replaying each submitted episode in a fresh env. Suites come broadest first.
+Click a column title to sort, a shortened model or recipe to read it whole.</p>
+{_contents(board)}
 {"".join(sections)}
-{VIEWER_MARKUP}
-<h2>Plots</h2>
-{images}
+<section id="episodes">{VIEWER_MARKUP}</section>
 <script type="application/json" id="viewer-data">{_json_for_script(viewer)}</script>
 <script>{_SCRIPT}{VIEWER_SCRIPT}</script>
 </body>

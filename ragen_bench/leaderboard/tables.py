@@ -9,6 +9,7 @@ dict of numbers and submission text (:func:`ragen_bench.leaderboard.build.entry_
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -57,15 +58,43 @@ def link_cell(url: str) -> str:
     return "<" + "".join(quote(c, safe="") if c in "<>| " or not c.isprintable() else c for c in url) + ">"
 
 
+# Free-text columns a table row shows shortened (:func:`short_text`): the page opens the whole text
+# on demand, and the entries table (``fold=False``) shows it in full, so the rankings stay one line a row.
+FOLDED = ("model", "recipe")
+SHORT_CHARS = 40
+
+
+def short_text(value: Any) -> str:
+    """:func:`cell_value`, cut at a word boundary to at most :data:`SHORT_CHARS` characters and an ellipsis."""
+    text = cell_value(value)
+    if len(text) <= SHORT_CHARS:
+        return text
+    cut = text[:SHORT_CHARS + 1].rsplit(" ", 1)[0] if " " in text[:SHORT_CHARS + 1] else text[:SHORT_CHARS]
+    return cut.rstrip(",;: ") + "\u2026"
+
+
+def anchor(title: str) -> str:
+    """The fragment GitHub gives a Markdown heading ``title``; the page uses the same ids, so links agree."""
+    return re.sub(r"[^\w\- ]", "", title.lower()).replace(" ", "-")
+
+
+def suite_plot_name(suite: str) -> str:
+    """The file of ``suite``'s success plot (one per suite, so each stays legible at page width)."""
+    return f"success-{anchor(suite)}.png"
+
+
 # Cells :func:`display_row` formats from numbers alone ("[0.100, 0.200]", "0.500 (k=2)", "+0.010"):
 # no submission text, so their brackets stay as written.
 FORMATTED_COLUMNS = frozenset({"ci95", "pass@k", "gap", "gap_ci95", "score_ci95", "mcnemar_p"})
 
 
-def markdown_cell(key: str, value: Any) -> str:
-    """The Markdown cell of column ``key``: :func:`cell_text`, but links as autolinks and numbers as formatted."""
+def markdown_cell(key: str, value: Any, fold: bool = True) -> str:
+    """The Markdown cell of column ``key``: :func:`cell_text`, but links as autolinks, numbers as formatted
+    and, with ``fold``, :data:`FOLDED` columns as :func:`short_text`."""
     if key == "link" and isinstance(value, str):
         return link_cell(value)
+    if fold and key in FOLDED:
+        return cell_text(short_text(value))
     return cell_value(value) if key in FORMATTED_COLUMNS else cell_text(value)
 
 
@@ -101,7 +130,16 @@ SCORE_TEXT = (
     "being independent samples. Equal scores share a rank. coverage: panel seeds played over the panels' "
     "seeds (summed over the envs) x samples per seed: a slice shows as less than the whole."
 )
+# What each other column means, said once for the README and the page.
+METRICS_TEXT = (
+    "Per-env columns: success rate on the env's test panel. success: fraction of episodes solved, with its 95% "
+    "Wilson interval; pass@k: unbiased estimate with the largest k the samples allow; mean return: env rewards "
+    "plus format penalties; efficiency: optimal length / actions over solved episodes; coverage: panel seeds "
+    "played x samples per seed."
+)
 REPORTED_MARK = "reported, not verified"
+METHODS_HEADING = "How the tables are computed"
+PAIRED_HEADING = "Trained entries against their base entries"
 PAIRED_TEXT = (
     "Each trained entry against its base entry (the checkpoint it was trained from), paired on the "
     "episodes both played (same env, split, seed and sample): successes of each, the discordant "
@@ -135,22 +173,45 @@ class Board:
     reported: Reported
 
     def suites(self) -> list[str]:
-        return sorted({row["suite"] for row in self.rows})
+        """Broadest first (most envs, then by name): the first ranking is the broad score."""
+        return sorted({row["suite"] for row in self.rows}, key=lambda suite: (-len(self.envs_of(suite)), suite))
+
+    def envs_of(self, suite: str) -> list[str]:
+        return sorted({row["env"] for row in self.rows if row["suite"] == suite})
 
     def ranking_of(self, suite: str) -> tuple[list[dict[str, Any]], dict[str, str]]:
         """``suite``'s ranking rows (the reported numbers last, unranked) and their columns: one per env."""
         ranked = [row for row in self.ranking if row["suite"] == suite]
-        envs = sorted({row["env"] for row in self.rows if row["suite"] == suite})
+        envs = self.envs_of(suite)
         reported = {env: self.reported.success[(env, "test")] for env in envs if (env, "test") in self.reported.success}
         if reported:
             ranked = [*ranked, {"entry": f"{self.reported.name} ({REPORTED_MARK})", "recipe": self.reported.recipe,
                                 **reported}]
         columns = {"rank": "rank", "entry": "entry", "score": "score", "score_ci95": "95% CI",
-                   **{env: short_env(env) for env in envs}, "coverage": "coverage", "recipe": "recipe"}
+                   **{env: short_env(env) for env in envs}, "coverage": "coverage", "model": "model", "recipe": "recipe"}
         return ranked, columns
 
     def detail_of(self, suite: str) -> list[dict[str, Any]]:
         return [row for row in self.rows if row["suite"] == suite]
+
+    def size_of(self, suite: str) -> str:
+        """``"19 envs, 2 entries"``."""
+        entries = len({row["entry"] for row in self.detail_of(suite)})
+        return f"{_envs(len(self.envs_of(suite)))}, {entries} entr{'ies' if entries != 1 else 'y'}"
+
+    def contents(self) -> list[tuple[str, str]]:
+        """``(heading, note)`` of each section as the README and the page order them: the suites, broadest first."""
+        sections = [(suite, _envs(len(self.envs_of(suite)))) for suite in self.suites()]
+        sections.append((METHODS_HEADING, ""))
+        if self.paired:
+            sections.append((PAIRED_HEADING, ""))
+        if self.general:
+            sections.append(("Generalization", ""))
+        return [*sections, ("Entries", "")]
+
+
+def _envs(count: int) -> str:
+    return f"{count} env{'s' * (count != 1)}"
 
 
 def short_env(env_id: str) -> str:
@@ -173,11 +234,11 @@ def display_row(row: Mapping[str, Any]) -> dict[str, Any]:
     return shown
 
 
-def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Mapping[str, str]) -> str:
+def markdown_table(rows: Sequence[Mapping[str, Any]], columns: Mapping[str, str], *, fold: bool = True) -> str:
     lines = ["| " + " | ".join(columns.values()) + " |", "|" + "---|" * len(columns)]
     for row in rows:
         shown = display_row(row)
-        lines.append("| " + " | ".join(markdown_cell(key, shown.get(key)) for key in columns) + " |")
+        lines.append("| " + " | ".join(markdown_cell(key, shown.get(key), fold) for key in columns) + " |")
     return "\n".join(lines)
 
 

@@ -179,7 +179,7 @@ VIEWER_STYLE = """
 .panes.compare { grid-template-columns: 1fr 1fr; }
 .pane { border-top: 2px solid #ccd; padding-top: 0.4em; min-width: 0; }
 .panes:not(.compare) .pane { display: grid; grid-template-columns: minmax(0, 1fr) minmax(0, 1fr); gap: 1em; }
-#viewer .pane[hidden] { display: none; }
+#viewer [hidden] { display: none; }
 .frames { display: flex; flex-wrap: wrap; gap: 0.5em; align-items: flex-start; }
 .frames figure { margin: 0; }
 .frames figcaption { font-size: 0.75em; color: #444; max-width: 16em; }
@@ -188,6 +188,7 @@ VIEWER_STYLE = """
 .frames pre.state { font-family: monospace; font-size: 0.75em; max-height: 16em; max-width: 36em; overflow: auto; }
 pre.prompt { max-height: 18em; overflow: auto; }
 #v-step { width: 16em; vertical-align: middle; }
+#viewer .nothing { font-weight: bold; color: #8a2b00; }
 """
 
 
@@ -214,6 +215,7 @@ The page holds the first {VIEWER_SEEDS} seeds of every panel (sample 0).</p>
 <p><button id="v-prev" type="button">previous turn</button>
 <input id="v-step" type="range" min="0" value="0" aria-label="turn">
 <button id="v-next" type="button">next turn</button></p>
+<p class="nothing" id="v-nothing" hidden></p>
 <div class="panes" id="v-panes">
 {_pane("v")}
 {_pane("w")}
@@ -280,6 +282,16 @@ function showPane(prefix, entry, e) {
   pick(prefix + "-rewards").textContent = `env rewards: [${t.rewards.join(", ")}]  format penalty: ${t.penalty}`;
 }
 function show() {
+  // Two entries may share no episode (other envs): say so instead of showing a stale pane.
+  const nothing = pick("v-episode").options.length === 0;
+  pick("v-nothing").hidden = !nothing;
+  pick("v-panes").hidden = nothing;
+  ["v-episode", "v-prev", "v-next", "v-step"].forEach(id => pick(id).disabled = nothing);
+  if (nothing) {
+    pick("v-nothing").textContent = `${pick("v-entry").value} and ${pick("w-entry").value} share no episode ` +
+      "(the same env, split and seed): pick another entry to compare with, or (none).";
+    return;
+  }
   const sides = [["v", pick("v-entry").value], ["w", pick("w-entry").value]]
     .map(([prefix, entry]) => [prefix, entry, episodeOf(entry)]).filter(side => side[2] !== null);
   // Turns align by number; the shorter episode shows its final state past its end.
