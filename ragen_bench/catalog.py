@@ -149,7 +149,8 @@ def budget_block(family: str) -> str:
             "limit). An id not listed declares nothing.",
         ]
     else:
-        lines.append("No id of this card declares a chat budget: the chat defaults (`configs/chat/default.yaml`) fit its tasks.")
+        lines.append("No id of this card declares a chat budget: the chat defaults (`configs/chat/default.yaml`) fit its")
+        lines.append("tasks.")
     return "\n".join([*lines, BUDGET_END])
 
 

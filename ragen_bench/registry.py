@@ -96,6 +96,9 @@ _RUBIKSCUBE = ("rubikscube", "ragen_bench.envs.rubikscube:RubiksCubeEnv")
 _GAME_2048 = ("game_2048", "ragen_bench.envs.game_2048:Game2048Env")
 _SUDOKU = ("sudoku", "ragen_bench.envs.sudoku:SudokuEnv")
 _TWX = ("textworld_express", "ragen_bench.envs.textworld_express:TextWorldExpressEnv")
+# The basis of a budget measured with the optimal agent (scripts/chat_budgets.py), or set by the env's cap.
+_MEASURED = "the optimal agent's longest test-panel win"
+_ENV_CAP = "the env's own step cap: slips decide the rest"
 # RAGEN's rollout budgets (turns, actions per turn, per episode, reply tokens): v1 = RAGEN-AI/RAGEN
 # 5eb79b8, RAGEN-2 = mll-lab-nu/RAGEN 20daedc; config/base.yaml's agent_proxy and rollout.response_length,
 # the experiment file named, and envs.yaml's max_actions_per_traj of the tag.
@@ -106,20 +109,26 @@ _R2_BUDGET = ChatBudget(**_R2, basis="RAGEN-2 `config/base.yaml`")
 _BANDIT_ROLLOUT = dict(max_turns=1, max_actions_per_turn=1, max_actions_per_episode=1, max_new_tokens=500)
 _V1_BANDIT_BUDGET = ChatBudget(**_BANDIT_ROLLOUT, basis="RAGEN v1 `config/_1_bandit.yaml`")
 _R2_BANDIT_BUDGET = ChatBudget(**_BANDIT_ROLLOUT, basis="RAGEN-2 `config/_1_bandit.yaml`")
-# The basis of a budget measured with the optimal agent (scripts/chat_budgets.py), or set by the env's cap.
-_MEASURED = "the optimal agent's longest test-panel win"
-_ENV_CAP = "the env's own step cap: slips decide the rest"
-_2048_BUDGET = dict(max_turns=800, max_actions_per_turn=1, max_actions_per_episode=700, history_window=5, max_new_tokens=256)
-# TextWorld-Express 1.1.0's games (the library loads at the first reset, never here).
+_2048_BUDGET = dict(
+    max_turns=800, max_actions_per_turn=1, max_actions_per_episode=700, history_window=5, max_new_tokens=256
+)
+# TextWorld-Express 1.1.0's games (the library loads at the first reset, never here), each with the
+# turns its longest test-panel win takes (one free-text action a turn; cookingworld's is TWX's 100-step cap).
 _TWX_GAMES = (
-    ("cookingworld", "cook a meal from the cookbook's recipe"),
-    ("twc", "put objects where they belong (TextWorld Commonsense)"),
-    ("coin", "explore a house to find the coin"),
-    ("mapreader", "carry the coin to the box, with a map"),
-    ("arithmetic", "solve a math problem, box the item with that quantity"),
-    ("sorting", "box the objects from smallest to largest quantity"),
-    ("simonsays", "do exactly what Simon says"),
-    ("peckingorder", "follow the instructions book, step by step"),
+    ("cookingworld", "cook a meal from the cookbook's recipe",
+     ChatBudget(max_turns=100, max_actions_per_episode=100, basis=_MEASURED)),
+    ("twc", "put objects where they belong (TextWorld Commonsense)",
+     ChatBudget(max_turns=32, max_actions_per_episode=32, basis=_MEASURED)),
+    ("coin", "explore a house to find the coin",
+     ChatBudget(max_turns=36, max_actions_per_episode=36, basis=_MEASURED)),
+    ("mapreader", "carry the coin to the box, with a map",
+     ChatBudget(max_turns=13, max_actions_per_episode=13, basis=_MEASURED)),
+    ("arithmetic", "solve a math problem, box the item with that quantity", NO_BUDGET),
+    ("sorting", "box the objects from smallest to largest quantity",
+     ChatBudget(max_turns=10, basis=_MEASURED)),
+    ("simonsays", "do exactly what Simon says", NO_BUDGET),
+    ("peckingorder", "follow the instructions book, step by step",
+     ChatBudget(max_turns=9, basis=_MEASURED)),
 )
 
 ENTRIES: tuple[EnvEntry, ...] = (
@@ -350,10 +359,11 @@ ENTRIES: tuple[EnvEntry, ...] = (
             *_TWX,
             dict(game=game),
             ragen_name=None,
+            chat_budget=budget,
             description=f"TextWorld-Express {game}: {what}; TWX's dev/test seeds (needs a JVM).",
             extra="twx",
         )
-        for game, what in _TWX_GAMES
+        for game, what, budget in _TWX_GAMES
     ),
 )
 

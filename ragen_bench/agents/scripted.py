@@ -195,22 +195,27 @@ class OptimalAgent(_ScriptedAgent):
         return plan
 
 
-def play_optimal(env_id: str, config: ChatConfig, seeds: Sequence[int], *, split: str = "test") -> list[Trajectory]:
+def play_optimal(
+    env_id: str, config: ChatConfig, seeds: Sequence[int], *, split: str = "test", env: gymnasium.Env | None = None
+) -> list[Trajectory]:
     """The optimal agent's episodes of ``env_id`` on ``seeds`` under ``config``, in seed order.
 
     The agent takes ``config``'s per-turn limit, thinking and separator, as eval gives them.  One
-    env plays every episode in turn (a TextWorld-Express env runs a JVM: one, not one per seed).
+    env plays every episode in turn (a TextWorld-Express env runs a JVM: one, not one per seed):
+    ``env`` when given (an env of ``env_id``, left open for the caller's next call), else a new one.
     """
     agent = OptimalAgent(
         think=config.think, max_actions_per_turn=config.max_actions_per_turn, separator=config.action_separator
     )
-    env = gymnasium.make(env_id)
+    live = gymnasium.make(env_id) if env is None else env
     try:
         return [
-            run_lockstep([ChatEpisode(env, config, env_id=env_id, seed=seed, split=split)], agent)[0] for seed in seeds
+            run_lockstep([ChatEpisode(live, config, env_id=env_id, seed=seed, split=split)], agent)[0]
+            for seed in seeds
         ]
     finally:
-        env.close()
+        if env is None:
+            live.close()
 
 
 def unbounded(config: ChatConfig) -> ChatConfig:
