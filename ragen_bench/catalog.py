@@ -113,6 +113,15 @@ def env_page(env_id: str, seed: int) -> str:
 
 # The card block's markers (scripts/chat_budget_cards.py rewrites what lies between them).
 BUDGET_BEGIN, BUDGET_END = "<!-- chat budget: scripts/chat_budget_cards.py -->", "<!-- end of chat budget -->"
+# The card's column of each ChatBudget number field.
+_BUDGET_LABELS = {
+    "max_turns": "turns",
+    "max_actions_per_turn": "actions per turn",
+    "max_actions_per_episode": "actions per episode",
+    "history_window": "turns shown",
+    "max_response_chars": "reply chars",
+    "max_new_tokens": "reply tokens",
+}
 
 
 def budget_text(budget) -> str:
@@ -135,10 +144,8 @@ def budget_block(family: str) -> str:
     rows = [row for row in all_entries() if row.family == family and row.chat_budget.declared()]
     lines = [BUDGET_BEGIN]
     if rows:
-        lines += [
-            "| id | turns | actions per turn | actions per episode | turns shown | reply tokens | basis |",
-            "|---|---|---|---|---|---|---|",
-        ]
+        labels = [_BUDGET_LABELS[name] for name in BUDGET_FIELDS]
+        lines += [f"| id | {' | '.join(labels)} | basis |", "|---" * (len(labels) + 2) + "|"]
         for row in rows:
             budget = row.chat_budget
             cells = [str(value) if (value := getattr(budget, name)) is not None else "-" for name in BUDGET_FIELDS]

@@ -29,7 +29,7 @@ class ChatBudget:
       for it (``agent_proxy.max_turn``/``max_actions_per_turn``/``max_context_window``, the env's
       ``max_actions_per_traj``, ``rollout.response_length``), even where the optimal agent needs more;
     * any other id: the least that lets the optimal agent win every test-panel episode it wins
-      with turns and actions unbounded (``scripts/chat_budgets.py`` measures it).
+      with turns, actions and reply length unbounded (``scripts/chat_budgets.py`` measures it).
 
     ``basis`` says which, in words the env card shows.
     """
@@ -39,6 +39,8 @@ class ChatBudget:
     max_actions_per_episode: int | None = None  # chat.max_actions_per_episode: actions executed per episode
     # chat.history_window: the last turns a prompt shows (RAGEN-2's max_context_window), for long episodes
     history_window: int | None = None
+    # chat.max_response_chars: the reply length kept (a longer reply is cut, so its answer is lost)
+    max_response_chars: int | None = None
     # Tokens per reply for model agents (agent.max_new_tokens); the scripted agents have none.
     max_new_tokens: int | None = None
     basis: str = ""  # where the numbers come from (RAGEN's config, or the measurement), for the card
@@ -392,6 +394,12 @@ RG_DATASETS: tuple[str, ...] = (
     "tower_of_hanoi", "tsumego", "word_ladder", "word_sequence_reversal", "word_sorting",
     "zebra_puzzles",
 )
+# The datasets whose reference answer, in the optimal agent's reply, outgrows the default reply
+# length on a test seed: that reply's length (tower_of_hanoi: 7 disks, 127 moves).
+_RG_BUDGETS = {
+    "palindrome_partitioning": ChatBudget(max_response_chars=6681, basis=_MEASURED),
+    "tower_of_hanoi": ChatBudget(max_response_chars=4136, basis=_MEASURED),
+}
 ENTRIES += tuple(
     EnvEntry(
         f"RAGEN/RG-{name}-v0",
@@ -400,6 +408,7 @@ ENTRIES += tuple(
         dict(dataset=name),
         description=f"reasoning-gym '{name}': one question, graded by the dataset's own score_answer.",
         extra="rg",
+        chat_budget=_RG_BUDGETS.get(name, NO_BUDGET),
     )
     for name in RG_DATASETS
 )

@@ -94,6 +94,8 @@ LONGEST_WINS = {
     "RAGEN/TWX-mapreader-v0": (20000,),  # 13
     "RAGEN/TWX-sorting-v0": (20000,),  # 10
     "RAGEN/TWX-peckingorder-v0": (20000,),  # 9
+    "RAGEN/RG-tower_of_hanoi-v0": (126,),  # a 4136-character reply
+    "RAGEN/RG-palindrome_partitioning-v0": (136,),  # 6681
 }
 # Budgets set by the env's own step cap (slips make the number of moves a win takes random).
 ENV_CAPPED = ("RAGEN/FrozenLake-8x8-v0",)
@@ -212,7 +214,7 @@ def test_every_card_shows_its_ids_budgets(family):
 def test_the_card_block_lists_exactly_the_declaring_ids():
     block = catalog.budget_block("sudoku")
     assert "| `RAGEN/Sudoku-4x4-v0` | 6 | - | - | - | - |" in block
-    assert "`RAGEN/Sudoku-9x9-Easy-v0` | 5 | 2 | 20 | - | 400 | RAGEN-2" in block
+    assert "`RAGEN/Sudoku-9x9-Easy-v0` | 5 | 2 | 20 | - | - | 400 | RAGEN-2" in block
     assert "No id of this card declares" in catalog.budget_block("countdown")
     assert "`RAGEN/Countdown-v0`" not in catalog.budget_block("countdown")
 

@@ -50,7 +50,8 @@ from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest, Live
 from ragen_bench.chat.trajectory import Trajectory
 
 _RANDOM_TEXT_MAX_CHARS = 16
-# Turns and actions "unbounded": far beyond every env's own step cap (2048's 700 is the largest).
+# Turns, actions and reply characters "unbounded": far beyond every env's own step cap (2048's 700 is
+# the largest) and every text action space (10,000 characters at most).
 UNBOUNDED = 100_000
 
 
@@ -219,5 +220,8 @@ def play_optimal(
 
 
 def unbounded(config: ChatConfig) -> ChatConfig:
-    """``config`` with turns and actions per episode unbounded: only the env's own caps end an episode."""
-    return dataclasses.replace(config, max_turns=UNBOUNDED, max_actions_per_episode=UNBOUNDED)
+    """``config`` with turns, actions per episode and reply length unbounded: only the env's own caps
+    end an episode, and no reply is cut."""
+    return dataclasses.replace(
+        config, max_turns=UNBOUNDED, max_actions_per_episode=UNBOUNDED, max_response_chars=UNBOUNDED
+    )
