@@ -4,9 +4,9 @@
     .venv/bin/python scripts/chat_budgets.py RAGEN/Sudoku-4x4-v0 --limit 32
 
 Per id, one markdown row: its declared budget (``ragen_bench.registry.chat_budget``), the optimal
-agent's wins under the chat defaults, under the declared budget and with turns and actions
-unbounded (only the env's own caps end an episode), and the turns and actions of its longest
-unbounded win.  An id beyond RAGEN's set declares that longest win when the defaults lose an
+agent's wins under the chat defaults, under the declared budget and with turns, actions and reply
+length unbounded (only the env's own caps end an episode), and the most turns, actions and reply
+characters among its unbounded wins.  An id beyond RAGEN's set declares that longest win when the defaults lose an
 episode the unbounded run wins (``ragen_bench.registry.ChatBudget``); these rows are its evidence.
 """
 
@@ -22,7 +22,7 @@ from ragen_bench.catalog import budget_text
 from ragen_bench.chat.config import ChatConfig, budgeted_settings
 
 HEADER = (
-    "| id | declared budget | defaults | declared | unbounded | longest unbounded win (turns, actions) |\n"
+    "| id | declared budget | defaults | declared | unbounded | longest unbounded win (turns, actions, reply chars) |\n"
     "|---|---|---|---|---|---|"
 )
 
@@ -34,7 +34,8 @@ def row(env_id: str, limit: int | None) -> str:
     for name, config in (("defaults", ChatConfig()), ("declared", declared), ("unbounded", unbounded(declared))):
         wins[name] = play_optimal(env_id, config, seeds)
     won = [t for t in wins["unbounded"] if t.success]
-    longest = f"{max(t.num_turns for t in won)}, {max(t.num_actions for t in won)}" if won else "-"
+    chars = max((turn.response_chars for t in won for turn in t.turns), default=0)
+    longest = f"{max(t.num_turns for t in won)}, {max(t.num_actions for t in won)}, {chars}" if won else "-"
     counts = " | ".join(f"{sum(t.success for t in wins[name])}/{len(seeds)}" for name in wins)
     return f"| `{env_id}` | {budget_text(registry.chat_budget(env_id))} | {counts} | {longest} |"
 
