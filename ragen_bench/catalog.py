@@ -12,9 +12,13 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ragen_bench.envs.reasoning_gym import ids as reasoning_gym_ids
 from ragen_bench.envs.textworld_express import backend as textworld_express
+
+if TYPE_CHECKING:
+    from ragen_bench.registry import ChatBudget
 
 # An id's extra -> (the library it installs, the one-line hint a missing one gives).
 _EXTRA_LIBRARIES = {
@@ -124,7 +128,7 @@ _BUDGET_LABELS = {
 }
 
 
-def budget_text(budget) -> str:
+def budget_text(budget: ChatBudget) -> str:
     """An id's declared chat budget in one line (``envs show``): ``name=value`` per declared field."""
     declared = budget.declared()
     if not declared:
