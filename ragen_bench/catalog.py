@@ -12,9 +12,13 @@ import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ragen_bench.envs.reasoning_gym import ids as reasoning_gym_ids
 from ragen_bench.envs.textworld_express import backend as textworld_express
+
+if TYPE_CHECKING:
+    from ragen_bench.registry import ChatBudget
 
 # An id's extra -> (the library it installs, the one-line hint a missing one gives).
 _EXTRA_LIBRARIES = {
@@ -103,11 +107,62 @@ def env_page(env_id: str, seed: int) -> str:
         lines += [f"  {symbol}  {meaning}" for symbol, meaning in base.symbol_meanings.items()]
         names = base.action_names
         lines.append(f"\nactions: {', '.join(names) if names else 'free text'}")
+        lines.append(f"chat budget: {budget_text(row.chat_budget)}")
         lines += _panel_lines(row.id)
         lines.append(f"\nseed {seed}:\n{observation}")
     finally:
         env.close()
     return "\n".join(lines) + "\n"
+
+
+# The card block's markers (scripts/chat_budget_cards.py rewrites what lies between them).
+BUDGET_BEGIN, BUDGET_END = "<!-- chat budget: scripts/chat_budget_cards.py -->", "<!-- end of chat budget -->"
+# The card's column of each ChatBudget number field.
+_BUDGET_LABELS = {
+    "max_turns": "turns",
+    "max_actions_per_turn": "actions per turn",
+    "max_actions_per_episode": "actions per episode",
+    "history_window": "turns shown",
+    "max_response_chars": "reply chars",
+    "max_new_tokens": "reply tokens",
+}
+
+
+def budget_text(budget: ChatBudget) -> str:
+    """An id's declared chat budget in one line (``envs show``): ``name=value`` per declared field."""
+    declared = budget.declared()
+    if not declared:
+        return "the chat defaults (nothing declared)"
+    return ", ".join(f"{name}={value}" for name, value in declared.items()) + f" ({budget.basis})"
+
+
+def budget_block(family: str) -> str:
+    """The chat-budget table of a family's env card, markers included, from the id table.
+
+    One row per id of ``family`` that declares a budget, a column per
+    :data:`~ragen_bench.registry.BUDGET_FIELDS` entry; a field it leaves undeclared shows ``-``
+    (the chat default, or the agent's own reply-token limit).
+    """
+    from ragen_bench.registry import BUDGET_FIELDS, all_entries
+
+    rows = [row for row in all_entries() if row.family == family and row.chat_budget.declared()]
+    lines = [BUDGET_BEGIN]
+    if rows:
+        labels = [_BUDGET_LABELS[name] for name in BUDGET_FIELDS]
+        lines += [f"| id | {' | '.join(labels)} | basis |", "|---" * (len(labels) + 2) + "|"]
+        for row in rows:
+            budget = row.chat_budget
+            cells = [str(value) if (value := getattr(budget, name)) is not None else "-" for name in BUDGET_FIELDS]
+            lines.append(f"| `{row.id}` | {' | '.join(cells)} | {budget.basis} |")
+        lines += [
+            "",
+            "`-`: not declared (the chat default of `configs/chat/default.yaml`, or the agent's own reply-token",
+            "limit). An id not listed declares nothing.",
+        ]
+    else:
+        lines.append("No id of this card declares a chat budget: the chat defaults (`configs/chat/default.yaml`) fit its")
+        lines.append("tasks.")
+    return "\n".join([*lines, BUDGET_END])
 
 
 def _game_page(env_id: str, seed: int) -> str:

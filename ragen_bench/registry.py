@@ -11,10 +11,59 @@ Gymnasium (``register_all``, run by ``import ragen_bench``).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ragen_bench import values
+
+
+@dataclass(frozen=True)
+class ChatBudget:
+    """The chat budget an id's tasks need; eval plays an id under it unless the user overrides a field.
+
+    A field left ``None`` is not declared: the chat default applies (:class:`ragen_bench.chat.ChatConfig`'s
+    field, ``configs/chat/default.yaml``), or for ``max_new_tokens`` the agent's own setting.  So an
+    id whose tasks fit the defaults declares nothing (``ChatBudget()``).  The numbers come from:
+
+    * an id that reproduces a RAGEN config (``EnvEntry.ragen_name``): RAGEN's own rollout settings
+      for it (``agent_proxy.max_turn``/``max_actions_per_turn``/``max_context_window``, the env's
+      ``max_actions_per_traj``, ``rollout.response_length``), even where the optimal agent needs more;
+    * any other id: the least that lets the optimal agent win every test-panel episode it wins
+      with turns, actions and reply length unbounded (``scripts/chat_budgets.py`` measures it).
+
+    ``basis`` says which, in words the env card shows.
+    """
+
+    max_turns: int | None = None  # chat.max_turns: replies per episode
+    max_actions_per_turn: int | None = None  # chat.max_actions_per_turn: actions one reply may name
+    max_actions_per_episode: int | None = None  # chat.max_actions_per_episode: actions executed per episode
+    # chat.history_window: the last turns a prompt shows (RAGEN-2's max_context_window), for long episodes
+    history_window: int | None = None
+    # chat.max_response_chars: the reply length kept (a longer reply is cut, so its answer is lost)
+    max_response_chars: int | None = None
+    # Tokens per reply for model agents (agent.max_new_tokens); the scripted agents have none.
+    max_new_tokens: int | None = None
+    basis: str = ""  # where the numbers come from (RAGEN's config, or the measurement), for the card
+
+    def __post_init__(self) -> None:
+        for name, value in self.declared().items():
+            if type(value) is not int or value < 1:
+                raise ValueError(f"ChatBudget.{name} must be an int >= 1 or None, got {value!r}")
+        if bool(self.declared()) != bool(self.basis):
+            raise ValueError("a ChatBudget that declares a number says its basis, and only then")
+
+    def declared(self) -> dict[str, int]:
+        """The fields this budget sets (name -> value), ``max_new_tokens`` included."""
+        return {name: getattr(self, name) for name in BUDGET_FIELDS if getattr(self, name) is not None}
+
+    def chat_fields(self) -> dict[str, int]:
+        """The declared :class:`~ragen_bench.chat.ChatConfig` fields (every field but ``max_new_tokens``)."""
+        return {name: value for name, value in self.declared().items() if name != "max_new_tokens"}
+
+
+# ChatBudget's number fields, in card order: ChatConfig's field names and the agents' max_new_tokens.
+BUDGET_FIELDS = tuple(budget_field.name for budget_field in fields(ChatBudget) if budget_field.name != "basis")
+NO_BUDGET = ChatBudget()
 
 
 @dataclass(frozen=True)
@@ -36,6 +85,7 @@ class EnvEntry:
     ragen_name: str | None = None
     description: str = ""
     extra: str | None = None  # the pip extra its library comes from (None: this project's own code)
+    chat_budget: ChatBudget = NO_BUDGET  # the chat budget its tasks need (ChatBudget: none beyond the defaults)
 
 
 # (family, entry point) of each family's env class.
@@ -48,16 +98,39 @@ _RUBIKSCUBE = ("rubikscube", "ragen_bench.envs.rubikscube:RubiksCubeEnv")
 _GAME_2048 = ("game_2048", "ragen_bench.envs.game_2048:Game2048Env")
 _SUDOKU = ("sudoku", "ragen_bench.envs.sudoku:SudokuEnv")
 _TWX = ("textworld_express", "ragen_bench.envs.textworld_express:TextWorldExpressEnv")
-# TextWorld-Express 1.1.0's games (the library loads at the first reset, never here).
+# The basis of a budget measured with the optimal agent (scripts/chat_budgets.py), or set by the env's cap.
+_MEASURED = "the optimal agent's longest test-panel win"
+_ENV_CAP = "the env's own step cap: slips decide the rest"
+# RAGEN's rollout budgets (turns, actions per turn, per episode, reply tokens): v1 = RAGEN-AI/RAGEN
+# 5eb79b8, RAGEN-2 = mll-lab-nu/RAGEN 20daedc; config/base.yaml's agent_proxy and rollout.response_length,
+# the experiment file named, and envs.yaml's max_actions_per_traj of the tag.
+_V1 = dict(max_turns=5, max_actions_per_turn=5, max_actions_per_episode=10, max_new_tokens=400)
+_R2 = dict(max_turns=5, max_actions_per_turn=2, max_actions_per_episode=10, max_new_tokens=400)
+_V1_BUDGET = ChatBudget(**_V1, basis="RAGEN v1 `config/base.yaml`")
+_R2_BUDGET = ChatBudget(**_R2, basis="RAGEN-2 `config/base.yaml`")
+_BANDIT_ROLLOUT = dict(max_turns=1, max_actions_per_turn=1, max_actions_per_episode=1, max_new_tokens=500)
+_V1_BANDIT_BUDGET = ChatBudget(**_BANDIT_ROLLOUT, basis="RAGEN v1 `config/_1_bandit.yaml`")
+_R2_BANDIT_BUDGET = ChatBudget(**_BANDIT_ROLLOUT, basis="RAGEN-2 `config/_1_bandit.yaml`")
+_2048_BUDGET = dict(
+    max_turns=800, max_actions_per_turn=1, max_actions_per_episode=700, history_window=5, max_new_tokens=256
+)
+# TextWorld-Express 1.1.0's games (the library loads at the first reset, never here), each with the
+# turns its longest test-panel win takes (one free-text action a turn; cookingworld's is TWX's 100-step cap).
 _TWX_GAMES = (
-    ("cookingworld", "cook a meal from the cookbook's recipe"),
-    ("twc", "put objects where they belong (TextWorld Commonsense)"),
-    ("coin", "explore a house to find the coin"),
-    ("mapreader", "carry the coin to the box, with a map"),
-    ("arithmetic", "solve a math problem, box the item with that quantity"),
-    ("sorting", "box the objects from smallest to largest quantity"),
-    ("simonsays", "do exactly what Simon says"),
-    ("peckingorder", "follow the instructions book, step by step"),
+    ("cookingworld", "cook a meal from the cookbook's recipe",
+     ChatBudget(max_turns=100, max_actions_per_episode=100, basis=_MEASURED)),
+    ("twc", "put objects where they belong (TextWorld Commonsense)",
+     ChatBudget(max_turns=32, max_actions_per_episode=32, basis=_MEASURED)),
+    ("coin", "explore a house to find the coin",
+     ChatBudget(max_turns=36, max_actions_per_episode=36, basis=_MEASURED)),
+    ("mapreader", "carry the coin to the box, with a map",
+     ChatBudget(max_turns=13, max_actions_per_episode=13, basis=_MEASURED)),
+    ("arithmetic", "solve a math problem, box the item with that quantity", NO_BUDGET),
+    ("sorting", "box the objects from smallest to largest quantity",
+     ChatBudget(max_turns=10, basis=_MEASURED)),
+    ("simonsays", "do exactly what Simon says", NO_BUDGET),
+    ("peckingorder", "follow the instructions book, step by step",
+     ChatBudget(max_turns=9, basis=_MEASURED)),
 )
 
 ENTRIES: tuple[EnvEntry, ...] = (
@@ -66,6 +139,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_SOKOBAN,
         dict(dim_room=(6, 6), num_boxes=1, search_depth=300),
         ragen_name="SimpleSokoban",
+        chat_budget=_V1_BUDGET,
         description="6x6 room, 1 box, reverse-play search depth 300.",
     ),
     EnvEntry(
@@ -73,6 +147,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_SOKOBAN,
         dict(dim_room=(8, 8), num_boxes=2, search_depth=10),
         ragen_name="LargerSokoban",
+        chat_budget=_V1_BUDGET,
         description="8x8 room, 2 boxes, reverse-play search depth 10.",
     ),
     EnvEntry(
@@ -80,6 +155,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_SOKOBAN,
         dict(dim_room=(6, 6), num_boxes=1, search_depth=30, vocabulary="alt"),
         ragen_name="SokobanDifferentGridVocab",
+        chat_budget=_V1_BUDGET,
         description="6x6 room, 1 box, depth 30, symbols W . G C B A @.",
     ),
     EnvEntry(
@@ -87,6 +163,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_SOKOBAN,
         dict(dim_room=(10, 10), num_boxes=3, search_depth=100),
         ragen_name=None,
+        chat_budget=ChatBudget(max_turns=13, max_actions_per_episode=63, basis=_MEASURED),
         description="10x10 room, 3 boxes, reverse-play search depth 100 (beyond RAGEN's set).",
     ),
     EnvEntry(
@@ -94,6 +171,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_SOKOBAN,
         dict(dim_room=(6, 6), num_boxes=1, search_depth=300, observation_format="grid_coord"),
         ragen_name="CoordSokoban",
+        chat_budget=_R2_BUDGET,
         description="RAGEN-2: Sokoban-6x6's levels, grid plus zero-indexed coordinates of targets, boxes, player.",
     ),
     EnvEntry(
@@ -102,6 +180,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         # The observation stays Sokoban-6x6's text grid; render() is the frame (96x96x3, as RAGEN-2's).
         dict(dim_room=(6, 6), num_boxes=1, search_depth=300, render_mode="rgb_array"),
         ragen_name="VisualSimpleSokoban",
+        chat_budget=_R2_BUDGET,
         description="RAGEN-2: Sokoban-6x6's levels, with a picture of every state (render_mode='rgb_array').",
     ),
     EnvEntry(
@@ -109,6 +188,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_FROZEN_LAKE,
         dict(size=4, frozen_prob=0.8, is_slippery=True),
         ragen_name="FrozenLake",
+        chat_budget=_V1_BUDGET,
         description="Random 4x4 lake, 80% ice, slippery (1/3 intended, 1/3 each side).",
     ),
     EnvEntry(
@@ -116,6 +196,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_FROZEN_LAKE,
         dict(size=8, frozen_prob=0.8, is_slippery=True),
         ragen_name=None,
+        chat_budget=ChatBudget(max_turns=20, max_actions_per_episode=100, basis=_ENV_CAP),
         description="Random 8x8 lake, 80% ice, slippery (beyond RAGEN's set).",
     ),
     EnvEntry(
@@ -130,6 +211,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_FROZEN_LAKE,
         dict(size=4, frozen_prob=0.9, is_slippery=True, success_rate=0.8),
         ragen_name="FrozenLake",
+        chat_budget=_R2_BUDGET,
         description="RAGEN-2's FrozenLake: random 4x4 lake, 90% ice, a move goes as chosen w.p. 0.8.",
     ),
     EnvEntry(
@@ -137,6 +219,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_FROZEN_LAKE,
         dict(size=4, frozen_prob=0.9, is_slippery=True, success_rate=0.8, observation_format="grid_coord"),
         ragen_name="CoordFrozenLake",
+        chat_budget=_R2_BUDGET,
         description="RAGEN-2: FrozenLake-4x4-R2's lakes, grid plus zero-indexed coordinates of start, goal, player, holes.",
     ),
     EnvEntry(
@@ -144,6 +227,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_FROZEN_LAKE,
         dict(size=4, frozen_prob=0.9, is_slippery=True, success_rate=1.0, observation_format="grid_coord"),
         ragen_name="CoordFrozenLake",
+        chat_budget=ChatBudget(**_R2, basis="RAGEN-2 `config/_3_frozen_lake.yaml`"),
         description="RAGEN-2's FrozenLake experiment (_3_frozen_lake.yaml): CoordFrozenLake with success_rate 1, no slips.",
     ),
     EnvEntry(
@@ -151,6 +235,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_BANDIT,
         dict(low_risk_name="Phoenix", high_risk_name="Dragon"),
         ragen_name="Bandit",
+        chat_budget=_V1_BANDIT_BUDGET,
         description="Two arms: Phoenix (low risk, 0.1) and Dragon (high risk, 1.0 w.p. 0.25).",
     ),
     EnvEntry(
@@ -158,6 +243,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_BANDIT,
         dict(low_risk_name="Trader", high_risk_name="Librarian"),
         ragen_name="BanditTest",
+        chat_budget=_V1_BANDIT_BUDGET,
         description="Two arms: Trader (low risk) and Librarian (high risk); RAGEN's held-out names.",
     ),
     EnvEntry(
@@ -179,6 +265,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_BANDIT,
         dict(name_pool="ragen2-train"),
         ragen_name="Bandit",
+        chat_budget=_R2_BANDIT_BUDGET,
         description="RAGEN-2's Bandit: the seed draws one of 12 occupation pairs (Teacher/Trader, ...).",
     ),
     EnvEntry(
@@ -186,6 +273,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_BANDIT,
         dict(name_pool="ragen2-test"),
         ragen_name="BanditTest",
+        chat_budget=_R2_BANDIT_BUDGET,
         description="RAGEN-2's BanditTest: the seed draws one of 8 held-out occupation pairs.",
     ),
     EnvEntry(
@@ -207,6 +295,10 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_RUBIKSCUBE,
         dict(scramble_depth=1, max_steps=20),
         ragen_name="rubikscube",
+        chat_budget=ChatBudget(
+            max_turns=25, max_actions_per_turn=4, max_actions_per_episode=20, history_window=5, max_new_tokens=500,
+            basis="RAGEN-2 `config/_10_rubikscube.yaml`",
+        ),
         description="RAGEN-2's 2x2 cube scrambled by 1 turn, 20 steps.",
     ),
     EnvEntry(
@@ -228,6 +320,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_GAME_2048,
         dict(size=4, two_prob=0.9, log_reward=True, max_steps=700),
         ragen_name="game_2048",
+        chat_budget=ChatBudget(**_2048_BUDGET, basis="RAGEN-2 `config/_9_2048.yaml`"),
         description="RAGEN-2's 2048: 4x4, spawns 2 (0.9) or 4, reward 0.1*log2(merge+1), 700 moves.",
     ),
     EnvEntry(
@@ -235,6 +328,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_GAME_2048,
         dict(size=4, two_prob=0.9, log_reward=False, max_steps=700),
         ragen_name=None,
+        chat_budget=ChatBudget(**_2048_BUDGET, basis="RAGEN/2048-v0's: the same game to the same 700-move cap"),
         description="RAGEN/2048-v0 paying the raw merge score (-0.1 for a move that moves nothing): RAGEN-2's use_log_reward=False.",
     ),
     EnvEntry(
@@ -242,6 +336,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_SUDOKU,
         dict(grid_size=9, difficulty="easy", max_steps=81),
         ragen_name="SimpleSudoku",
+        chat_budget=ChatBudget(**{**_R2, "max_actions_per_episode": 20}, basis="RAGEN-2 `config/_8_sudoku.yaml`"),
         description="RAGEN-2's SimpleSudoku: 9x9, 32 of 81 cells empty, feedback with conflicts and candidates.",
     ),
     EnvEntry(
@@ -249,6 +344,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_SUDOKU,
         dict(grid_size=9, difficulty="medium", max_steps=81),
         ragen_name="MediumSudoku",
+        chat_budget=ChatBudget(**{**_R2, "max_actions_per_episode": 30}, basis="RAGEN-2 `config/base.yaml`"),
         description="RAGEN-2's MediumSudoku: 9x9, 40 of 81 cells empty.",
     ),
     EnvEntry(
@@ -256,6 +352,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_SUDOKU,
         dict(grid_size=4, difficulty="easy", max_steps=16),
         ragen_name=None,
+        chat_budget=ChatBudget(max_turns=6, basis=_MEASURED),
         description="RAGEN-2's Sudoku on a 4x4 board (2x2 boxes, 6 of 16 cells empty) for small models.",
     ),
     *(
@@ -264,10 +361,11 @@ ENTRIES: tuple[EnvEntry, ...] = (
             *_TWX,
             dict(game=game),
             ragen_name=None,
+            chat_budget=budget,
             description=f"TextWorld-Express {game}: {what}; TWX's dev/test seeds (needs a JVM).",
             extra="twx",
         )
-        for game, what in _TWX_GAMES
+        for game, what, budget in _TWX_GAMES
     ),
 )
 
@@ -296,6 +394,12 @@ RG_DATASETS: tuple[str, ...] = (
     "tower_of_hanoi", "tsumego", "word_ladder", "word_sequence_reversal", "word_sorting",
     "zebra_puzzles",
 )
+# The datasets whose reference answer, in the optimal agent's reply, outgrows the default reply
+# length on a test seed: that reply's length (tower_of_hanoi: 7 disks, 127 moves).
+_RG_BUDGETS = {
+    "palindrome_partitioning": ChatBudget(max_response_chars=6681, basis=_MEASURED),
+    "tower_of_hanoi": ChatBudget(max_response_chars=4136, basis=_MEASURED),
+}
 ENTRIES += tuple(
     EnvEntry(
         f"RAGEN/RG-{name}-v0",
@@ -304,6 +408,7 @@ ENTRIES += tuple(
         dict(dataset=name),
         description=f"reasoning-gym '{name}': one question, graded by the dataset's own score_answer.",
         extra="rg",
+        chat_budget=_RG_BUDGETS.get(name, NO_BUDGET),
     )
     for name in RG_DATASETS
 )
@@ -321,6 +426,11 @@ PLUGIN_ENTRIES: list[EnvEntry] = []
 def all_entries() -> tuple[EnvEntry, ...]:
     """The project's rows, then the plugins' (as loaded by :func:`ragen_bench.plugins.register_all`)."""
     return (*ENTRIES, *PLUGIN_ENTRIES)
+
+
+def chat_budget(env_id: str) -> ChatBudget:
+    """The chat budget ``env_id`` declares (``ChatBudget()`` when the defaults fit its tasks)."""
+    return entry(env_id).chat_budget
 
 
 def entry(env_id: str) -> EnvEntry:

@@ -27,19 +27,32 @@ Optimal
     under the same actions: the plan is exactly the one-action-per-turn policy's
     trajectory, only batched into fewer turns.  Free-text envs get one action per turn.  When the env knows no
     optimal action the reply names none (and so earns the format penalty).
+
+:func:`play_optimal` plays it on a list of seeds under a chat config (with :func:`unbounded`: with
+only the env's own caps), which is how each id's declared chat budget is measured and tested.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
+import gymnasium
+
+from ragen_bench.chat.config import ChatConfig
+from ragen_bench.chat.episode import ChatEpisode
+from ragen_bench.chat.lockstep import run_lockstep
 from ragen_bench.chat.parser import ANSWER_CLOSE, ANSWER_OPEN, THINK_CLOSE, THINK_OPEN
 from ragen_bench.agents.sampling import check_sampling_seed
 from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest, LiveEnvView
+from ragen_bench.chat.trajectory import Trajectory
 
 _RANDOM_TEXT_MAX_CHARS = 16
+# Turns, actions and reply characters "unbounded": far beyond every env's own step cap (2048's 700 is
+# the largest) and every text action space (10,000 characters at most).
+UNBOUNDED = 100_000
 
 
 def format_reply(actions: Sequence[str], *, thought: str, think: bool, separator: str = "||") -> str:
@@ -182,3 +195,33 @@ class OptimalAgent(_ScriptedAgent):
             plan.append(action)
         return plan
 
+
+def play_optimal(
+    env_id: str, config: ChatConfig, seeds: Sequence[int], *, split: str = "test", env: gymnasium.Env | None = None
+) -> list[Trajectory]:
+    """The optimal agent's episodes of ``env_id`` on ``seeds`` under ``config``, in seed order.
+
+    The agent takes ``config``'s per-turn limit, thinking and separator, as eval gives them.  One
+    env plays every episode in turn (a TextWorld-Express env runs a JVM: one, not one per seed):
+    ``env`` when given (an env of ``env_id``, left open for the caller's next call), else a new one.
+    """
+    agent = OptimalAgent(
+        think=config.think, max_actions_per_turn=config.max_actions_per_turn, separator=config.action_separator
+    )
+    live = gymnasium.make(env_id) if env is None else env
+    try:
+        return [
+            run_lockstep([ChatEpisode(live, config, env_id=env_id, seed=seed, split=split)], agent)[0]
+            for seed in seeds
+        ]
+    finally:
+        if env is None:
+            live.close()
+
+
+def unbounded(config: ChatConfig) -> ChatConfig:
+    """``config`` with turns, actions per episode and reply length unbounded: only the env's own caps
+    end an episode, and no reply is cut."""
+    return dataclasses.replace(
+        config, max_turns=UNBOUNDED, max_actions_per_episode=UNBOUNDED, max_response_chars=UNBOUNDED
+    )

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass
 from functools import lru_cache
 from typing import Any
 
-from ragen_bench import values
+from ragen_bench import registry, values
 from ragen_bench.chat.parser import TAGS
 
 
@@ -176,6 +176,17 @@ def check_chat(settings: Any, error: type[Exception] = ValueError) -> ChatConfig
         # ChatConfig's messages start with the field's name; name it as a key.
         message = str(problem)
         raise error(f"chat.{message}" if message.split(" ", 1)[0] in hints else f"chat: {message}") from None
+
+
+def budgeted_settings(env_id: str, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The ``chat`` settings to play ``env_id`` with: the id's declared budget, ``overrides`` on top.
+
+    The budget is :func:`ragen_bench.registry.chat_budget`'s :class:`~ragen_bench.registry.ChatBudget`
+    (its ChatConfig fields; the id's ``max_new_tokens`` is the agent's to apply).  ``overrides``
+    are the keys the user set (``chat.max_turns=3``): each one wins over the budget.  Keys
+    neither gives keep ChatConfig's defaults.  Pass the result to :func:`check_chat`.
+    """
+    return {**registry.chat_budget(env_id).chat_fields(), **(overrides or {})}
 
 
 @lru_cache(maxsize=256)
