@@ -75,8 +75,8 @@ class TrainConfig:
     lora: LoraConfig = documented(factory=LoraConfig,
                                   help="a peft LoRA adapter instead of full fine-tuning (lora.rank > 0)")
     rollout: RolloutConfig = documented(factory=RolloutConfig, help="how each step's episodes are sampled")
-    chat: dict[str, Any] = documented(factory=dict, help="the chat episode's settings, eval's (ChatConfig's fields, "
-                                      "configs/chat/default.yaml; `ragen-bench eval --help` explains them)")
+    chat: dict[str, Any] = documented(factory=dict, help="the chat episode's settings, as eval's (ChatConfig's "
+                                      "fields; configs/chat/default.yaml)")
     advantage: AdvantageConfig = documented(factory=AdvantageConfig, help="how scores become advantages")
     filter: FilterConfig = documented(factory=FilterConfig, help="which groups (the episodes of one seed) are trained "
                                       "on: StarPO-S's std filter or RAGEN-2's rollout filter")

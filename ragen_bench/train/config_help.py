@@ -14,7 +14,11 @@ from typing import Any, NamedTuple, get_type_hints
 
 import yaml
 
+from ragen_bench.chat import ChatConfig
 from ragen_bench.train.config import TrainConfig
+
+# Sections held as a mapping (what config.json records) and checked as a dataclass: their keys are its fields.
+MAPPED_SECTIONS = {"chat": ChatConfig}
 
 
 class Key(NamedTuple):
@@ -30,11 +34,12 @@ def keys(cls: type = TrainConfig, prefix: str = "") -> Iterator[Key]:
     """Every key of ``cls`` in the order of its fields, each section before its own keys."""
     hints = get_type_hints(cls)
     for field in dataclasses.fields(cls):
+        name = prefix + field.name
         default = field.default if field.default_factory is dataclasses.MISSING else field.default_factory()
-        section = dataclasses.is_dataclass(hints[field.name])
-        yield Key(prefix + field.name, default, field.metadata["help"], section)
-        if section:
-            yield from keys(hints[field.name], f"{prefix}{field.name}.")
+        section = hints[field.name] if dataclasses.is_dataclass(hints[field.name]) else MAPPED_SECTIONS.get(name)
+        yield Key(name, default, field.metadata["help"], section is not None)
+        if section is not None:
+            yield from keys(section, name + ".")
 
 
 def shown(value: Any) -> str:
@@ -44,8 +49,6 @@ def shown(value: Any) -> str:
 
 def help_text(width: int = 100) -> str:
     """Every key with its default and help, as ``train --help`` prints them after the usual help."""
-    from ragen_bench.chat import ChatConfig
-
     lines = ["", *textwrap.wrap("The keys (KEY=VALUE), their defaults and what they mean; a preset changes a few of "
                                 "them (configs/train/NAME.yaml), and --dry-run prints one resolved:", width)]
     for key in keys():
@@ -54,10 +57,6 @@ def help_text(width: int = 100) -> str:
         else:
             lines.append(f"  {key.name}={shown(key.default)}")
             lines += textwrap.wrap(key.help, width, initial_indent=" " * 6, subsequent_indent=" " * 6,
-                                   break_on_hyphens=False)
-        if key.name == "chat":
-            chat = ", ".join(f"{f.name}={shown(f.default)}" for f in dataclasses.fields(ChatConfig))
-            lines += textwrap.wrap(f"chat.KEY: {chat}", width, initial_indent="  ", subsequent_indent=" " * 6,
                                    break_on_hyphens=False)
     return "\n".join(lines) + "\n"
 
