@@ -362,7 +362,7 @@ def _add_leaderboard(commands: argparse._SubParsersAction) -> None:
 def _add_train(commands: argparse._SubParsersAction) -> None:
     training = commands.add_parser(
         "train", help="train a policy with StarPO / StarPO-S (or a supervised warm start)", add_help=False,
-        epilog="Presets: configs/train/ (starpo-s, starpo, ppo, grpo, ragen-sokoban); guide: docs/train.md in the source repository. "
+        epilog="Presets: configs/train/ (preset= below names them); guide: docs/train.md in the source repository. "
         "Example: ragen-bench train preset=grpo env=RAGEN/Bandit-v0 model=tiny steps=2 out=runs/t",
     )
     training.add_argument("-h", "--help", action=_HelpWithKeys, keys=_train_keys)

@@ -44,11 +44,12 @@ class Mismatch(ValueError):
         self.expected, self.value, self.where = expected, value, where
 
 
-def documented(default: Any = dataclasses.MISSING, *, factory: Callable[[], Any] | Any = dataclasses.MISSING,
-               help: str) -> Any:
+def documented(default: Any = None, *, factory: Callable[[], object] | None = None, help: str) -> Any:
     """A config dataclass field with its default (``factory`` for a list or a section) and what it means, where it is
     defined: TRL's ``field(metadata={"help": ...})``, which ``ragen-bench train --help`` and ``--dry-run`` print."""
-    return dataclasses.field(default=default, default_factory=factory, metadata={"help": help})
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata={"help": help})
+    return dataclasses.field(default=default, metadata={"help": help})
 
 
 def is_int(value: Any) -> bool:
