@@ -8,6 +8,7 @@ Each field's help is declared where the field is (:func:`ragen_bench.values.docu
 from __future__ import annotations
 
 import dataclasses
+import json
 import textwrap
 from collections.abc import Iterator, Mapping
 from typing import Any, NamedTuple, get_type_hints
@@ -43,7 +44,9 @@ def keys(cls: type = TrainConfig, prefix: str = "") -> Iterator[Key]:
 
 
 def shown(value: Any) -> str:
-    """A default as it is written in an override (``null``, ``true``, ``[0.9, 0.999]``)."""
+    """A default as it is written in an override (``null``, ``true``, ``["</answer>"]``)."""
+    if isinstance(value, list):
+        return json.dumps(value)  # quoted items: Hydra's override grammar reads [</answer>] as no list
     return yaml.safe_dump(value, default_flow_style=True, width=float("inf")).removesuffix("\n...\n").strip()
 
 
