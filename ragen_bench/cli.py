@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 # Exit status of a command stopped by Ctrl-C (128 + SIGINT), as shells report it.
@@ -168,9 +168,9 @@ def _train(args: argparse.Namespace) -> int:
     if args.verl_overrides:
         raise ValueError(f"veRL overrides after '--' ({args.verl_overrides[0]} ...) need backend=verl")
     if args.dry_run:
-        import yaml
+        from ragen_bench.train.config_help import dry_run_yaml
 
-        print(yaml.safe_dump(config.to_dict(), sort_keys=False).rstrip())
+        print(dry_run_yaml(config))
         print()
         for line in describe(config):
             print(line)
@@ -183,6 +183,12 @@ def _train(args: argparse.Namespace) -> int:
     if result.test_run is not None:
         print(f"test-panel run directory: {result.test_run}")
     return 0
+
+
+def _train_keys() -> str:
+    from ragen_bench.train.config_help import help_text
+
+    return help_text()
 
 
 def _data_sft(args: argparse.Namespace) -> int:
@@ -266,26 +272,31 @@ def _new_dir(text: str) -> str:
 
 
 class _HelpWithKeys(argparse.Action):
-    """``eval -h``: the usual help, then every key with its default and comment, read from the
-    packaged configs (a wheel has no configs/ folder to open)."""
+    """``-h``: the usual help, then every key with its default and what it means, as ``keys()`` writes them."""
 
-    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, **kwargs: object) -> None:
+    def __init__(self, option_strings: Sequence[str], dest: str = argparse.SUPPRESS, *, keys: Callable[[], str],
+                 **kwargs: object) -> None:
         super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
                          help="show this help, every key and its default, and exit")
+        self.keys = keys
 
     def __call__(self, parser: argparse.ArgumentParser, *args: object) -> None:
-        from ragen_bench.data import configs_root
-
-        root = configs_root()
-        agents = sorted(item.name.removesuffix(".yaml") for item in (root / "agent").iterdir()
-                        if item.name.endswith(".yaml"))
         parser.print_help()
-        print(f"\nagent=NAME picks an agent config: {', '.join(agents)} (agent.KEY=VALUE sets one of its keys)."
-              "\n\nThe keys, their defaults and what they mean (configs/eval.yaml, packaged):\n")
-        print((root / "eval.yaml").read_text(encoding="utf-8"))
-        print("chat.KEY=VALUE (configs/chat/default.yaml, packaged):\n")
-        print((root / "chat" / "default.yaml").read_text(encoding="utf-8"), end="")
+        print(self.keys(), end="")
         parser.exit()
+
+
+def _eval_keys() -> str:
+    """eval's keys, read from the packaged configs (a wheel has no configs/ folder to open)."""
+    from ragen_bench.data import configs_root
+
+    root = configs_root()
+    agents = sorted(item.name.removesuffix(".yaml") for item in (root / "agent").iterdir()
+                    if item.name.endswith(".yaml"))
+    return (f"\nagent=NAME picks an agent config: {', '.join(agents)} (agent.KEY=VALUE sets one of its keys)."
+            "\n\nThe keys, their defaults and what they mean (configs/eval.yaml, packaged):\n\n"
+            + (root / "eval.yaml").read_text(encoding="utf-8") + "\nchat.KEY=VALUE (configs/chat/default.yaml, packaged):\n\n"
+            + (root / "chat" / "default.yaml").read_text(encoding="utf-8"))
 
 
 def _add_eval(commands: argparse._SubParsersAction) -> None:
@@ -296,7 +307,7 @@ def _add_eval(commands: argparse._SubParsersAction) -> None:
         epilog="Every key, its default and its meaning are listed below. Guide: docs/eval.md in the source "
         "repository. Example: ragen-bench eval env=RAGEN/Sokoban-6x6-v0 agent=random samples=4 limit=32 out=runs/x",
     )
-    evaluate.add_argument("-h", "--help", action=_HelpWithKeys)
+    evaluate.add_argument("-h", "--help", action=_HelpWithKeys, keys=_eval_keys)
     evaluate.add_argument("overrides", nargs="*", help="Hydra overrides, e.g. env=RAGEN/Sokoban-6x6-v0 agent=random")
     evaluate.set_defaults(handler=_eval)
 
@@ -350,10 +361,11 @@ def _add_leaderboard(commands: argparse._SubParsersAction) -> None:
 
 def _add_train(commands: argparse._SubParsersAction) -> None:
     training = commands.add_parser(
-        "train", help="train a policy with StarPO / StarPO-S (or a supervised warm start)",
-        epilog="Presets: configs/train/ (starpo-s, starpo, ppo, grpo, ragen-sokoban); guide: docs/train.md in the source repository. "
+        "train", help="train a policy with StarPO / StarPO-S (or a supervised warm start)", add_help=False,
+        epilog="Presets: configs/train/ (preset= below names them); guide: docs/train.md in the source repository. "
         "Example: ragen-bench train preset=grpo env=RAGEN/Bandit-v0 model=tiny steps=2 out=runs/t",
     )
+    training.add_argument("-h", "--help", action=_HelpWithKeys, keys=_train_keys)
     training.add_argument("overrides", nargs="*", help="preset=NAME and Hydra overrides, e.g. rollout.groups=4")
     training.add_argument("--dry-run", action="store_true", help="print the resolved config and the plan; load nothing")
     # With backend=verl, veRL's own key=value overrides follow '--' (split off in main()).

@@ -14,6 +14,7 @@ expected; the caller names the key in its own error.  The rules:
 
 Used by ``ragen_bench.eval.config`` and ``ragen_bench.train.config`` (each config field),
 and by ``ragen_bench.chat.config.check_chat`` (the ``chat.*`` settings of both).
+:func:`documented` declares such a field with its default and what it means.
 
 :func:`unknown_name` is the one way a name that is not there is refused (env ids, games).
 
@@ -22,11 +23,12 @@ This module imports nothing of ``ragen_bench``.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import math
 import types
 import typing
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 
@@ -40,6 +42,14 @@ class Mismatch(ValueError):
     def __init__(self, expected: str, value: Any, where: str = "") -> None:
         super().__init__(f"{where or 'value'}: expected {expected}, got {value!r}")
         self.expected, self.value, self.where = expected, value, where
+
+
+def documented(default: Any = None, *, factory: Callable[[], object] | None = None, help: str) -> Any:
+    """A config dataclass field with its default (``factory`` for a list or a section) and what it means, where it is
+    defined: TRL's ``field(metadata={"help": ...})``, which ``ragen-bench train --help`` and ``--dry-run`` print."""
+    if factory is not None:
+        return dataclasses.field(default_factory=factory, metadata={"help": help})
+    return dataclasses.field(default=default, metadata={"help": help})
 
 
 def is_int(value: Any) -> bool:

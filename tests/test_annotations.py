@@ -35,6 +35,7 @@ RETURNS_ANY = {
     "ragen_bench/leaderboard/files.py::read_json_file": _JSON,
     "ragen_bench/values.py::conform": _CONFIG_VALUE,
     "ragen_bench/values.py::_element": _CONFIG_VALUE,
+    "ragen_bench/values.py::documented": "Any like dataclasses.field, so `x: int = documented(...)` checks",
     "ragen_bench/eval/rundir.py::read_json": _JSON,
     "ragen_bench/train/config.py::_coerce": _CONFIG_VALUE,
 }

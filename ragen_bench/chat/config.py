@@ -97,15 +97,18 @@ class ChatConfig:
     prompt.  Model text is cut to ``max_response_chars`` before it is parsed.
     """
 
-    max_turns: int = 5
-    max_actions_per_turn: int = 5
-    max_actions_per_episode: int = 10
-    format_penalty: float = -0.1
-    think: bool = True
-    history_window: int | None = None
-    max_response_chars: int = 4096
-    template: str = "default"
-    action_separator: str = "||"
+    max_turns: int = values.documented(5, help="the most turns (model replies) of an episode")
+    max_actions_per_turn: int = values.documented(5, help="the most actions one reply may take")
+    max_actions_per_episode: int = values.documented(10, help="the most actions of an episode")
+    format_penalty: float = values.documented(-0.1, help="added to a malformed turn's reward; must be <= 0")
+    think: bool = values.documented(True, help="true: the reply reasons in <think> before its <answer>; "
+                                    "false: the no-think template, an <answer> only")
+    history_window: int | None = values.documented(None, help="null: the full history; k: the last k turns "
+                                                   "(RAGEN-2's max_context_window)")
+    max_response_chars: int = values.documented(4096, help="model text is cut to this many characters before "
+                                                "it is parsed")
+    template: str = values.documented("default", help=f"the prompt template: {', '.join(TEMPLATES)}")
+    action_separator: str = values.documented("||", help="separates the actions inside one <answer>")
 
     def __post_init__(self) -> None:
         for name in ("max_turns", "max_actions_per_turn", "max_actions_per_episode", "max_response_chars"):

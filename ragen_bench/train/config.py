@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
 from ragen_bench import values
@@ -24,6 +24,10 @@ from ragen_bench.starpo.algorithms import (ALGORITHMS, DEFAULT_PRESET, ESTIMATOR
                                            PRESETS, choices)
 from ragen_bench.starpo.filter_spec import groups_to_keep
 from ragen_bench.train.filter_config import FilterConfig, check_filter, filter_in_words, unread_filter_keys
+from ragen_bench.train.sections import (DTYPES, FILTER_LOSS_SCALINGS, ActorConfig, AdvantageConfig, CheckpointConfig,
+                                        CollapseDetectionConfig, CriticConfig, KLConfig, LogConfig, LoraConfig,
+                                        OverlongBufferConfig, RolloutConfig, SFTConfig, TestConfig, ValConfig)
+from ragen_bench.values import documented
 
 if TYPE_CHECKING:
     from ragen_bench.chat.config import ChatConfig
@@ -31,8 +35,6 @@ if TYPE_CHECKING:
 _Section = TypeVar("_Section")
 
 BACKENDS = ("local", "verl")
-FILTER_LOSS_SCALINGS = ("none", "linear", "sqrt")
-DTYPES = ("float32", "bfloat16", "float16")
 
 
 class TrainConfigError(ValueError):
@@ -41,124 +43,6 @@ class TrainConfigError(ValueError):
 
 class CheckpointError(ValueError):
     """A run folder that cannot be (re)used with this config (the message says why)."""
-
-
-@dataclass(frozen=True)
-class LoraConfig:
-    rank: int = 0
-    alpha: float = 64
-    dropout: float = 0.0
-    target_modules: str | list[str] = "all-linear"
-
-
-@dataclass(frozen=True)
-class RolloutConfig:
-    groups: int = 8
-    group_size: int = 16
-    temperature: float = 1.0
-    top_p: float = 1.0
-    max_new_tokens: int = 128
-    stop_strings: list[str] = field(default_factory=lambda: ["</answer>"])
-    generate_batch: int = 64
-    dtype: str | None = None  # the sampler's precision (None: the training dtype)
-
-
-@dataclass(frozen=True)
-class AdvantageConfig:
-    estimator: str = "gae"
-    gamma: float = 1.0
-    lam: float = 1.0
-    high_level_gamma: float = 0.95
-    grpo_mode: str = "mean_std"
-    whiten: bool = True
-    score_placement: str = "last"
-
-
-@dataclass(frozen=True)
-class OverlongBufferConfig:
-    len: int = 0
-    penalty_factor: float = 1.0
-
-
-@dataclass(frozen=True)
-class ActorConfig:
-    lr: float = 1e-6
-    weight_decay: float = 0.01
-    betas: list[float] = field(default_factory=lambda: [0.9, 0.999])
-    grad_clip: float = 1.0
-    clip_low: float = 0.2
-    clip_high: float = 0.28
-    dual_clip: float | None = 3.0
-    entropy_coef: float = 0.001
-    loss_agg: str = "seq-mean-token-mean"
-    filter_loss_scaling: str = "none"
-    ppo_epochs: int = 1
-    mini_batch: int = 32
-    micro_batch: int = 4
-
-
-@dataclass(frozen=True)
-class CriticConfig:
-    lr: float = 1e-5
-    value_clip: float = 0.5
-    coef: float = 1.0
-
-
-@dataclass(frozen=True)
-class KLConfig:
-    coef: float = 0.0
-    estimator: str = "low_var_kl"
-    placement: str = "loss"
-
-
-@dataclass(frozen=True)
-class SFTConfig:
-    agent: str = "optimal"
-    episodes: int = 512
-    epochs: int = 2
-    lr: float = 1e-4
-    batch: int = 8
-
-
-@dataclass(frozen=True)
-class ValConfig:
-    split: str = "val"
-    every: int = 10
-    before_train: bool = True
-    limit: int | None = None
-    temperature: float = 0.5
-    samples: int = 1
-
-
-@dataclass(frozen=True)
-class TestConfig:
-    split: str | None = "test"
-    limit: int | None = None
-
-
-@dataclass(frozen=True)
-class CheckpointConfig:
-    every: int = 10
-    keep: int = 2
-
-
-@dataclass(frozen=True)
-class LogConfig:
-    tensorboard: bool = False
-    progress: bool = True
-
-
-@dataclass(frozen=True)
-class CollapseDetectionConfig:
-    """RAGEN-2's collapse diagnostics (``ragen_bench.train.collapse_probe``; names as RAGEN-2's)."""
-
-    compute_freq: int = 10
-    first_turn_enabled: bool = True
-    multi_turn_enabled: bool = False
-    num_samples: int | None = 64
-    micro_batch_size: int = 16
-    std_eps: float = 1e-3
-    ema_decay: float = 0.9
 
 
 # Keys that do not change what any step of a run computes (how many steps it runs, where it
@@ -170,32 +54,46 @@ FREE_KEYS = ("steps", "out", "threads", "sampling_threads", "log", "collapse_det
 
 @dataclass(frozen=True)
 class TrainConfig:
-    preset: str = "base"
-    algo: str = "starpo"
-    backend: str = "local"
-    env: str = "RAGEN/Bandit-v0"
-    model: str = "smollm2-135m"
-    dtype: str = "float32"
-    seed: int = 0
-    steps: int = 20
-    threads: int | None = None
-    sampling_threads: int | None = None
-    out: str | None = None
-    lora: LoraConfig = field(default_factory=LoraConfig)
-    rollout: RolloutConfig = field(default_factory=RolloutConfig)
-    chat: dict[str, Any] = field(default_factory=dict)
-    advantage: AdvantageConfig = field(default_factory=AdvantageConfig)
-    filter: FilterConfig = field(default_factory=FilterConfig)
-    actor: ActorConfig = field(default_factory=ActorConfig)
-    critic: CriticConfig = field(default_factory=CriticConfig)
-    kl: KLConfig = field(default_factory=KLConfig)
-    sft: SFTConfig = field(default_factory=SFTConfig)
-    val: ValConfig = field(default_factory=ValConfig)
-    test: TestConfig = field(default_factory=TestConfig)
-    checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
-    log: LogConfig = field(default_factory=LogConfig)
-    overlong_buffer: OverlongBufferConfig = field(default_factory=OverlongBufferConfig)
-    collapse_detection: CollapseDetectionConfig = field(default_factory=CollapseDetectionConfig)
+    """Every key of ``ragen-bench train``; the sections' keys are in :mod:`ragen_bench.train.sections`."""
+
+    preset: str = documented("base", help=f"the preset this config started from: {choices(PRESETS)} "
+                             "(configs/train/NAME.yaml)")
+    algo: str = documented("starpo", help="starpo: reinforcement learning (the PPO / GRPO losses of advantage.*, "
+                           "actor.*) | sft: a supervised warm start (sft.*)")
+    backend: str = documented("local", help="local: this package's trainer | verl: veRL on Ray (its own venv, GPUs)")
+    env: str = documented("RAGEN/Bandit-v0", help="the single-agent env id trained on (`ragen-bench envs list`)")
+    model: str = documented("smollm2-135m", help="a checkpoint directory, a LoRA adapter directory, or an alias "
+                            "(smollm2-135m, tiny)")
+    dtype: str = documented("float32", help=f"the training precision: {', '.join(DTYPES)}")
+    seed: int = documented(0, help="data order (which train seeds each step), sampling and initialisation; "
+                           "in 0..2**32-1")
+    steps: int = documented(20, help="training steps (one rollout batch and its updates each)")
+    threads: int | None = documented(None, help="torch threads; null: torch's default")
+    sampling_threads: int | None = documented(1, help="torch threads while sampling rollouts; null: as threads "
+                                              "(1 stays fast beside other busy processes)")
+    out: str | None = documented(None, help="the run folder; null: runs/train/<preset>-<env>")
+    lora: LoraConfig = documented(factory=LoraConfig,
+                                  help="a peft LoRA adapter instead of full fine-tuning (lora.rank > 0)")
+    rollout: RolloutConfig = documented(factory=RolloutConfig, help="how each step's episodes are sampled")
+    chat: dict[str, Any] = documented(factory=dict, help="the chat episode's settings, as eval's (ChatConfig's "
+                                      "fields; configs/chat/default.yaml)")
+    advantage: AdvantageConfig = documented(factory=AdvantageConfig, help="how scores become advantages")
+    filter: FilterConfig = documented(factory=FilterConfig, help="which groups (the episodes of one seed) are trained "
+                                      "on: StarPO-S's std filter or RAGEN-2's rollout filter")
+    actor: ActorConfig = documented(factory=ActorConfig, help="the policy's optimiser and loss")
+    critic: CriticConfig = documented(factory=CriticConfig, help="the value model (read by gae and bi_level_gae only)")
+    kl: KLConfig = documented(factory=KLConfig, help="the KL penalty towards the initial model")
+    sft: SFTConfig = documented(factory=SFTConfig, help="algo=sft: a supervised warm start on a scripted agent's "
+                                "train-seed episodes")
+    val: ValConfig = documented(factory=ValConfig, help="validation: the real eval harness on one of the env's panels")
+    test: TestConfig = documented(factory=TestConfig, help="the final checkpoint's evaluation on a panel")
+    checkpoint: CheckpointConfig = documented(factory=CheckpointConfig,
+                                              help="checkpoints in the run folder's checkpoints/")
+    log: LogConfig = documented(factory=LogConfig, help="what a run logs besides metrics.jsonl")
+    overlong_buffer: OverlongBufferConfig = documented(
+        factory=OverlongBufferConfig, help="DAPO's overlong reward shaping (veRL's reward_model.overlong_buffer)")
+    collapse_detection: CollapseDetectionConfig = documented(
+        factory=CollapseDetectionConfig, help="RAGEN-2's template-collapse diagnostics (docs/starpo.md)")
 
     @property
     def sampling_dtype(self) -> str:

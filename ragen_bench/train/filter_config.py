@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragen_bench.starpo.filter_spec import FilterSpec, check_ratio, preset
+from ragen_bench.values import documented
 
 FILTER_MODES = ("std", "std_rev", "rollout")
 # FilterSpec's fields under their config keys (RAGEN-2's rollout_filter_* names without the prefix).
@@ -26,17 +27,26 @@ _SPEC_DEFAULTS = FilterSpec()
 class FilterConfig:
     """``mode`` std / std_rev: StarPO-S's filter with ``ratio``; ``rollout``: RAGEN-2's filter from the keys after it."""
 
-    ratio: float = 0.25
-    mode: str = "std"
-    strategy: str = _SPEC_DEFAULTS.strategy
-    value: float = _SPEC_DEFAULTS.value
-    type: str = _SPEC_DEFAULTS.filter_type
-    metric: str = _SPEC_DEFAULTS.metric
-    include_zero: bool = _SPEC_DEFAULTS.include_zero
-    top_p_prob_mode: str = _SPEC_DEFAULTS.top_p_prob_mode
-    selection_eps: float = _SPEC_DEFAULTS.selection_eps
-    empty_stop_steps: int = 5
-    refill_rounds: int = 0
+    ratio: float = documented(0.25, help="std / std_rev: the fraction of groups kept, in (0, 1] (1: keep all)")
+    mode: str = documented("std", help="std: StarPO-S, the groups of highest score spread | std_rev: the lowest | "
+                           "rollout: RAGEN-2's filter, the keys below")
+    strategy: str = documented(_SPEC_DEFAULTS.strategy, help="rollout: top_p | top_k | top_k_abs | min_p "
+                               "(RAGEN-2's rollout_filter_strategy)")
+    value: float = documented(_SPEC_DEFAULTS.value, help="rollout: top_p's p, top_k's fraction, top_k_abs's count, "
+                              "min_p's factor (top_p 1: keep all)")
+    type: str = documented(_SPEC_DEFAULTS.filter_type, help="rollout: largest (keep the highest metric) | smallest")
+    metric: str = documented(_SPEC_DEFAULTS.metric, help="rollout: reward_variance (std of scores) | reward (mean) | "
+                             "reward_sum | length (mean tokens) | entropy (mean token entropy) | entropy_variance "
+                             "(its std)")
+    include_zero: bool = documented(_SPEC_DEFAULTS.include_zero, help="rollout: false drops the groups whose metric "
+                                    "is 0 first (DAPO's dynamic sampling)")
+    top_p_prob_mode: str = documented(_SPEC_DEFAULTS.top_p_prob_mode, help="rollout top_p: linear (scores adding up "
+                                      "to p x total - selection_eps) | softmax (nucleus of the scores' softmax)")
+    selection_eps: float = documented(_SPEC_DEFAULTS.selection_eps, help="rollout top_p linear: the eps above (>= 0)")
+    empty_stop_steps: int = documented(5, help="stop the run after this many steps in a row kept no group (such a "
+                                       "step is skipped); 0: never")
+    refill_rounds: int = documented(0, help="dynamic sampling: up to this many more rollouts of fresh seeds until "
+                                    "rollout.groups groups are kept; 0: none")
 
     @property
     def rollout_spec(self) -> FilterSpec:
