@@ -137,6 +137,11 @@ class Trainer:
                 validation.validate(c, self.out, self.step, None, log, self.say)
             bar = tqdm(total=total, initial=self.step, desc=f"{c.algo} {c.preset}", unit="step",
                        disable=not c.log.progress, dynamic_ncols=True)
+
+            def say(message: str) -> None:  # a line of its own, above the bar, not glued to it
+                with tqdm.external_write_mode():
+                    self.say(message)
+
             with bar:
                 while self.step < total:
                     metrics = getattr(self, f"{c.algo}_step")()  # each of starpo.algorithms.ALGORITHMS
@@ -145,14 +150,14 @@ class Trainer:
                     bar.update(1)
                     bar.set_postfix({k.split("/")[-1]: f"{v:.3f}" for k, v in metrics.items() if k in _SHOWN})
                     if c.filter.empty_stop_steps and self.empty_steps >= c.filter.empty_stop_steps:
-                        self.say(f"step {self.step}: the filter kept no group {self.empty_steps} steps in a row; stopping")
+                        say(f"step {self.step}: the filter kept no group {self.empty_steps} steps in a row; stopping")
                         total = self.step
                     final = self.step == total
                     validate = c.val.every > 0 and (self.step % c.val.every == 0 or final)
                     if validate or final or self.step % c.checkpoint.every == 0:
                         saved = ckpt.save(self.out, self)
                     if validate:
-                        validation.validate(c, self.out, self.step, saved, log, self.say)
+                        validation.validate(c, self.out, self.step, saved, log, say)
             last = ckpt.latest(self.out) or ckpt.save(self.out, self)
             test_run = validation.test(c, self.out, self.step, last, log, self.say)
             plot_curves(self.out)
