@@ -224,8 +224,8 @@ def test_committed_weights_play_a_sample_of_their_recorded_episodes_again(run_di
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not FULL_SWEEPS, reason="every episode of every run with committed weights (an hour or more "
-                    "on 2 cores): set RAGEN_BENCH_FULL_SWEEPS=1")
+@pytest.mark.skipif(not FULL_SWEEPS, reason="every episode of every run with committed weights (1,280 agent episodes, "
+                    "not timed here): set RAGEN_BENCH_FULL_SWEEPS=1")
 @pytest.mark.parametrize("run_dir", WITH_WEIGHTS)
 def test_committed_weights_play_every_recorded_episode_and_summary_again(run_dir, tmp_path):
     from ragen_bench.leaderboard.verify import check_summary as verify_summary
