@@ -98,7 +98,7 @@ MISTAKES = [
     ("hf", {"batch_size": 8}, "unknown setting 'batch_size'.*generate_batch"),
     ("hf", {"seed": 1}, "unknown setting 'seed'.*sampling_seed"),
     ("hf", {"model": 3}, "setting 'model' must be str, got 3"),
-    ("hf", {"num_threads": 1.0}, "setting 'num_threads' must be int or null, got 1.0"),
+    ("hf", {"num_threads": 1.0}, "setting 'num_threads' must be int or str or null, got 1.0"),
     ("hf", {"temperature": float("nan")}, "setting 'temperature' must be a finite number, got nan"),
     ("openai", {}, "agent 'openai': setting 'model' is required"),
     ("openai", {"model": "m", "concurrency": 4}, "unknown setting 'concurrency'.*max_concurrency"),

@@ -397,6 +397,7 @@ def test_null_and_cut_replies_are_marked_not_silent(stand_in, behaviour, expecte
     assert len(state.bodies) == 1
 
 
+@pytest.mark.usefixtures("wide_terminal")
 def test_null_content_replies_are_recorded_penalized_and_counted_end_to_end(stand_in, tmp_path, capsys):
     # One episode, one request per turn, so the script's order is the turns' order: a refusal,
     # a content filter, a bare null, then a well-formed reply.

@@ -7,7 +7,7 @@ import math
 import pytest
 
 torch = pytest.importorskip("torch")
-from hypothesis import given, settings  # noqa: E402
+from hypothesis import example, given, settings  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
 from ragen_bench.starpo.losses import (  # noqa: E402
@@ -207,6 +207,7 @@ def test_kl_estimators_by_hand():
 
 
 @settings(max_examples=60, deadline=None)
+@example(pairs=[(-3.908777010177824e-13, 0.0)])  # rounding once gave -1.1e-16
 @given(st.lists(st.tuples(st.floats(-30, 0), st.floats(-30, 0)), min_size=1, max_size=10))
 def test_k3_is_never_negative(pairs):
     log_probs, ref = t([[p for p, _ in pairs]]), t([[q for _, q in pairs]])

@@ -121,7 +121,8 @@ def kl_estimate(log_probs: torch.Tensor, ref_log_probs: torch.Tensor, estimator:
         return log_probs - ref_log_probs
     if estimator == "k3":
         log_ratio = (ref_log_probs - log_probs).clamp(-_MAX_LOG_RATIO, _MAX_LOG_RATIO)
-        return (torch.exp(log_ratio) - log_ratio - 1.0).clamp(max=10.0)
+        # min=0: exp(x) - x - 1 >= 0, but for a ratio a hair from 1 rounding can leave -1e-16.
+        return (torch.exp(log_ratio) - log_ratio - 1.0).clamp(min=0.0, max=10.0)
     raise ValueError(f"unknown KL estimator {estimator!r}; expected 'k1' or 'k3'")
 
 
