@@ -13,6 +13,7 @@ import ast
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.test_code_shape import functions
 
 PACKAGE = REPO_ROOT / "ragen_bench"
 
@@ -46,22 +47,8 @@ _ANY_SPELLINGS = {"Any", "typing.Any", "'Any'", "'typing.Any'"}
 
 def any_returns(source: str) -> list[str]:
     """Qualified names (``Class.method``, ``outer.inner``) of the functions in ``source`` annotated ``-> Any``."""
-    found = []
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                name = prefix + child.name
-                if child.returns is not None and ast.unparse(child.returns) in _ANY_SPELLINGS:
-                    found.append(name)
-                visit(child, name + ".")
-            elif isinstance(child, ast.ClassDef):
-                visit(child, prefix + child.name + ".")
-            else:
-                visit(child, prefix)  # functions under if/try/with keep the enclosing prefix
-
-    visit(ast.parse(source), "")
-    return found
+    return [name for name, node in functions(source).items()
+            if node.returns is not None and ast.unparse(node.returns) in _ANY_SPELLINGS]
 
 
 def _package_any_returns() -> set[str]:

@@ -31,16 +31,16 @@ def module_lines(path: Path) -> int:
     return len(path.read_text(encoding="utf-8").splitlines())
 
 
-def function_lengths(source: str) -> dict[str, int]:
-    """``qualified name -> lines`` (``end_lineno - lineno + 1``, decorators not counted) of every
-    function and method in ``source``, nested ones included."""
-    lengths: dict[str, int] = {}
+def functions(source: str) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
+    """``qualified name -> node`` of every function and method in ``source``, nested ones
+    included (``Class.method``, ``outer.inner``)."""
+    found: dict[str, ast.FunctionDef | ast.AsyncFunctionDef] = {}
 
     def visit(node: ast.AST, prefix: str) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 name = prefix + child.name
-                lengths[name] = child.end_lineno - child.lineno + 1
+                found[name] = child
                 visit(child, name + ".")
             elif isinstance(child, ast.ClassDef):
                 visit(child, prefix + child.name + ".")
@@ -48,7 +48,13 @@ def function_lengths(source: str) -> dict[str, int]:
                 visit(child, prefix)  # functions under if/try/with keep the enclosing prefix
 
     visit(ast.parse(source), "")
-    return lengths
+    return found
+
+
+def function_lengths(source: str) -> dict[str, int]:
+    """``qualified name -> lines`` (``end_lineno - lineno + 1``, decorators not counted) of every
+    function and method in ``source``, nested ones included."""
+    return {name: node.end_lineno - node.lineno + 1 for name, node in functions(source).items()}
 
 
 def _over(sizes: dict[str, int], limit: int, allowed: dict[str, int]) -> list[str]:
