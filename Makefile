@@ -28,7 +28,7 @@ SMOL_BUDGET := 24
 BANDIT_ADAPTER := baselines/cpu-bandit-smollm2/adapter
 SOKOBAN_CHECKPOINT := baselines/cpu-sokoban-grpo/checkpoint
 BANDIT_EVAL := env=RAGEN/Bandit-v0 split=test limit=64 agent=hf agent.temperature=0.5 agent.max_new_tokens=12 \
-	chat.think=false chat.max_turns=1 sampling_seed=2949865141
+	chat.think=false chat.max_turns=1 budget=none sampling_seed=2949865141
 # A step's wall time, printed after it (what the budget costs in time; the tables show the rest).
 TIMED = start=$$(date +%s); $(1) && echo "   ($(2): $$(( $$(date +%s) - start )) s)"
 

@@ -48,7 +48,7 @@ def _eval(args: argparse.Namespace) -> int:
     else:
         result = run_eval(config)
     manifest, summary = report.load_summary(result.out)
-    print(report.screen_table(report.summary_rows(report.agent_label(manifest), summary)))
+    print(report.screen_table(report.run_rows(manifest, summary)))
     _print_games([(None, summary)])
     if result.duplicate_lines:
         print(f"\nnote: ignored {result.duplicate_lines} duplicate line(s) in {result.out / 'episodes.jsonl'}")
@@ -76,7 +76,7 @@ def _merge(args: argparse.Namespace) -> int:
 
     summary = merge_runs([Path(p) for p in args.runs], Path(args.out))
     manifest, _ = report.load_summary(Path(args.out))
-    print(report.screen_table(report.summary_rows(report.agent_label(manifest), summary)))
+    print(report.screen_table(report.run_rows(manifest, summary)))
     _print_games([(None, summary)])
     state = "complete" if manifest["complete"] else "incomplete (episodes of the plan are missing)"
     print(f"\nmerged {len(args.runs)} run directories into {args.out}; run {state}")
@@ -95,15 +95,15 @@ def _compare(args: argparse.Namespace) -> int:
         return 0
 
     rows = []
-    summaries = {}
+    summaries, budgets = {}, {}
     for run in args.runs:
         manifest, summary = report.load_summary(Path(run))
-        rows.extend(report.summary_rows(report.agent_label(manifest), summary))
-        summaries[run] = summary
+        rows.extend(report.run_rows(manifest, summary))
+        summaries[run], budgets[run] = summary, report.run_budgets(manifest)
     print(report.screen_table(rows))
     # Game runs of one agent differ by opponent: the games table names each run by its folder.
     _print_games(list(summaries.items()))
-    for note in report.comparability_notes(summaries):
+    for note in report.comparability_notes(summaries, budgets):
         print(f"note: {note}")
     return 0
 
@@ -225,7 +225,7 @@ def _play(args: argparse.Namespace) -> int:
                   limit=args.limit, out=args.out)
     if result.summary["groups"]:
         manifest, summary = report.load_summary(result.out)
-        screen.line(report.format_table(report.summary_rows(report.agent_label(manifest), summary)))
+        screen.line(report.format_table(report.run_rows(manifest, summary)))
     screen.line(resume_hint(result.out, result))
     return 0
 

@@ -111,6 +111,11 @@ _R2_BUDGET = ChatBudget(**_R2, basis="RAGEN-2 `config/base.yaml`")
 _BANDIT_ROLLOUT = dict(max_turns=1, max_actions_per_turn=1, max_actions_per_episode=1, max_new_tokens=500)
 _V1_BANDIT_BUDGET = ChatBudget(**_BANDIT_ROLLOUT, basis="RAGEN v1 `config/_1_bandit.yaml`")
 _R2_BANDIT_BUDGET = ChatBudget(**_BANDIT_ROLLOUT, basis="RAGEN-2 `config/_1_bandit.yaml`")
+# Bandit-v0's held-out variants are played as the suite's train id is, so a generalization gap measures
+# the names, not a different prompt.
+_V1_BANDIT_VARIANT_BUDGET = ChatBudget(
+    **_BANDIT_ROLLOUT, basis="RAGEN/Bandit-v0's (RAGEN v1 `config/_1_bandit.yaml`): the same one-pull task"
+)
 _2048_BUDGET = dict(
     max_turns=800, max_actions_per_turn=1, max_actions_per_episode=700, history_window=5, max_new_tokens=256
 )
@@ -251,6 +256,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_BANDIT,
         dict(name_pool="test"),
         ragen_name=None,
+        chat_budget=_V1_BANDIT_VARIANT_BUDGET,
         description="Held-out name pairs (seed picks the pair); names hint at the payoffs.",
     ),
     EnvEntry(
@@ -258,6 +264,7 @@ ENTRIES: tuple[EnvEntry, ...] = (
         *_BANDIT,
         dict(low_risk_name="Dragon", high_risk_name="Phoenix"),
         ragen_name=None,
+        chat_budget=_V1_BANDIT_VARIANT_BUDGET,
         description="Bandit with the payoffs behind RAGEN's names swapped (the paper's Bandit-Rev).",
     ),
     EnvEntry(

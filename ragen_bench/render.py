@@ -38,6 +38,7 @@ import gymnasium
 import numpy as np
 from gymnasium.envs.registration import load_env_creator
 
+from ragen_bench.chat.config import ChatConfig
 from ragen_bench.chat.trajectory import episode_key, unpack_text
 from ragen_bench.eval import rundir
 from ragen_bench.eval.replay import ReplayMismatch, describe, record_slot, replay_episode, replay_game
@@ -71,9 +72,14 @@ class Frame:
 class RunSettings:
     """What replaying a run's episodes needs from its manifest."""
 
-    chat_config: Any
+    chat_config: ChatConfig
     game_config: Any  # a GameChatConfig for a game run, else None
     env_kwargs: dict[str, Any]
+    chats: Mapping[str, ChatConfig]  # the chat settings of each id its budget changes (chat_config for the others)
+
+    def chat_for(self, env_id: str) -> ChatConfig:
+        """The chat settings ``env_id``'s episodes were played with."""
+        return self.chats.get(env_id, self.chat_config)
 
 
 def render_episode(run_dir: str | Path, episode: int, out: str | Path | None = None) -> tuple[Path, int]:
@@ -112,7 +118,8 @@ def _render(run_dir: Path, episode: int, target: Path) -> int:
 
 def run_settings(run_dir: Path) -> RunSettings:
     """The chat settings, game settings and env kwargs of the run, or one error line naming the field."""
-    from ragen_bench.eval.config import chat_config, game_chat_config, game_config
+    from ragen_bench.eval.budget import budget_chats
+    from ragen_bench.eval.config import chat_config, eval_targets, game_chat_config, game_config, resolve_budget
 
     path = run_dir / rundir.MANIFEST
     manifest = rundir.read_json(path)
@@ -127,6 +134,8 @@ def run_settings(run_dir: Path) -> RunSettings:
     field = "config.chat"
     try:
         chat = chat_config(config["chat"])
+        field = "config.budget"
+        chats = budget_chats(chat, resolve_budget(config.get("budget"), eval_targets(config), config["chat"]))
         game = None
         full = game_config(config)
         if full is not None:
@@ -135,7 +144,7 @@ def run_settings(run_dir: Path) -> RunSettings:
     # KeyError: a missing section; TypeError: a section of the wrong type or with unknown keys.
     except (KeyError, TypeError, ValueError) as error:
         raise RenderError(describe(f"not a valid eval config ({error})", file=str(path), field=field)) from None
-    return RunSettings(chat, game, env_kwargs)
+    return RunSettings(chat, game, env_kwargs, chats)
 
 
 def checked_record(run_dir: Path, episode: int, settings: RunSettings) -> dict[str, Any]:
@@ -154,7 +163,7 @@ def checked_record(run_dir: Path, episode: int, settings: RunSettings) -> dict[s
 
             pool = EnvPool(settings.env_kwargs)
             try:
-                replay_episode(record, pool.take([env_id])[0], settings.chat_config, where=where)
+                replay_episode(record, pool.take([env_id])[0], settings.chat_for(env_id), where=where)
             finally:
                 pool.close()
         else:

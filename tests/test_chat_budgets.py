@@ -151,9 +151,9 @@ def test_every_ragen_id_declares_ragens_rollout_budget():
 
 def test_ids_beyond_ragen_declare_no_reply_tokens():
     # No measurement says how many tokens a model needs: beyond RAGEN's ids, the agent's own limit
-    # applies (2048-RawReward takes 2048-v0's budget whole, the same game).
+    # applies (an id of the same task as a RAGEN id takes that id's budget whole: SAME_TASK).
     for row in ENTRIES:
-        if row.ragen_name is None and row.id != "RAGEN/2048-RawReward-v0":
+        if row.ragen_name is None and row.id not in SAME_TASK:
             assert row.chat_budget.max_new_tokens is None, row.id
 
 
@@ -238,15 +238,26 @@ def test_the_optimal_agent_wins_what_it_can_under_the_declared_budget(env_id):
     assert len(lost) == expected, (env_id, sorted(lost))
 
 
-def test_2048_raw_reward_takes_2048s_budget():
-    # No budget the env allows wins a 2048 game (a 2048 tile takes ~930 moves, the cap is 700): the
-    # task is the game to its cap, so the raw-reward variant is played as RAGEN-2 plays the game.
-    assert chat_budget("RAGEN/2048-RawReward-v0").declared() == chat_budget("RAGEN/2048-v0").declared()
+# Ids beyond RAGEN's set that play the task of a RAGEN id, and take its budget whole: 2048's raw-reward
+# variant (no budget the env allows wins a 2048 game: a 2048 tile takes ~930 moves, the cap is 700, so
+# the task is the game to its cap, played as RAGEN-2 plays it), and Bandit-v0's held-out variants in
+# its generalization suite (the same one-pull task: a gap must measure the names, not another prompt).
+SAME_TASK = {
+    "RAGEN/2048-RawReward-v0": "RAGEN/2048-v0",
+    "RAGEN/Bandit-HeldOut-v0": "RAGEN/Bandit-v0",
+    "RAGEN/Bandit-Rev-v0": "RAGEN/Bandit-v0",
+}
+
+
+@pytest.mark.parametrize(("env_id", "same_as"), SAME_TASK.items())
+def test_an_id_of_a_ragen_task_takes_that_ids_budget(env_id, same_as):
+    assert entry(env_id).ragen_name is None and entry(same_as).ragen_name is not None
+    assert chat_budget(env_id).declared() == chat_budget(same_as).declared()
+    assert same_as in chat_budget(env_id).basis
 
 
 MEASURED_IDS = [
-    row.id for row in ENTRIES
-    if row.ragen_name is None and row.chat_budget.declared() and row.id != "RAGEN/2048-RawReward-v0"
+    row.id for row in ENTRIES if row.ragen_name is None and row.chat_budget.declared() and row.id not in SAME_TASK
 ]
 
 

@@ -342,8 +342,8 @@ DROP = object()
     ("change", "message"),
     [
         ({"nonsense": 1}, "unknown key 'nonsense'; eval keys: env, suite, split, samples, sampling_seed, limit, shard, "
-                          "lockstep_episodes, env_kwargs, out, progress, chat, agent, opponent, game, launcher, "
-                          "workers, ray"),
+                          "lockstep_episodes, env_kwargs, out, progress, chat, agent, budget, opponent, game, "
+                          "launcher, workers, ray"),
         ({"samples": DROP}, "missing key 'samples'"),
         ({"samples": 0}, "samples must be an integer in 1..10000, got 0"),
         ({"limit": "2"}, "limit must be an integer >= 1 or null, got '2'"),
@@ -357,6 +357,13 @@ DROP = object()
          "env_kwargs.data_path must name an existing file, got 'nope.jsonl'"),
         ({"split": "nosuch"}, f"split: {ENV} has no 'nosuch' panel; splits: ['train', 'val', 'test']"),
         ({"opponent": "minimax"}, "opponent: only multi-agent games (e.g. RAGEN/TicTacToe-v0) take opponent="),
+        ({"budget": "some"}, "budget must be one of env, none or a mapping of env id to chat settings, got 'some'"),
+        ({"budget": {"RAGEN/Bandit-v0": {"max_turns": 1}}},
+         f"budget.RAGEN/Bandit-v0: not a single-agent env of this run ({ENV})"),
+        ({"budget": {ENV: {"think": False}}},
+         f"budget.{ENV}.think: not a budget setting; budget settings: max_turns, max_actions_per_turn, "
+         "max_actions_per_episode, history_window, max_response_chars"),
+        ({"budget": {ENV: {"max_turns": 0}}}, f"budget.{ENV}.max_turns must be an integer >= 1, got 0"),
         # Two mistakes: the first in load's order is the one named.
         ({"samples": 0, "env": "RAGEN/Nope-v0"}, "samples must be an integer in 1..10000, got 0"),
     ],
@@ -373,9 +380,11 @@ def test_load_derives_what_a_run_reads_once_and_freezes_it(tmp_path):
     assert (run.launcher, run.workers, run.ray_address, run.gpus_per_worker) == ("ray", 3, None, 0.5)
     assert run.game is None and run.opponent is None and run.opponent_agent is None
     assert run.template_hash == run.chat.template_hash() and run.out == tmp_path
-    # The identity leaves out the free keys and, for a single-agent env, the game keys.
+    # The identity leaves out the free keys, for a single-agent env the game keys, and an empty budget
+    # (Sokoban-6x6's declared budget is the chat defaults), as runs recorded before budgets lack it.
+    assert run.mapping["budget"] == {} and run.budget == {} and run.chats == {}
     assert sorted(run.identity) == sorted(set(run.mapping) - {"out", "progress", "launcher", "workers", "ray",
-                                                              "opponent", "game"})
+                                                              "opponent", "game", "budget"})
     with pytest.raises(AttributeError):
         run.samples = 2  # type: ignore[misc]
 
@@ -425,9 +434,13 @@ def test_cli_compare_puts_runs_side_by_side(tmp_path, capsys):
         assert main(["eval", f"env={ENV}", "limit=3", f"agent={agent}", f"out={tmp_path / agent}", "progress=false"]) == 0
     capsys.readouterr()
     assert main(["compare", str(tmp_path / "optimal"), str(tmp_path / "random")]) == 0
-    table = capsys.readouterr().out.splitlines()
-    assert table[0].split()[:4] == ["run", "env", "split", "episodes"]
-    assert [line.split()[0] for line in table[1:]] == ["optimal", "random"]
+    table, legend = capsys.readouterr().out.split("\n\n")
+    lines = table.splitlines()
+    assert lines[0].split()[:5] == ["run", "env", "split", "budget", "episodes"]
+    assert [line.split()[0] for line in lines[1:]] == ["optimal", "random"]
+    # Both played Sokoban-6x6 under its budget (the chat defaults), which the legend explains.
+    assert [line.split()[3] for line in lines[1:]] == ["5/5/10", "5/5/10"]
+    assert legend.startswith("budget = turns/actions per reply/actions per episode")
 
 
 def test_format_table_aligns_columns_and_marks_missing_values():

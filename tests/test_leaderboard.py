@@ -32,6 +32,7 @@ from ragen_bench.agents.scripted import OptimalAgent
 from ragen_bench.chat import AgentReply, AgentRequest, ChatConfig
 from ragen_bench.cli import main
 from ragen_bench.eval import compose_config, rundir, run_eval
+from ragen_bench.eval.config import load
 from ragen_bench.leaderboard import files
 from ragen_bench.leaderboard.errors import LeaderboardError
 from ragen_bench.leaderboard.schema import FORMAT, json_schema
@@ -457,7 +458,11 @@ def test_wrong_template_hash(clean_suite: Path, tmp_path: Path) -> None:
     edit_json(sub / "manifest.json", lambda m: m.update(template_hash="0" * 64))
     error = refused(sub)
     assert (error.field, error.found) == ("template_hash", "0" * 64)
-    assert error.expected == ChatConfig().template_hash()
+    # The suite's Bandit ids play RAGEN's one-action budget, the others the chat defaults: the run's hash
+    # is the hash of every id's (ragen_bench.eval.budget.run_template_hash), not the defaults'.
+    config = json.loads((clean_suite / "manifest.json").read_text())["config"]
+    assert error.expected == load({**config, "out": None, "progress": False}).template_hash
+    assert error.expected != ChatConfig().template_hash()
 
 
 def test_chat_settings_changed_consistently(clean_tokens: Path, tmp_path: Path) -> None:

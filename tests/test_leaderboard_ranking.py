@@ -192,7 +192,7 @@ def test_mean_interval_stays_inside_the_mean_bounds() -> None:
 def detail_row(entry: str, env: str, success: float, seeds: int = 2) -> dict[str, Any]:
     return {"suite": "suite s", "entry": entry, "env": env, "split": "test", "success": success,
             "success_low": success / 2, "success_high": (1 + success) / 2, "seeds": seeds, "panel_seeds": 256,
-            "samples": 1, "model": f"model of {entry}", "recipe": f"recipe of {entry}"}
+            "samples": 1, "model": f"model of {entry}", "recipe": f"recipe of {entry}", "budget": "5/5/10"}
 
 
 def test_ranking_rows_rank_by_the_mean_and_share_ties() -> None:
@@ -223,8 +223,9 @@ def board(pair: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_ranking_csv_and_readme_lead_with_the_ranking(board: Path) -> None:
     ranking = list(csv.DictReader(io.StringIO((board / "ranking.csv").read_text())))
-    assert [(r["suite"], r["rank"], r["entry"]) for r in ranking] == [(f"suite {SUITE}", "1", "trained"),
-                                                                      (f"suite {SUITE}", "2", "base")]
+    # Both played every env under its id's own budget (eval's default), so they rank together.
+    assert [(r["suite"], r["rank"], r["entry"], r["budget"]) for r in ranking] == [
+        (f"suite {SUITE}", "1", "trained", "each id's"), (f"suite {SUITE}", "2", "base", "each id's")]
     # The optimal agent solves every Sokoban and Bandit level on these seeds; FrozenLake is slippery.
     detail = list(csv.DictReader(io.StringIO((board / "leaderboard.csv").read_text())))
     trained = [float(r["success"]) for r in detail if r["entry"] == "trained"]
@@ -233,12 +234,12 @@ def test_ranking_csv_and_readme_lead_with_the_ranking(board: Path) -> None:
     assert {r["paper"] for r in detail if r["env"] == "RAGEN/Sokoban-8x8-v0"} == {"0.023"}
     text = (board / "README.md").read_text()
     suite = text.index(f"## suite {SUITE}")
-    assert text.index("| rank | entry | score | 95% CI | Bandit-HeldOut | Bandit-Rev | Bandit |", suite) < text.index(
-        "### suite", suite)
-    assert "| 1 | trained |" in text
+    assert text.index("| rank | entry | budget | score | 95% CI | Bandit-HeldOut | Bandit-Rev | Bandit |", suite) < \
+        text.index("### suite", suite)
+    assert "| 1 | trained | each id's |" in text
     # The paper's row: no rank, score, coverage or model; its numbers under the envs it reports, its recipe
     # shortened (in full in the closing notes).
-    assert ("| - | RAGEN paper \\(reported, not verified\\) | - | - | - | 0.676 | 1.000 | - | 0.199 | 0.188 | 0.215 "
+    assert ("| - | RAGEN paper \\(reported, not verified\\) | - | - | - | - | 0.676 | 1.000 | - | 0.199 | 0.188 | 0.215 "
             "| 0.023 | - | - | StarPO-S, Qwen2.5-0.5B-Instruct\u2026 |") in text
     assert "RAGEN paper: StarPO-S, Qwen2.5-0.5B-Instruct (arXiv:2504.20073, Table 4)" in text
 

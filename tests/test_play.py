@@ -171,7 +171,7 @@ def test_arrow_keys_reach_the_goal_and_the_run_passes_leaderboard_verify(tmp_pat
     assert verified.rows[0]["success"] is True and verified.turns == 2
     capsys.readouterr()
     assert cli.main(["compare", str(run)]) == 0
-    assert re.search(r"human\s+RAGEN/FrozenLake-4x4-NoSlip-v0\s+test\s+1\s+1\.000", capsys.readouterr().out)
+    assert re.search(r"human\s+RAGEN/FrozenLake-4x4-NoSlip-v0\s+test\s+5/5/10\s+1\s+1\.000", capsys.readouterr().out)
 
 
 def test_the_console_script_reads_keys_in_cbreak_mode_and_gives_the_terminal_back(tmp_path):

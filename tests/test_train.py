@@ -106,6 +106,8 @@ def test_presets_differ_where_they_should():
         ("rollout.stop_strings=['']", "rollout.stop_strings"),
         ("actor.betas=[0.9]", "actor.betas"),
         ("seed=-1", "seed"),
+        ("sampling_threads=0", "sampling_threads"),
+        ("sampling_threads=two", "sampling_threads"),
         ("model=", "model"),
         ("out=", "out"),
     ],

@@ -134,3 +134,19 @@ def test_torch_threads_sets_then_restores():
     assert torch.get_num_threads() == before
     with torch_threads(None):
         assert torch.get_num_threads() == before
+
+
+@pytest.mark.parametrize(("load", "threads"), [(1.4, 1), (0.1, 2)])
+def test_sampling_threads_default_to_the_cores_other_processes_leave_free(monkeypatch, load, threads):
+    import os
+
+    from ragen_bench.agents.local_models import resolve_threads
+    from ragen_bench.train import config as train_config
+
+    # A 2-core machine: others keep 1.4 cores busy (auto takes one thread), or almost none (two).
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1})
+    monkeypatch.setattr(os, "getloadavg", lambda: (load, 1.0, 1.0))
+    config = train_config.from_preset("grpo", [])
+    assert config.sampling_threads == "auto" and resolve_threads(config.sampling_threads) == threads
+    assert resolve_threads(train_config.from_preset("grpo", ["sampling_threads=2"]).sampling_threads) == 2
+    assert resolve_threads(train_config.from_preset("grpo", ["sampling_threads=null"]).sampling_threads) is None

@@ -25,9 +25,10 @@ $RB train preset=starpo-s env=RAGEN/Bandit-v0 model=$OUT/format-sft/checkpoints/
 fi
 
 # 3. The warm start and the prompted model on the test panel, with the trained checkpoint's exact
-#    eval settings (T = 0.5, the trainer's eval sampling seed), so `ragen-bench compare --paired` pairs them.
+#    eval settings (T = 0.5, the trainer's eval sampling seed, the chat settings it trained with: budget=none
+#    keeps Bandit-v0's own budget out), so `ragen-bench compare --paired` pairs them.
 EVAL="env=RAGEN/Bandit-v0 split=test agent=hf agent.temperature=0.5 agent.max_new_tokens=12 chat.think=false \
-  chat.max_turns=1 sampling_seed=2949865141 progress=false"
+  chat.max_turns=1 budget=none sampling_seed=2949865141 progress=false"
 if [[ $PHASE == start || $PHASE == all ]]; then
 $RB eval $EVAL agent.model=$OUT/format-sft/checkpoints/step-000008/model out=$OUT/format-sft-test
 fi

@@ -50,6 +50,9 @@ class ChatTemplate:
     format_no_think: str
     reward: str
     final_state: str
+    # The actions line when a reply may name one action (discrete_actions would say "up to 1 actions");
+    # ``{episode_actions}`` is the episode's allowance with its noun ("1 action", "20 actions").
+    one_action: str
 
 
 DEFAULT_TEMPLATE = ChatTemplate(
@@ -77,6 +80,12 @@ DEFAULT_TEMPLATE = ChatTemplate(
     format_no_think="<answer> [your actions] </answer>",
     reward="Reward: {reward}\n",
     final_state="\nFinal state:\n{state}\n",
+    one_action=(
+        "Actions you can take: {names}.\n"
+        "Each turn you may take one action; the whole episode allows {episode_actions}. "
+        "Action names are not case-sensitive.\n"
+        "For example: <answer>{example}</answer>\n"
+    ),
 )
 
 TEMPLATES: dict[str, ChatTemplate] = {"default": DEFAULT_TEMPLATE}
@@ -194,6 +203,11 @@ def budgeted_settings(env_id: str, overrides: Mapping[str, Any] | None = None) -
 
 @lru_cache(maxsize=256)
 def _template_hash(config: ChatConfig) -> str:
-    payload = {"template": asdict(config.chat_template), "config": config.to_dict()}
+    template = asdict(config.chat_template)
+    if config.max_actions_per_turn != 1:
+        # The one-action text is shown only at one action per reply: every other config keeps the hash it
+        # had before that text existed, as its prompts are the same.
+        del template["one_action"]
+    payload = {"template": template, "config": config.to_dict()}
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=True).encode()
     return hashlib.sha256(blob).hexdigest()

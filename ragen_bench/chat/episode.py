@@ -320,6 +320,12 @@ def first_prompt_intro(
         )
     if action_names is None:
         actions = template.text_actions.format(per_episode=config.max_actions_per_episode)
+    elif config.max_actions_per_turn == 1:
+        per_episode = config.max_actions_per_episode
+        actions = template.one_action.format(
+            names=", ".join(action_names), example=action_names[0],
+            episode_actions=f"{per_episode} action{'' if per_episode == 1 else 's'}",
+        )
     else:
         actions = template.discrete_actions.format(
             names=", ".join(action_names),

@@ -83,7 +83,9 @@ class GameChatConfig:
 
     def template_hash(self) -> str:
         """The chat template's hash extended with this config's fields and texts."""
-        payload = repr((self.chat.template_hash(), self.max_retries, self.on_illegal, self.retry_note, self.message_hint))
+        # A seat names one move a reply, so its prompt shows the one-action text whatever chat.max_actions_per_turn says.
+        payload = repr((self.chat.template_hash(), self.chat.chat_template.one_action, self.max_retries,
+                        self.on_illegal, self.retry_note, self.message_hint))
         return hashlib.sha256(payload.encode("utf-8", "surrogatepass")).hexdigest()
 
 

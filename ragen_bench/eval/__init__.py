@@ -2,12 +2,15 @@
 
 One module per job; a module imports only modules listed before it (no cycles)::
 
-    metrics, rundir, config  ->  compose, plan  ->  provenance  ->  report  ->  games
-        ->  run, merge  ->  replay
+    metrics, rundir, budget  ->  config  ->  compose, plan  ->  provenance  ->  report
+        ->  games  ->  run, merge  ->  replay
 
+* :mod:`.budget` -- chat budgets in a run: each id's declared budget made concrete, the chat
+  settings it gives each id, the run's template hash;
 * :mod:`.config` -- the eval config: its keys, defaults and limits, ``ConfigError``, and
   :func:`~.config.load`, which checks a composed config once and derives all it implies
-  (targets, ChatConfig, game config, opponent, shard, run directory, identity) into a
+  (targets, ChatConfig, each id's budgeted chat, game config, opponent, shard, run directory,
+  identity) into a
   frozen :class:`~.config.EvalConfig`;
 * :mod:`.compose` -- ``configs/eval.yaml`` plus command-line overrides (Hydra), as a dict;
 * :mod:`.plan` -- the episodes of a run (seeds x samples, limit, shard);

@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ragen_bench import values
-from ragen_bench.eval.config import ConfigError
+from ragen_bench.eval.budget import BUDGET_KEY
+from ragen_bench.eval.config import ConfigError, eval_targets, resolve_budget
 
 # Sections whose settings are open-ended: an agent's factory takes keys its yaml does not list
 # (``+agent.num_threads=2``), so Hydra's advice to add one with ``+`` is right there.
@@ -46,7 +47,24 @@ def compose_config(name: str, overrides: Sequence[str]) -> dict[str, Any]:
             if unknown is None or unknown[1].split(".")[0] in OPEN_SECTIONS:
                 raise
             raise ConfigError(_unknown_key(name, overrides, unknown[1])) from None
-    return OmegaConf.to_container(config, resolve=True, throw_on_missing=True)  # type: ignore[return-value]
+    composed = OmegaConf.to_container(config, resolve=True, throw_on_missing=True)
+    return _with_budget(composed, overrides)  # type: ignore[arg-type]
+
+
+def _with_budget(config: dict[str, Any], overrides: Sequence[str]) -> dict[str, Any]:
+    """``budget=env`` resolved here, where the ``chat.*`` keys the user set are known: each wins over any budget.
+
+    A config whose targets are unusable is returned as composed: :func:`~ragen_bench.eval.config.load`
+    refuses it, for its first mistake.
+    """
+    if config.get(BUDGET_KEY) != "env":
+        return config
+    given = {key.split(".", 1)[1] for key in map(_override_key, overrides) if key.startswith("chat.")}
+    try:
+        targets = eval_targets(config)
+    except ConfigError:
+        return config
+    return {**config, BUDGET_KEY: resolve_budget("env", targets, config["chat"], given)}
 
 
 def _unknown_key(name: str, overrides: Sequence[str], key: str) -> str:

@@ -17,13 +17,14 @@ and :func:`parse_shard`, ``render`` rebuilds the chat with :func:`chat_config` a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragen_bench import runfiles, values
 from ragen_bench.agents.sampling import SAMPLING_SEED_LIMIT
+from ragen_bench.eval.budget import BUDGET_KEY, BUDGET_MODES, budget_chats, declared_budgets, run_template_hash
 
 if TYPE_CHECKING:
     # Types only: the functions import the chat layer and the games when they are called.
@@ -74,8 +75,12 @@ class EvalConfig:
     mapping: Mapping[str, Any]
     # The (env_id, split) panels evaluated, in order: one env's split, or a suite's eval pairs, each once.
     targets: tuple[tuple[str, str], ...]
-    # The chat settings (chat.*), checked by the rules train's chat obeys too.
+    # The chat settings (chat.*), checked by the rules train's chat obeys too: what an id without a budget plays.
     chat: ChatConfig
+    # The chat settings each single-agent target id plays: ``chat`` with the id's resolved budget on top.
+    chats: Mapping[str, ChatConfig]
+    # The budget resolved (env id -> the chat settings it changes); empty when every id plays ``chat``.
+    budget: Mapping[str, Mapping[str, int]]
     # A multi-agent game's settings (game.* over chat); None when a single-agent env is evaluated.
     game: GameChatConfig | None
     # A game's opponent as records and tables name it: a scripted player's name or agent:<name>;
@@ -111,8 +116,13 @@ class EvalConfig:
     # What the run is identified by: the config without the free keys (and, for a single-agent env,
     # without the game keys).  The manifest records it with the agent's secrets redacted.
     identity: dict[str, Any]
-    # The hash of the chat template and settings (a game's extended with its own settings).
+    # The hash of the chat template and settings (a game's extended with its own settings; a run whose ids
+    # play different settings: the hash of every id's, see run_template_hash).
     template_hash: str
+
+    def chat_for(self, env_id: str) -> ChatConfig:
+        """The chat settings ``env_id``'s episodes are played with."""
+        return self.chats.get(env_id, self.chat)
 
 
 def load(config: Mapping[str, Any]) -> EvalConfig:
@@ -132,14 +142,20 @@ def load(config: Mapping[str, Any]) -> EvalConfig:
     chat = chat_config(config["chat"])
     validate_env_kwargs(config["env_kwargs"])
     targets = tuple(eval_targets(config))
+    budget = resolve_budget(config.get(BUDGET_KEY), targets, config["chat"])
+    chats = budget_chats(chat, budget)
     full = game_config(config)
     if full is None:
         refuse_game_keys(config)
         game, opponent = None, None
     else:
         game, opponent = check_game(full, targets[0][0], chat), full["opponent"]
+    # The identity records the budget resolved, and nothing for an empty one (as runs before budgets).
+    recorded = {key: value for key, value in (full or config).items() if key != BUDGET_KEY}
+    if budget:
+        recorded[BUDGET_KEY] = budget
     return EvalConfig(
-        mapping=config, targets=targets, chat=chat, game=game,
+        mapping=config, targets=targets, chat=chat, chats=chats, budget=budget, game=game,
         opponent=None if game is None else opponent_label(targets[0][0], opponent),
         opponent_agent=opponent if isinstance(opponent, Mapping) else None,
         agent=agent, samples=config["samples"], limit=config["limit"], shard=shard,
@@ -147,16 +163,17 @@ def load(config: Mapping[str, Any]) -> EvalConfig:
         out=Path(config["out"] or default_out(config)), progress=config["progress"],
         launcher=launch["launcher"], workers=launch["workers"],
         ray_address=launch["ray"].get("address"), gpus_per_worker=launch["ray"].get("gpus_per_worker"),
-        identity=runfiles.identity(full or config, FREE_KEYS + (GAME_KEYS if full is None else ())),
-        template_hash=(chat if game is None else game).template_hash(),
+        identity=runfiles.identity(recorded, FREE_KEYS + (GAME_KEYS if full is None else ())),
+        template_hash=game.template_hash() if game is not None else run_template_hash(chat, chats, targets),
     )
 
 
 def _check_keys_and_numbers(config: Mapping[str, Any]) -> None:
     """No unknown key, no missing one, and the counts and seeds in range."""
-    unknown = [key for key in config if key not in KEYS + GAME_KEYS + LAUNCH_KEYS]
+    known = KEYS + (BUDGET_KEY,) + GAME_KEYS + LAUNCH_KEYS
+    unknown = [key for key in config if key not in known]
     if unknown:
-        raise ConfigError(f"unknown key {unknown[0]!r}; eval keys: {', '.join(KEYS + GAME_KEYS + LAUNCH_KEYS)}")
+        raise ConfigError(f"unknown key {unknown[0]!r}; eval keys: {', '.join(known)}")
     missing = [key for key in KEYS if key not in config]
     if missing:
         raise ConfigError(f"missing key {missing[0]!r}")
@@ -224,6 +241,35 @@ def chat_config(chat: Any) -> ChatConfig:
     from ragen_bench.chat.config import check_chat
 
     return check_chat(chat, ConfigError)
+
+
+def resolve_budget(
+    budget: Any, targets: Sequence[tuple[str, str]], chat: Mapping[str, Any], given: Collection[str] | None = None,
+) -> dict[str, dict[str, int]]:
+    """``budget`` made concrete for ``targets``: env id -> the chat settings its budget changes.
+
+    ``env``: each single-agent id's declared budget (:func:`~ragen_bench.eval.budget.declared_budgets`,
+    less the ``given`` keys).  ``none`` or a missing key (``None``): no budget.  A mapping (a
+    recorded run's) is checked: ids of this run, budget fields, integers.
+    """
+    from ragen_bench import registry
+
+    if budget is None or budget == "none":
+        return {}
+    ids = list(dict.fromkeys(env_id for env_id, _ in targets if env_id in registry.ENV_IDS))
+    if budget == "env":
+        return declared_budgets(ids, chat, given)
+    require_type(BUDGET_KEY, budget, Mapping, f"one of {', '.join(BUDGET_MODES)} or a mapping of env id to chat settings")
+    fields = [name for name in registry.BUDGET_FIELDS if name != "max_new_tokens"]
+    for env_id, settings in budget.items():
+        if env_id not in ids:
+            raise ConfigError(f"budget.{env_id}: not a single-agent env of this run ({', '.join(ids) or 'none'})")
+        require_type(f"budget.{env_id}", settings, Mapping, "a mapping of chat settings")
+        for key, value in settings.items():
+            if key not in fields:
+                raise ConfigError(f"budget.{env_id}.{key}: not a budget setting; budget settings: {', '.join(fields)}")
+            require_int(f"budget.{env_id}.{key}", value, 1)
+    return {env_id: dict(settings) for env_id, settings in budget.items()}
 
 
 def validate_env_kwargs(env_kwargs: Any) -> None:

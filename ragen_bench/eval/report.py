@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import itertools
 import shutil
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from ragen_bench import runfiles
 from ragen_bench.eval import metrics, rundir
+from ragen_bench.eval.budget import budget_chats
+from ragen_bench.eval.config import ConfigError, chat_config, eval_targets, game_config, resolve_budget
 from ragen_bench.eval.provenance import require_manifest
 from ragen_bench.eval.rundir import RunDirError
 
@@ -34,6 +37,9 @@ TABLE_COLUMNS = {
     "tokens_per_episode": "tokens/ep",
 }
 _GROUP_FIELDS = {"env_id": str, "split": str, "episodes": int, "success_ci95": list}
+# What the tables' budget column means (printed under them).
+BUDGET_LEGEND = ("budget = turns/actions per reply/actions per episode the chat allowed (hN: the last N turns shown); "
+                 "`ragen-bench envs show ID` lists each id's")
 
 
 def row_of(path: Path, number: int, record: Any) -> metrics.Row:
@@ -86,11 +92,39 @@ def agent_label(manifest: Mapping[str, Any]) -> str:
     return f"{agent['name']}({agent['model']})" if agent.get("model") else str(agent["name"])
 
 
-def summary_rows(label: str, summary: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Table rows (one per env and split) of one run's summary."""
+def budget_label(chat: Any) -> str:
+    """A :class:`~ragen_bench.chat.ChatConfig`'s budget in a table cell: ``5/5/10``, ``800/1/700 h5``."""
+    window = "" if chat.history_window is None else f" h{chat.history_window}"
+    return f"{chat.max_turns}/{chat.max_actions_per_turn}/{chat.max_actions_per_episode}{window}"
+
+
+def run_budgets(manifest: Mapping[str, Any]) -> dict[str, str]:
+    """The budget (:func:`budget_label`) each single-agent id of a run was played under, from its manifest."""
+    config = manifest["config"]
+    try:
+        if game_config(config) is not None:
+            return {}
+        chat, targets = chat_config(config["chat"]), eval_targets(config)
+        chats = budget_chats(chat, resolve_budget(config.get("budget"), targets, config["chat"]))
+    except (ConfigError, KeyError, TypeError) as error:
+        raise RunDirError(f"the manifest's config is malformed ({error})") from None
+    return {env_id: budget_label(chats.get(env_id, chat)) for env_id, _ in targets}
+
+
+def run_rows(manifest: Mapping[str, Any], summary: Mapping[str, Any], label: str | None = None) -> list[dict[str, Any]]:
+    """Table rows of one run: :func:`summary_rows` named ``label`` (else :func:`agent_label`) with its budgets."""
+    return summary_rows(label or agent_label(manifest), summary, run_budgets(manifest))
+
+
+def summary_rows(
+    label: str, summary: Mapping[str, Any], budgets: Mapping[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """Table rows (one per env and split) of one run's summary; ``budgets`` (env id -> label) adds a budget column."""
     rows = []
     for group in summary["groups"]:
         row: dict[str, Any] = {"run": label, "env": group["env_id"], "split": group["split"]}
+        if budgets:
+            row["budget"] = budgets.get(group["env_id"])
         for key, title in TABLE_COLUMNS.items():
             row[title] = group.get(key)
             if key == "success_rate":
@@ -137,8 +171,11 @@ def format_table(rows: Sequence[Mapping[str, Any]], width: int | None = None) ->
 
 
 def screen_table(rows: Sequence[Mapping[str, Any]]) -> str:
-    """:func:`format_table` cut to the terminal's width (``COLUMNS``, else 80 when not a terminal)."""
-    return format_table(rows, shutil.get_terminal_size().columns)
+    """:func:`format_table` cut to the terminal's width (``COLUMNS``, else 80 when not a terminal), with
+    what the budget column means under a table that has one."""
+    width = shutil.get_terminal_size().columns
+    legend = "\n\n" + textwrap.fill(BUDGET_LEGEND, width) if any("budget" in row for row in rows) else ""
+    return format_table(rows, width) + legend
 
 
 def _column_blocks(
@@ -159,13 +196,22 @@ def _column_blocks(
     return [keys + block for block in blocks]
 
 
-def comparability_notes(runs: Mapping[str, Mapping[str, Any]]) -> list[str]:
+def comparability_notes(
+    runs: Mapping[str, Mapping[str, Any]], budgets: Mapping[str, Mapping[str, str]] | None = None
+) -> list[str]:
     """Warnings for run summaries (by name) whose numbers are not measured alike, naming which runs.
 
     Numbers compare exactly when the panel checksums, the chat template hash and the
-    env data files match.
+    env data files match; ``budgets`` (run -> :func:`run_budgets`) names the envs whose
+    chat budgets differ, the most common cause of a different hash.
     """
     notes = []
+    by_env: dict[str, dict[str, str]] = {}
+    for name, labels in (budgets or {}).items():
+        for env_id, label in labels.items():
+            by_env.setdefault(env_id, {})[name] = label
+    notes += [f"{env_id}: runs played under different chat budgets ({_who_used(seen)})"
+              for env_id, seen in sorted(by_env.items()) if len(set(seen.values())) > 1]
     hashes = {name: summary["template_hash"][:12] for name, summary in runs.items()}
     if len(set(hashes.values())) > 1:
         notes.append(f"runs used {len(set(hashes.values()))} different chat templates/settings "

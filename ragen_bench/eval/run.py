@@ -198,7 +198,8 @@ def run_eval(
                 fingerprint_, panels, expected_episodes=len(instances), previous=previous
             )
             runfiles.write_json_atomic(run.out / rundir.MANIFEST, manifest)
-            turns = None if run.game is not None else run.chat.max_turns  # a game's bar moves per game
+            # A game's bar moves per game; an episode's at most its id's turns.
+            turns = None if run.game is not None else max(run.chat_for(env_id).max_turns for env_id, _ in run.targets)
             progress = Progress(len(instances), rows, enabled=run.progress, turns_per_episode=turns)
             stopped = _play_all(run, todo, agent, rival, pool, rows, progress, on_record)
             summary = report.write_summary(run.out, rows, fingerprint_)
@@ -303,7 +304,7 @@ def _play(
         for group in batches(todo, run.lockstep_episodes):
             envs = pool.take([instance.env_id for instance in group])
             episodes = [
-                ChatEpisode(env, run.chat, env_id=i.env_id, seed=i.seed, sample=i.sample, split=i.split)
+                ChatEpisode(env, run.chat_for(i.env_id), env_id=i.env_id, seed=i.seed, sample=i.sample, split=i.split)
                 for env, i in zip(envs, group)
             ]
             run_lockstep(episodes, agent, on_finished=record, on_turn=progress.turns)

@@ -36,7 +36,8 @@ from ragen_bench.leaderboard.figures import generalization_plot, learning_curves
 from ragen_bench.leaderboard.page import render_page
 from ragen_bench.leaderboard.tables import (
     ENTRY_COLUMNS, GENERALIZATION_COLUMNS, MAIN_COLUMNS, METHODS_HEADING, METRICS_TEXT, PAIRED_COLUMNS, PAIRED_HEADING,
-    PAIRED_TEXT, REPORTED_MARK, SCORE_TEXT, Board, Reported, anchor, markdown_table, sorted_rows, suite_plot_name,
+    PAIRED_TEXT, REPORTED_MARK, SCORE_TEXT, Board, Reported, anchor, markdown_table, short_env, sorted_rows,
+    suite_plot_name,
 )
 from ragen_bench.leaderboard.viewer import viewer_data, write_frames
 
@@ -114,9 +115,12 @@ def load_entries(submissions: Path) -> list[Entry]:
 
 def entry_rows(run: VerifiedRun, suite: str) -> list[dict[str, Any]]:
     """Table rows of one verified run: one per env and split, from its (recomputed) summary."""
+    from ragen_bench.eval.report import run_budgets
+
     info = run.info
     config = run.manifest["config"]
     seeds = {(env["env_id"], env["split"]): env["panel_seeds"] for env in run.manifest["envs"]}
+    budgets = run_budgets(run.manifest)
     rows = []
     for group in run.summary["groups"]:
         pass_at = {key: value for key, value in group.items() if key.startswith("pass@")}
@@ -130,6 +134,7 @@ def entry_rows(run: VerifiedRun, suite: str) -> list[dict[str, Any]]:
             "trained_on_train": info.trained_on_train_panels,
             "env": group["env_id"],
             "split": group["split"],
+            "budget": budgets[group["env_id"]],
             "coverage": f"{group['instances']}/{panel_seeds} seeds x {config['samples']}",
             "seeds": group["instances"],
             "panel_seeds": panel_seeds,
@@ -161,8 +166,8 @@ def info_row(entry: Entry) -> dict[str, Any]:
 # -- ranking -----------------------------------------------------------------------------
 
 # The ranking's columns in ranking.csv (the per-env successes are leaderboard.csv's rows).
-RANKING_CSV = ("suite", "rank", "entry", "score", "score_low", "score_high", "seeds", "panel_seeds", "samples",
-               "recipe")
+RANKING_CSV = ("suite", "rank", "budget", "entry", "score", "score_low", "score_high", "seeds", "panel_seeds",
+               "samples", "model", "recipe")
 REPORTED = "leaderboard/reported.json"
 
 
@@ -187,6 +192,8 @@ def ranking_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
     Every entry of a suite has a row for each of the suite's envs (verify holds its run to
     the suite's panels), so the scores average the same envs. Equal scores share a rank.
+    Entries played under other chat budgets are not ranked as equals: ranks count only the
+    entries of the same budget (:func:`budget_of`), the largest group of a suite first.
     """
     ranked = []
     for suite in sorted({row["suite"] for row in rows}):
@@ -202,14 +209,32 @@ def ranking_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 "suite": suite, "entry": name, "score": score, "score_low": low, "score_high": high,
                 "seeds": seeds, "panel_seeds": panel_seeds, "samples": envs[0]["samples"],
                 "coverage": f"{seeds}/{panel_seeds} seeds x {envs[0]['samples']}", "model": envs[0]["model"],
-                "recipe": envs[0]["recipe"],
+                "recipe": envs[0]["recipe"], "budget": budget_of(envs),
                 **{r["env"]: r["success"] for r in envs},
             })
-        suite_rows.sort(key=lambda r: (-r["score"], r["entry"]))
-        for row in suite_rows:
-            row["rank"] = 1 + sum(other["score"] > row["score"] for other in suite_rows)
-        ranked.extend(suite_rows)
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for row in sorted(suite_rows, key=lambda r: (-r["score"], r["entry"])):
+            groups.setdefault(row["budget"], []).append(row)
+        for group in sorted(groups.values(), key=lambda g: (-len(g), -g[0]["score"], g[0]["budget"])):
+            for row in group:
+                row["rank"] = 1 + sum(other["score"] > row["score"] for other in group)
+            ranked.extend(group)
     return ranked
+
+
+def budget_of(envs: Sequence[Mapping[str, Any]]) -> str:
+    """An entry's chat budget over a suite's env rows: the one budget all its envs were played under, or
+    ``each id's`` when every env had the budget its id declares, else each env's (``Sokoban-6x6 5/5/10, ...``)."""
+    from ragen_bench.chat import ChatConfig
+    from ragen_bench.chat.config import budgeted_settings
+    from ragen_bench.eval.report import budget_label
+
+    labels = {row["env"]: row["budget"] for row in envs}
+    if len(set(labels.values())) == 1:
+        return next(iter(labels.values()))
+    if all(label == budget_label(ChatConfig(**budgeted_settings(env))) for env, label in labels.items()):
+        return "each id's"
+    return ", ".join(f"{short_env(env)} {label}" for env, label in sorted(labels.items()))
 
 
 def reported_results() -> Reported:

@@ -29,12 +29,14 @@ th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; }
 td { white-space: nowrap; }
 td.text { white-space: normal; min-width: 10em; max-width: 18em; }
 /* A ranking has a column per env: their titles stand upright so that 19 envs fit without scrolling. */
-table.ranking th:nth-child(n+5):not(:nth-last-child(-n+2)) { writing-mode: vertical-rl; transform: rotate(180deg);
+table.ranking th:nth-child(n+6):not(:nth-last-child(-n+2)) { writing-mode: vertical-rl; transform: rotate(180deg);
   text-align: left; vertical-align: bottom; padding: 0.4em 0.15em; }
-table.ranking { font-size: 0.76em; }
+table.ranking { font-size: 0.74em; }
 table.ranking td { padding: 0.25em 0.25em; }
 table.ranking td.num { padding: 0.25em 0.12em; }
 table.ranking td.text { min-width: 5em; max-width: 8em; }
+table.ranking td.broken { white-space: normal; }
+table.ranking th { padding: 0.25em 0.3em; }
 details > summary { cursor: pointer; margin: 0.3em 0; }
 /* The sections' links stay in view while the page scrolls; a link's target clears them. */
 nav#contents { position: sticky; top: 0; z-index: 1; background: #fff; border-bottom: 1px solid #ccc;
@@ -84,6 +86,8 @@ document.querySelectorAll("table.sortable th").forEach(th => th.addEventListener
 
 # Columns of free text (from submission.json) that wrap instead of widening the table.
 WRAPPED = ("entry", "model", "recipe", "contact", "notes", "coverage")
+# Interval cells that break at their space ("[0.930," over "0.947]"), so a 19-env ranking fits at 1280 px.
+BROKEN = ("score_ci95",)
 
 
 def _sort_key(value: Any) -> str:
@@ -110,7 +114,7 @@ def html_table(table_id: str, rows: Sequence[Mapping[str, Any]], columns: Mappin
             raw = row.get({"ci95": "success_low", "gap_ci95": "gap_low", "score_ci95": "score_low"}.get(key, key))
             # Numbers align right; free text from submission.json may wrap.
             kind = ' class="num"' if isinstance(raw, (int, float)) and not isinstance(raw, bool) else ""
-            kind = ' class="text"' if key in WRAPPED else kind
+            kind = ' class="text"' if key in WRAPPED else ' class="broken"' if key in BROKEN else kind
             text = html.escape(cell_value(shown.get(key)))
             short = html.escape(short_text(shown.get(key)))
             if fold and key in FOLDED and short != text:

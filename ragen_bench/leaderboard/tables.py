@@ -103,7 +103,7 @@ def markdown_cell(key: str, value: Any, fold: bool = True) -> str:
 # build.entry_rows, so showing another such field is one line here.
 MAIN_COLUMNS = {
     "entry": "entry", "model": "model", "recipe": "recipe", "trained_on_train": "trained on train",
-    "env": "env", "coverage": "coverage", "success": "success", "ci95": "95% CI", "pass@1": "pass@1",
+    "env": "env", "budget": "budget", "coverage": "coverage", "success": "success", "ci95": "95% CI", "pass@1": "pass@1",
     "pass@k": "pass@k", "mean_return": "mean return", "efficiency": "efficiency",
     "valid_action_rate": "valid actions", "tokens_per_episode": "tokens/episode",
     "paper": "paper (reported, not verified)",
@@ -127,7 +127,9 @@ GENERALIZATION_COLUMNS = {
 SCORE_TEXT = (
     "score: the unweighted mean over the suite's envs of each env's success rate on its test panel; "
     "95% CI: the per-env Wilson intervals combined by the MOVER method (Zou and Donner 2008), the panels "
-    "being independent samples. Equal scores share a rank. coverage: panel seeds played over the panels' "
+    "being independent samples. Equal scores share a rank; ranks compare only entries played under the same "
+    "chat budget (budget: turns / actions per reply / actions per episode, hN: the last N turns shown; each id's: "
+    "the budget each env's id declares, `ragen-bench envs show ID`). coverage: panel seeds played over the panels' "
     "seeds (summed over the envs) x samples per seed: a slice shows as less than the whole."
 )
 # What each other column means, said once for the README and the page.
@@ -187,7 +189,7 @@ class Board:
         if reported:
             ranked = [*ranked, {"entry": f"{self.reported.name} ({REPORTED_MARK})", "recipe": self.reported.recipe,
                                 **reported}]
-        columns = {"rank": "rank", "entry": "entry", "score": "score", "score_ci95": "95% CI",
+        columns = {"rank": "rank", "entry": "entry", "budget": "budget", "score": "score", "score_ci95": "95% CI",
                    **{env: short_env(env) for env in envs}, "coverage": "coverage", "model": "model", "recipe": "recipe"}
         return ranked, columns
 

@@ -75,7 +75,7 @@ class VerifiedRun:
 class _RunSpec:
     """What the manifest fixes for replay: chat settings and the planned episodes in order."""
 
-    chat_config: Any
+    run: Any  # the recorded config, checked (ragen_bench.eval.config.EvalConfig): each id's chat settings
     plan: list[tuple[str, str, int, int]]
     panels: dict[str, str]
 
@@ -254,7 +254,7 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     if manifest["complete"] is not True:
         raise LeaderboardError("the run is incomplete; finish it (re-run the same eval command)",
                                file=name, field="complete", expected=True, found=False)
-    return _RunSpec(run.chat, [i.slot for i in instances], current)
+    return _RunSpec(run, [i.slot for i in instances], current)
 
 
 def _require_equal(found: Any, expected: Any, *, problem: str, **where: Any) -> None:
@@ -289,7 +289,7 @@ def _replay_log(path: Path, spec: _RunSpec) -> tuple[list[dict[str, Any]], int]:
                                        episode=_key(slot), **where)
             seen[slot] = number
             try:
-                replayed = replay(record, pool.take([slot[0]])[0], spec.chat_config,
+                replayed = replay(record, pool.take([slot[0]])[0], spec.run.chat_for(slot[0]),
                                   where={**where, "episode": _key(slot)})
             except RecursionError:
                 # Values nested just under the parser's limit can still exhaust the stack when compared.
@@ -392,7 +392,7 @@ def expected_summary(spec: _RunSpec, rows: Sequence[Mapping[str, Any]]) -> dict[
         "data_files": {},
         "groups": metrics.summarize(rows),
         "panels": spec.panels,
-        "template_hash": spec.chat_config.template_hash(),
+        "template_hash": spec.run.template_hash,
     }
     return json.loads(json.dumps(summary))
 

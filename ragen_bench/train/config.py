@@ -18,6 +18,7 @@ from dataclasses import dataclass, fields
 from typing import TYPE_CHECKING, Any, TypeVar, get_type_hints
 
 from ragen_bench import values
+from ragen_bench.agents.local_models import AUTO_THREADS
 # The algorithm choices (estimators, loss aggregations, algos, presets) and the filter's rules come
 # from torch-free modules, so that checking a config and `--dry-run` load no torch.
 from ragen_bench.starpo.algorithms import (ALGORITHMS, DEFAULT_PRESET, ESTIMATORS, GRPO_MODES, LOSS_AGGREGATIONS,
@@ -69,8 +70,9 @@ class TrainConfig:
                            "in 0..2**32-1")
     steps: int = documented(20, help="training steps (one rollout batch and its updates each)")
     threads: int | None = documented(None, help="torch threads; null: torch's default")
-    sampling_threads: int | None = documented(1, help="torch threads while sampling rollouts; null: as threads "
-                                              "(1 stays fast beside other busy processes)")
+    sampling_threads: int | str | None = documented(
+        "auto", help="torch threads while sampling rollouts: auto, the cores other processes leave free when the "
+        "run starts (1 on a busy 2-core machine, where 2 threads collapse; 2 on a quiet one); null: as threads")
     out: str | None = documented(None, help="the run folder; null: runs/train/<preset>-<env>")
     lora: LoraConfig = documented(factory=LoraConfig,
                                   help="a peft LoRA adapter instead of full fine-tuning (lora.rank > 0)")
@@ -252,8 +254,8 @@ def _check(c: TrainConfig) -> None:
     _require(0 <= c.seed < 2**32, "seed", "must be in 0..2**32-1", c.seed)
     _require(c.steps >= 0, "steps", "must be >= 0", c.steps)
     _require(c.threads is None or c.threads >= 1, "threads", "must be >= 1 or null", c.threads)
-    _require(c.sampling_threads is None or c.sampling_threads >= 1, "sampling_threads", "must be >= 1 or null",
-             c.sampling_threads)
+    _require(c.sampling_threads in (None, AUTO_THREADS) or (values.is_int(c.sampling_threads) and c.sampling_threads >= 1),
+             "sampling_threads", f"must be >= 1, {AUTO_THREADS} or null", c.sampling_threads)
     _require(c.lora.rank >= 0, "lora.rank", "must be >= 0 (0: full fine-tuning)", c.lora.rank)
     _require(c.lora.alpha > 0, "lora.alpha", "must be > 0", c.lora.alpha)
     _require(0 <= c.lora.dropout < 1, "lora.dropout", "must be in [0, 1)", c.lora.dropout)

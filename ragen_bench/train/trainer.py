@@ -76,11 +76,12 @@ class Trainer:
     """Holds the models and optimisers of one run; :meth:`run` trains, validates and tests."""
 
     def __init__(self, config: TrainConfig, out: Path, *, progress: Callable[[str], None] | None = None) -> None:
-        from ragen_bench.agents.local_models import load_model
+        from ragen_bench.agents.local_models import load_model, resolve_threads
         from ragen_bench.agents.sampling import SamplingSettings
 
         if config.threads is not None:
             torch.set_num_threads(config.threads)
+        self.sampling_threads = resolve_threads(config.sampling_threads)  # "auto" sees only the others' load yet
         self.config = config
         self.out = out
         self.say = progress or (lambda message: None)
@@ -310,7 +311,7 @@ class Trainer:
             for g, seed in enumerate(seeds)
             for j in range(c.rollout.group_size)
         ]
-        with torch.no_grad(), torch_threads(c.sampling_threads):
+        with torch.no_grad(), torch_threads(self.sampling_threads):
             played = run_lockstep(episodes, self.agent)
         return played, self.agent.pop_samples([t.episode_key for t in played])
 
@@ -402,11 +403,8 @@ class Trainer:
     # -- supervised warm start ---------------------------------------------------------------------
 
     def sft_data(self) -> list[dict[str, Any]]:
-        """The warm-start records (built once): ``sft.agent``'s episodes on the first train seeds.
-
-        The optimal agent's are kept only when won; the random agent's (a format-only warm
-        start: right syntax, uninformed choices) are all kept.
-        """
+        """The warm-start records (built once): ``sft.agent``'s episodes on the first train seeds; the optimal
+        agent's only when won, the random agent's (a format-only warm start: right syntax, uninformed choices) all."""
         if not hasattr(self, "_sft_data"):
             from ragen_bench.train.sft_data import sft_records
 

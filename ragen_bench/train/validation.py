@@ -53,7 +53,8 @@ def evaluate(config: TrainConfig, model: str, split: str, *, limit: int | None, 
     from ragen_bench.eval.compose import compose_config
     from ragen_bench.eval.run import run_eval
 
-    eval_config = compose_config("eval", [f"env={config.env}", f"split={split}", "agent=hf"])
+    # budget=none: the policy is measured under the chat settings it trains with, not the id's budget.
+    eval_config = compose_config("eval", [f"env={config.env}", f"split={split}", "agent=hf", "budget=none"])
     eval_config["agent"].update(model=model, temperature=temperature, max_new_tokens=config.rollout.max_new_tokens,
                                 dtype=config.dtype)
     if "stop_strings" in eval_config["agent"]:
