@@ -34,10 +34,9 @@ from typing import TYPE_CHECKING, Any
 import gymnasium
 
 from ragen_bench.chat import ChatConfig, ChatEpisode, run_lockstep
-from ragen_bench.chat.config import budgeted_settings, check_chat
 from ragen_bench.chat.episode import action_lookup, format_reward
 from ragen_bench.envs.base import ascii_casefold
-from ragen_bench.integrations.verl.data import split_seeds
+from ragen_bench.integrations.tasks import chat_config, first_messages, split_seeds
 
 if TYPE_CHECKING:
     from datasets import Dataset
@@ -45,18 +44,6 @@ if TYPE_CHECKING:
     from ragen_bench.train.policy_agent import PolicyAgent
 
 SEED_KEY = "seed"  # the system message's key holding the row's seed (module docstring)
-
-
-def chat_config(env_id: str, chat: Mapping[str, Any] | None = None) -> ChatConfig:
-    """The chat settings eval plays ``env_id`` with: the id's budget, then ``chat`` (eval's ``chat.*``) on top."""
-    return check_chat(budgeted_settings(env_id, chat))
-
-
-def first_messages(env: gymnasium.Env, env_id: str, seed: int, config: ChatConfig, split: str = "") -> list[dict[str, str]]:
-    """The messages eval's agent gets at turn 1 of ``seed`` (``env`` is reset to it)."""
-    episode = ChatEpisode(env, config, env_id=env_id, seed=seed, split=split)
-    episode.reset()
-    return episode.messages
 
 
 def panel_dataset(
