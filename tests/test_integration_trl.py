@@ -115,6 +115,8 @@ def test_rollout_func_refuses_a_prompt_made_under_other_chat_settings():
     rollout = ragen_trl.make_rollout_func(SOKOBAN, chat=CHAT)
     with pytest.raises(ValueError, match="not the chat layer's turn 1"):
         rollout([prompt], trainer=_FakeTrainer())
+    with pytest.raises(ValueError, match="history_window=5"):
+        ragen_trl.make_rollout_func("RAGEN/2048-v0")  # its budget shows the last five turns
     with pytest.raises(ValueError, match="carries no 'seed'"):
         ragen_trl.prompt_seed([{"role": "system", "content": "hi"}])
 

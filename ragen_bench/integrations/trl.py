@@ -90,13 +90,18 @@ def make_rollout_func(
     other chat settings).  Replies are sampled at the trainer's ``temperature`` and ``top_p``, at
     most ``max_new_tokens`` tokens each (default: the id's budget, what eval's model agents get);
     TRL's ``max_completion_length`` does not cut the episode, so set it to at least the whole
-    conversation.  The draws depend on ``args.seed``, the global step and the call only.
+    conversation.  The draws depend on ``args.seed``, the global step and the call only.  Chat
+    settings with a ``history_window`` raise ``ValueError`` (one row per episode needs the full history).
     """
     from ragen_bench.agents.sampling import SamplingSettings
     from ragen_bench.registry import chat_budget
     from ragen_bench.train.schedule import derived_seed
 
     config = chat_config(env_id, chat)
+    if config.history_window is not None:
+        # A windowed turn's prompt is no prefix of the next one's, so an episode is no single TRL row.
+        raise ValueError(f"make_rollout_func: {env_id} plays under chat.history_window={config.history_window}; "
+                         "TRL takes one row per episode, which needs the full history (history_window=None)")
     tokens = max_new_tokens or chat_budget(env_id).max_new_tokens or SamplingSettings().max_new_tokens
     agents: dict[int, PolicyAgent] = {}  # one per model object: the trainer updates its weights in place
     envs: list[gymnasium.Env] = []
