@@ -63,7 +63,9 @@ def _replay(tokenizer, seed, prompt_ids, completion_ids, env_mask):
         ids = completion_ids[start:end]
         if value == 1:
             ended = ids[-1] == layout.end_id
-            episode.step(AgentReply(tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)))
+            # The text the policy agent hands the episode: special tokens dropped, spaces as decoded.
+            text = tokenizer.decode(ids, skip_special_tokens=True, clean_up_tokenization_spaces=False)
+            episode.step(AgentReply(text))
         else:  # the env's turn: the template text after the reply, through the next generation prompt
             assert ids == layout.bridge_ids(episode.messages, ended=ended)
     assert episode.done

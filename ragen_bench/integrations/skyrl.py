@@ -93,7 +93,10 @@ def register_all() -> list[str]:
 
 def dataset_rows(env_id: str, split: str, *, limit: int | None = None,
                  chat: Mapping[str, Any] | None = None) -> list[dict[str, Any]]:
-    """SkyRL dataset rows for ``split``'s seeds: ``prompt`` (eval's turn 1), ``env_class`` (the id), ``seed``, ``split``."""
+    """SkyRL dataset rows for ``split``'s seeds: ``prompt`` (eval's turn 1), ``env_class`` (the id), ``seed``, ``split``.
+
+    ``limit``: the first seeds only (train seeds are unbounded, so train needs one).
+    """
     config = chat_config(env_id, chat)
     env = gymnasium.make(env_id)
     rows = [
