@@ -11,10 +11,11 @@ if [[ -z ${START:-} ]]; then
   OUT=$OUT/warm PHASE=sft RB="$RB" bash baselines/cpu-sokoban-grpo/run.sh
   START=$OUT/warm/sft/checkpoints/$(cat $OUT/warm/sft/checkpoints/latest)/model
 fi
-# 2. GRPO in TRL: 16 seeds x 8 episodes a step, STEPS steps.
-$PY baselines/trl-sokoban-grpo/train.py "$START" "$OUT" --steps "${STEPS:-20}"
-# 3. The test panel with cpu-sokoban-grpo's eval settings, for the TRL model and its start, paired.
-EVAL="env=RAGEN/Sokoban-6x6-v0 split=test agent=hf agent.temperature=0.5 agent.max_new_tokens=24 chat.think=false sampling_seed=2949865141 progress=false"
+# 2. GRPO in TRL: GROUPS seeds x 8 episodes a step, STEPS steps (the recorded run: 5 x 8, README.md).
+$PY baselines/trl-sokoban-grpo/train.py "$START" "$OUT" --steps "${STEPS:-5}" --groups "${GROUPS:-8}"
+# 3. The first LIMIT test seeds with cpu-sokoban-grpo's eval settings, for the TRL model and its start, paired.
+EVAL="env=RAGEN/Sokoban-6x6-v0 split=test limit=${LIMIT:-128} agent=hf agent.temperature=0.5 agent.max_new_tokens=24
+  chat.think=false sampling_seed=2949865141 progress=false"
 $RB eval $EVAL agent.model=$OUT/model out=$OUT/test/trl
 $RB eval $EVAL agent.model=$START out=$OUT/test/start
 $RB compare --paired $OUT/test/trl $OUT/test/start
