@@ -19,7 +19,8 @@ from ragen_bench import data, panels
 from tests import conftest
 from tests.conftest import REPO_ROOT, run_python
 
-HEAVY = ("torch", "transformers", "ray", "verl", "vllm", "httpx", "pandas", "matplotlib", "hydra", "tqdm")
+HEAVY = ("torch", "transformers", "ray", "verl", "vllm", "httpx", "pandas", "matplotlib", "hydra", "tqdm", "trl",
+         "skyrl_gym", "datasets")
 # Third-party top-level modules `import ragen_bench` may load: gymnasium and what it imports.
 LIGHT_CORE = {"gymnasium", "numpy", "ragen_bench", "farama_notifications", "typing_extensions", "cloudpickle"}
 
@@ -42,6 +43,17 @@ def test_core_import_loads_only_gymnasium_and_numpy():
     # What is imported decides the time (0.11-0.17 s measured); cython/main shims are interpreter-internal.
     assert {m for m in loaded if not m.startswith(("_", "cython"))} <= LIGHT_CORE
     assert elapsed < 2.5  # the design's 0.5 s budget with a 5x margin for a loaded machine
+
+
+def test_the_trl_bridge_loads_trl_only_when_a_dataset_or_trainer_needs_it():
+    # skyrl.py is SkyRL-gym's adapter class, so importing it is asking for skyrl_gym; trl.py is not a subclass
+    # of anything of TRL's, so importing it must stay as light as the core.
+    out = run_python(
+        "import sys, json\n"
+        "import ragen_bench.integrations.trl, ragen_bench.integrations.tasks\n"
+        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    )
+    assert json.loads(out) == []
 
 
 def test_every_registered_id_makes_resets_and_has_frozen_panels():
