@@ -102,6 +102,8 @@ def rerun(run_dir: Path, weights: str, out: Path, *, shard: str = "0/1", limit: 
         **recorded,
         "agent": {**config["agent"], **recorded["agent"], "model": model, "device": "cpu"},
         "chat": {**config["chat"], **recorded["chat"]},
+        # A run recorded before budgets was played under its chat section alone (as load reads it).
+        "budget": recorded.get("budget", "none"),
         "shard": shard,
         "limit": recorded_limit if limit is None else min(limit, recorded_limit or limit),
         "out": str(out),
