@@ -15,6 +15,7 @@ Subcommands::
     ragen-bench data sft ENV --split train --out DIR            the optimal agent's chat records (SFT data)
     ragen-bench render RUN_DIR --episode K [--out FILE.gif|.mp4]  replay an episode of a run as an animation
     ragen-bench play ENV_ID [--seed N] [--split test] [--opponent NAME] [--out RUN_DIR]  play it yourself
+    ragen-bench serve ID|SUITE [...] [--host 127.0.0.1] [--port 8000] [--max-sessions 64]  an OpenEnv server
 
 This module only parses arguments, dispatches to the module that does the work
 (:mod:`ragen_bench.eval`, :mod:`ragen_bench.catalog` for ``envs``, :mod:`ragen_bench.train`,
@@ -230,6 +231,18 @@ def _play(args: argparse.Namespace) -> int:
     return 0
 
 
+def _serve(args: argparse.Namespace) -> int:
+    from ragen_bench.envs.base import MissingExtra
+
+    try:
+        from ragen_bench.integrations.openenv.server import serve
+    except ImportError as error:
+        raise MissingExtra(f"serve needs the openenv extra: pip install 'ragen-bench[openenv]' ({error})") from None
+    serve(args.names, host=args.host, port=args.port, max_sessions=args.max_sessions,
+          idle_timeout_s=args.idle_timeout or None)
+    return 0
+
+
 def _usage_errors() -> tuple[type[BaseException], ...]:
     """Exception types that mean "bad request", not "bug" (Hydra's only once imported).
 
@@ -407,9 +420,23 @@ def _add_play(commands: argparse._SubParsersAction) -> None:
     human.set_defaults(handler=_play)
 
 
+def _add_serve(commands: argparse._SubParsersAction) -> None:
+    server = commands.add_parser(
+        "serve", help="serve ids or suites over OpenEnv (HTTP + WebSocket) for any trainer or agent",
+        epilog="Needs the openenv extra. Guide: docs/serve.md in the source repository",
+    )
+    server.add_argument("names", nargs="+", metavar="ID|SUITE", help="env ids or suite names; a client picks one at reset")
+    server.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    server.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    server.add_argument("--max-sessions", type=int, default=64, help="concurrent sessions at most (default 64)")
+    server.add_argument("--idle-timeout", type=float, default=600.0,
+                        help="close a session silent this many seconds (default 600; 0: never)")
+    server.set_defaults(handler=_serve)
+
+
 # In the order ``ragen-bench --help`` lists the subcommands.
 SUBCOMMANDS = (_add_eval, _add_merge, _add_compare, _add_envs, _add_leaderboard, _add_train, _add_data, _add_render,
-               _add_play)
+               _add_play, _add_serve)
 
 
 def build_parser() -> argparse.ArgumentParser:
