@@ -16,7 +16,8 @@ over HTTP.  What this project adds, around that app:
   ``idle_timeout_s`` is closed (1001) and its session freed;
 * a refused request (:class:`~.session.ServeError`) is an error response naming the reason: over
   the WebSocket OpenEnv's ``EXECUTION_ERROR`` with that message, over HTTP a 400 ``{"detail": ...}``;
-  the connection and every other session go on.
+  the connection and every other session go on; a message holding a lone surrogate (JSON can
+  escape one, no UTF-8 text holds one) gets ``VALIDATION_ERROR``.
 
 Binds to 127.0.0.1 unless told otherwise: the server has no authentication.
 """
@@ -26,6 +27,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import re
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
@@ -169,7 +171,7 @@ def build_app(names: Sequence[str], *, max_sessions: int = DEFAULT_MAX_SESSIONS,
         state_cls=ChatState,
     )
     app.add_exception_handler(ServeError, _refused)
-    return _BoundedBodies(_IdleWebSockets(app, idle_timeout_s), MAX_MESSAGE_BYTES)
+    return _BoundedBodies(_IdleWebSockets(_NoLoneSurrogates(app), idle_timeout_s), MAX_MESSAGE_BYTES)
 
 
 async def _refused(request: Request, error: Exception) -> JSONResponse:
@@ -251,6 +253,50 @@ class _IdleWebSockets:
             await send(message)
 
         await self.app(scope, timed_receive, guarded_send)
+
+
+# A JSON escape of a UTF-16 surrogate: only messages holding one can hold a lone surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def lone_surrogate(text: str) -> bool:
+    """Whether the JSON ``text`` decodes to a string holding a lone surrogate (no UTF-8 text can)."""
+    if not _SURROGATE_ESCAPE.search(text):
+        return False
+    try:
+        json.dumps(json.loads(text), ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    except (ValueError, RecursionError):  # not JSON: the app answers INVALID_JSON
+        return False
+    return False
+
+
+class _NoLoneSurrogates:
+    """A WebSocket message whose JSON holds a lone surrogate is answered ``VALIDATION_ERROR`` here.
+
+    OpenEnv's own answer would echo the string back, fail to encode it and drop the session.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+
+        async def checked_receive() -> Message:
+            while True:
+                message = await receive()
+                text = message.get("text") if message["type"] == "websocket.receive" else None
+                if text is None or not lone_surrogate(text):
+                    return message
+                await send({"type": "websocket.send", "text": json.dumps({"type": "error", "data": {
+                    "message": "Invalid message: a string holds a lone surrogate (not Unicode text)",
+                    "code": "VALIDATION_ERROR"}})})
+
+        await self.app(scope, checked_receive, send)
 
 
 def serve(names: Sequence[str], *, host: str = "127.0.0.1", port: int = DEFAULT_PORT,

@@ -258,11 +258,16 @@ class ChatSession:
 
 
 def check_reply(reply: Any) -> None:
-    """Refuse what is no reply: a non-str, or a str above :data:`MAX_REPLY_CHARS` characters."""
+    """Refuse what is no reply: a non-str, a str above :data:`MAX_REPLY_CHARS` characters, a lone surrogate."""
     if not isinstance(reply, str):
         raise ServeError(f"a reply must be a str, got {type(reply).__name__}")
     if len(reply) > MAX_REPLY_CHARS:
         raise ServeError(f"a reply holds at most {MAX_REPLY_CHARS} characters, got {len(reply)}")
+    try:
+        reply.encode("utf-8")
+    except UnicodeEncodeError as error:
+        # A lone surrogate (JSON can escape one) is no text: no UTF-8 response could echo it back.
+        raise ServeError(f"a reply must be Unicode text; character {error.start} is a lone surrogate") from None
 
 
 def _checked_seed(env_id: str, seed: Any, limit: int | None) -> int:
