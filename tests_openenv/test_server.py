@@ -1,0 +1,109 @@
+"""The server as OpenEnv's tools and clients see it: ``openenv validate``, the task API, the manifest,
+OpenEnv's own client, the command line; and ``import ragen_bench`` loading none of it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+
+from ragen_bench.integrations.openenv.client import RagenClient, ServerError
+from ragen_bench.integrations.openenv.server import ChatObservation, RagenEnvironment, ReplyAction, build_app
+from ragen_bench.integrations.openenv.session import ServeError, served_ids
+from tests_openenv.conftest import REPO_ROOT, served
+
+
+def test_openenv_validate_passes(tight_server: str, tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    # From a folder outside the checkout: --url validates the live server only.
+    done = subprocess.run([str(Path(sys.executable).parent / "openenv"), "validate", "--url", tight_server,
+                           "--json", "--output", str(report)], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(report.read_text())
+    assert result["passed"] and result["summary"]["passed_count"] == result["summary"]["total_count"] == 6, result
+    assert {c["id"] for c in result["criteria"]} == {"openapi_version_available", "health_endpoint", "metadata_endpoint",
+                                                    "schema_endpoint", "mcp_endpoint", "mode_endpoint_consistency"}
+
+
+def test_the_task_api_lists_panel_items(tight_server: str) -> None:
+    with httpx.Client(base_url=tight_server) as http:
+        splits = http.get("/Sokoban-6x6-v0+Bandit-v0/splits").json()
+        assert [split["name"] for split in splits] == ["train", "val", "test"]
+        assert http.post("/Sokoban-6x6-v0+Bandit-v0/num_tasks", json={"split": "test"}).json() == {"num_tasks": 256}
+        task = http.post("/Sokoban-6x6-v0+Bandit-v0/task", json={"split": "test", "index": 17}).json()["task"]
+        assert task == {"id": "RAGEN/Sokoban-6x6-v0/test/17", "env_id": "RAGEN/Sokoban-6x6-v0", "split": "test",
+                        "index": 17, "seed": 140}
+        tasks = http.post("/Sokoban-6x6-v0+Bandit-v0/task_range", json={"split": "val", "start": 2, "stop": 4}).json()
+        assert [t["seed"] for t in tasks["tasks"]] == [1002, 1003]
+
+
+def test_openenv_client_plays_a_panel_item(tight_server: str) -> None:
+    with RagenClient(base_url=tight_server).sync() as client:
+        first = client.reset(split="test", index=17).observation
+        assert first.info["seed"] == 140 and not first.done
+        result = client.step(ReplyAction(reply="<think>t</think> <answer>Left</answer>"))
+        assert result.observation.info["parsed_actions"] == ["Left"] and result.reward == result.observation.reward
+        state = client.state()
+        assert (state.env_id, state.seed, state.split, state.index, state.turns, state.step_count) == (
+            "RAGEN/Sokoban-6x6-v0", 140, "test", 17, 1, 1)
+        with pytest.raises(ServerError) as refused:
+            client.reset(seed=-5)
+        assert refused.value.code == "EXECUTION_ERROR"
+        assert str(refused.value) == "RAGEN/Sokoban-6x6-v0: seed must be in 0..4294967295, got -5"
+
+
+def test_the_environment_refuses_what_is_no_reply() -> None:
+    env = RagenEnvironment(served_ids("RAGEN/Bandit-v0"))
+    env.reset(seed=1)
+    with pytest.raises(ServeError, match=r'the action must be \{"reply"'):
+        env.step(ChatObservation())
+    with pytest.raises(ServeError, match="lone surrogate"):
+        env.step(ReplyAction.model_construct(reply="\ud800"))
+
+
+def test_a_suite_serves_its_ids(tmp_path: Path) -> None:
+    ids = served_ids("ragen-sokoban-generalization-v0")
+    assert ids == ("RAGEN/Sokoban-6x6-v0", "RAGEN/Sokoban-8x8-v0", "RAGEN/Sokoban-6x6-AltVocab-v0",
+                   "RAGEN/FrozenLake-4x4-v0")
+    env = RagenEnvironment(ids)
+    assert env.reset(seed=5).info["env_id"] == ids[0]
+    assert env.reset(env_id="RAGEN/FrozenLake-4x4-v0", split="test", index=0).info["seed"] == 123
+    with pytest.raises(ServeError, match="unknown env id or suite 'nope'"):
+        served_ids("nope")
+    for bad in (0, -1, True):
+        with pytest.raises(ServeError, match="max_sessions must be an int >= 1"):
+            build_app(["RAGEN/Bandit-v0"], max_sessions=bad)
+
+
+def test_the_command_line(tmp_path: Path) -> None:
+    done = subprocess.run([sys.executable, "-m", "ragen_bench.cli", "serve", "RAGEN/Nope-v0"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.startswith("ragen-bench serve: error: unknown env id or suite 'RAGEN/Nope-v0'")
+    # The default bind is loopback: the health route answers on 127.0.0.1.
+    with served("RAGEN/Bandit-v0") as url:
+        assert url.startswith("http://127.0.0.1:") and httpx.get(f"{url}/health").status_code == 200
+
+
+def test_the_manifest_is_valid_and_names_the_app() -> None:
+    from openenv.validation.parsers.openenv_yaml import OpenEnvYamlParser
+
+    manifest = OpenEnvYamlParser().parse(REPO_ROOT)
+    assert manifest.name == "ragen-bench" and manifest.capabilities.task_api
+    done = subprocess.run([sys.executable, "-c", "from ragen_bench.integrations.openenv.app import app; print(type(app).__name__)"],
+                          cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+                          env={"RAGEN_BENCH_SERVE": "RAGEN/Bandit-v0,breadth-v0", "PATH": ""})
+    assert done.stdout.strip() == "_BoundedBodies", done.stderr
+
+
+def test_import_ragen_bench_loads_no_server_or_client() -> None:
+    code = ("import sys, gymnasium, ragen_bench; env = gymnasium.make('RAGEN/Chat-v0', env_id='RAGEN/Bandit-v0'); "
+            "env.reset(seed=1); env.step('<answer>x</answer>'); "
+            "print(sorted(m for m in ('openenv', 'websockets', 'fastapi', 'gradio', 'uvicorn', 'httpx') if m in sys.modules))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "[]", done.stderr
