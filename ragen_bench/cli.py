@@ -17,13 +17,12 @@ Subcommands::
     ragen-bench play ENV_ID [--seed N] [--split test] [--opponent NAME] [--out RUN_DIR]  play it yourself
     ragen-bench serve ID|SUITE [...] [--host 127.0.0.1] [--port 8000] [--max-sessions 64]  an OpenEnv server
 
-This module only parses arguments, dispatches to the module that does the work
-(:mod:`ragen_bench.eval`, :mod:`ragen_bench.catalog` for ``envs``, :mod:`ragen_bench.train`,
-:mod:`ragen_bench.leaderboard`), prints what it returns and maps errors to exit codes.  Heavy imports (Hydra, the harness) happen inside the
-subcommand that needs them, so ``ragen-bench envs list`` starts fast.
+This module only parses arguments, dispatches to the module that does the work (:mod:`ragen_bench.eval`,
+:mod:`ragen_bench.catalog` for ``envs``, :mod:`ragen_bench.train`, :mod:`ragen_bench.leaderboard`,
+:mod:`ragen_bench.integrations.openenv.command` for ``serve``), prints what it returns and maps errors to exit codes.
+Heavy imports happen inside the subcommand that needs them, so ``ragen-bench envs list`` starts fast.
 
-Exit status: 0 done, 1 ``envs verify`` found drift, 2 a usage error (one line on
-stderr naming the key or file), 130 interrupted by Ctrl-C (finished episodes kept).
+Exit status: 0 done, 1 ``envs verify`` found drift, 2 a usage error (one stderr line naming the key or file), 130 Ctrl-C.
 """
 
 from __future__ import annotations
@@ -32,6 +31,8 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from ragen_bench.integrations.openenv.command import add_serve as _add_serve
 
 # Exit status of a command stopped by Ctrl-C (128 + SIGINT), as shells report it.
 EXIT_INTERRUPTED = 130
@@ -231,18 +232,6 @@ def _play(args: argparse.Namespace) -> int:
     return 0
 
 
-def _serve(args: argparse.Namespace) -> int:
-    from ragen_bench.envs.base import MissingExtra
-
-    try:
-        from ragen_bench.integrations.openenv.server import serve
-    except ImportError as error:
-        raise MissingExtra(f"serve needs the openenv extra: pip install 'ragen-bench[openenv]' ({error})") from None
-    serve(args.names, host=args.host, port=args.port, max_sessions=args.max_sessions,
-          idle_timeout_s=args.idle_timeout or None)
-    return 0
-
-
 def _usage_errors() -> tuple[type[BaseException], ...]:
     """Exception types that mean "bad request", not "bug" (Hydra's only once imported).
 
@@ -314,9 +303,7 @@ def _eval_keys() -> str:
 
 def _add_eval(commands: argparse._SubParsersAction) -> None:
     evaluate = commands.add_parser(
-        "eval",
-        help="evaluate an agent on an env or suite",
-        add_help=False,
+        "eval", help="evaluate an agent on an env or suite", add_help=False,
         epilog="Every key, its default and its meaning are listed below. Guide: docs/eval.md in the source "
         "repository. Example: ragen-bench eval env=RAGEN/Sokoban-6x6-v0 agent=random samples=4 limit=32 out=runs/x",
     )
@@ -418,20 +405,6 @@ def _add_play(commands: argparse._SubParsersAction) -> None:
     human.add_argument("--opponent", help="games: a scripted player of the game (default: the game's default)")
     human.add_argument("--out", type=_new_dir, help="run directory (default runs/human-ENV-SPLIT[-seedN])")
     human.set_defaults(handler=_play)
-
-
-def _add_serve(commands: argparse._SubParsersAction) -> None:
-    server = commands.add_parser(
-        "serve", help="serve ids or suites over OpenEnv (HTTP + WebSocket) for any trainer or agent",
-        epilog="Needs the openenv extra. Guide: docs/serve.md in the source repository",
-    )
-    server.add_argument("names", nargs="+", metavar="ID|SUITE", help="env ids or suite names; a client picks one at reset")
-    server.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    server.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    server.add_argument("--max-sessions", type=int, default=64, help="concurrent sessions at most (default 64)")
-    server.add_argument("--idle-timeout", type=float, default=600.0,
-                        help="close a session silent this many seconds (default 600; 0: never)")
-    server.set_defaults(handler=_serve)
 
 
 # In the order ``ragen-bench --help`` lists the subcommands.

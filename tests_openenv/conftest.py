@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -19,6 +20,9 @@ import httpx
 import pytest
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Speed benchmarks measure; they are not part of the test run (opt in as tests/benchmarks does).
+collect_ignore = [] if os.environ.get("RAGEN_BENCH_BENCHMARKS") == "1" else ["benchmarks"]
 
 # One id of every family (a TextWorld-Express id where a JVM is installed), two games: a turn-based
 # one and the simultaneous one.

@@ -29,7 +29,7 @@ from typing import Any
 import gymnasium
 
 from ragen_bench import panels, suites
-from ragen_bench.chat import AgentReply, ChatEpisode, GameChatConfig, GameMatch
+from ragen_bench.chat import AgentReply, ChatEpisode, GameChatConfig, GameMatch, Trajectory
 from ragen_bench.chat.config import ChatConfig, budgeted_settings, check_chat
 from ragen_bench.chat.episode import info_lite
 from ragen_bench.envs.base import check_seed
@@ -99,6 +99,7 @@ def task(env_id: str, split: str, index: int) -> dict[str, Any]:
             "seed": panel_seed(env_id, split, index)}
 
 
+@lru_cache(maxsize=512)
 def chat_config(env_id: str) -> ChatConfig:
     """The chat settings a served single-agent id is played with: its declared budget."""
     return check_chat(budgeted_settings(env_id))
@@ -164,10 +165,9 @@ class ChatSession:
         check_reply(reply)
         if self._match is not None:
             return self._game_step(reply)
-        episode = self._episode
-        episode.step(AgentReply(text=reply))
-        turn = episode.trajectory().turns[-1]
-        return self._view(turn.reward, _turn_info(turn))
+        self._episode.step(AgentReply(text=reply))
+        record = self._episode.trajectory()
+        return self._view(record.turns[-1].reward, _turn_info(record.turns[-1]), record)
 
     @property
     def done(self) -> bool:
@@ -234,9 +234,10 @@ class ChatSession:
     def _turns(self) -> int:
         if self._match is not None:
             return len(self._match.seats[self._seat].turns)
-        return len(self._episode.trajectory().turns)
+        return self._episode.turn - 1
 
-    def _view(self, reward: float, turn_info: Mapping[str, Any]) -> Step:
+    def _view(self, reward: float, turn_info: Mapping[str, Any], record: Trajectory | None = None) -> Step:
+        """The client's view now; ``record`` is the episode's trajectory where the caller has it already."""
         info: dict[str, Any] = {**self._where, "turns": self._turns()}
         if self._match is not None:
             match, seat = self._match, self._seat
@@ -249,7 +250,7 @@ class ChatSession:
             terminated, truncated = done, False
         else:
             episode = self._episode
-            record = episode.trajectory()
+            record = record or episode.trajectory()
             messages = episode.messages
             info["actions_left"] = episode.config.max_actions_per_episode - record.num_actions
             success, terminated, truncated = record.success, record.terminated, record.truncated
