@@ -77,6 +77,10 @@ def test_remote_episodes_equal_local_ones(sample_server: str, env_id: str) -> No
         for env in (local, remote):
             with pytest.raises(ServeError, match="is over: call reset"):
                 env.step("<answer>anything</answer>")
+        if env_id not in GAME_IDS:
+            # The prompt's state is the id's own observation for that seed.
+            state, _ = gymnasium.make(env_id).reset(seed=987_654)
+            assert f"State:\n{state}\n" in remote.reset(seed=987_654)[0]
     finally:
         local.close()
         remote.close()
