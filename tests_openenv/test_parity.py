@@ -33,10 +33,10 @@ def same(local: object, remote: object) -> None:
     assert json.dumps(remote, sort_keys=True).encode() == json.dumps(local, sort_keys=True).encode()
 
 
-def next_reply(env: gymnasium.Env, env_id: str, turn: int, junk_first: bool) -> str:
-    """The reply for this turn: junk first where asked, then the optimal agent's (a game: its first legal move)."""
-    if junk_first and turn < 2:
-        return (MALFORMED, NO_SUCH_ACTION)[turn]
+def next_reply(env: gymnasium.Env, env_id: str, turn: int, junk_turns: int) -> str:
+    """The reply for this turn: ``junk_turns`` junk ones first, then the optimal agent's (a game: its first legal move)."""
+    if turn < junk_turns:
+        return (MALFORMED, NO_SUCH_ACTION)[turn % 2]
     session = env.unwrapped._session  # the local session's live game or episode: the privileged view
     if env_id in GAME_IDS:
         game, seat = session._match.game, session._seat
@@ -51,17 +51,25 @@ def next_reply(env: gymnasium.Env, env_id: str, turn: int, junk_first: bool) -> 
     return agent.act([request])[0].text
 
 
-def play_both(local: gymnasium.Env, remote: gymnasium.Env, env_id: str, junk_first: bool, **reset: object) -> int:
+def play_both(local: gymnasium.Env, remote: gymnasium.Env, env_id: str, junk_turns: int, **reset: object) -> int:
     """One episode on both envs, compared after every call; the number of steps."""
     local_start, remote_start = local.reset(**reset), remote.reset(**reset)
     same(local_start, remote_start)
-    steps, done = 0, False
+    steps, done, rewards = 0, False, []
     while not done:
-        reply = next_reply(local, env_id, steps, junk_first)
+        reply = next_reply(local, env_id, steps, junk_turns)
         local_step, remote_step = local.step(reply), remote.step(reply)
         same(local_step, remote_step)
         assert type(remote_step[1]) is float
         done, steps = local_step[2] or local_step[3], steps + 1
+        rewards.append(remote_step[1])
+    # The steps' rewards are the turns' of the episode's record, which add up to its total.
+    session = local.unwrapped._session
+    if env_id in GAME_IDS:
+        record = session._match.result().trajectories[session._seat]
+    else:
+        record = session._episode.trajectory()
+    assert rewards == [turn.reward for turn in record.turns] and sum(rewards) == record.total_reward
     return steps
 
 
@@ -70,9 +78,12 @@ def test_remote_episodes_equal_local_ones(sample_server: str, env_id: str) -> No
     local = gymnasium.make("RAGEN/Chat-v0", env_id=env_id)
     remote = gymnasium.make("RAGEN/Remote-v0", url=sample_server, env_id=env_id)
     try:
-        assert play_both(local, remote, env_id, False, options={"split": "test", "index": 0}) >= 1
-        assert play_both(local, remote, env_id, True, options={"split": "test", "index": 1}) >= 1
-        assert play_both(local, remote, env_id, True, seed=987_654) >= 1
+        assert play_both(local, remote, env_id, 0, options={"split": "test", "index": 0}) >= 1
+        assert play_both(local, remote, env_id, 2, options={"split": "test", "index": 1}) >= 1
+        assert play_both(local, remote, env_id, 2, seed=987_654) >= 1
+        if env_id in GAME_IDS:  # three bad replies in a row forfeit the game
+            assert play_both(local, remote, env_id, 3, seed=11) == 3
+            assert local.unwrapped._session._match.forfeit is not None
         # A refused request is refused alike on both sides.
         for env in (local, remote):
             with pytest.raises(ServeError, match="is over: call reset"):

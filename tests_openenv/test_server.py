@@ -112,3 +112,15 @@ def test_import_ragen_bench_loads_no_server_or_client() -> None:
             "print(sorted(m for m in ('openenv', 'websockets', 'fastapi', 'gradio', 'uvicorn', 'httpx') if m in sys.modules))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.stdout.strip() == "[]", done.stderr
+
+
+def test_a_game_is_played_against_the_default_opponent() -> None:
+    env = RagenEnvironment(served_ids("RAGEN/TicTacToe-v0"))
+    first = env.reset(seed=11)
+    assert (first.info["seat"], first.info["opponent"]) == ("player_1", "minimax")
+    assert first.info["actions_left"] == 5 and not first.done
+    for _ in range(3):  # eval's game.max_retries is 2: the third bad reply forfeits
+        last = env.step(ReplyAction(reply="<answer>Z9</answer>"))
+    assert last.terminated and not last.truncated and last.done
+    assert (last.info["outcome"], last.info["forfeit"], last.info["success"]) == ("loss", "player_1", False)
+    assert last.reward == -1.0 + -0.1

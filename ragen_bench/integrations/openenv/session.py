@@ -217,14 +217,15 @@ class ChatSession:
 
     def _game_step(self, reply: str) -> Step:
         match, seat = self._match, self._seat
-        before = _seat_total(match, seat)
         moves = len(match.moves)
         match.answer(seat, AgentReply(text=reply))
+        # Everything this answer earned lands on its own turn: the move's reward, the opponent's
+        # replies' (a win or loss) and a forfeit's, so the turn's reward is the step's.
         turn = match.seats[seat].turns[-1]
         info = {**_turn_info(turn), "moves": [[s, m] for s, m in match.moves[moves:]]}
         if match.done:
             info.update(outcome=match.result().outcome(seat), forfeit=match.forfeit)
-        return self._view(_seat_total(match, seat) - before, info)
+        return self._view(turn.reward, info)
 
     # -- views ------------------------------------------------------------------------
 
@@ -279,10 +280,6 @@ def _checked_seed(env_id: str, seed: Any, limit: int | None) -> int:
     if checked is None:
         raise ServeError("seed must be an int")
     return checked
-
-
-def _seat_total(match: GameMatch, seat: str) -> float:
-    return sum(turn.reward for turn in match.seats[seat].turns)
 
 
 def _turn_info(turn: Any) -> dict[str, Any]:
