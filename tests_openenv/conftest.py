@@ -37,6 +37,10 @@ TIGHT_SESSIONS = 2
 TIGHT_IDLE_S = 3.0
 
 
+# The process id of each running server, by its URL (for tests that read its memory).
+SERVER_PIDS: dict[str, int] = {}
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -65,8 +69,10 @@ def served(*args: str, startup_s: float = 120.0) -> Iterator[str]:
             if time.monotonic() > deadline:
                 raise RuntimeError(f"ragen-bench serve did not answer /health within {startup_s} s")
             time.sleep(0.2)
+        SERVER_PIDS[url] = process.pid
         yield url
     finally:
+        SERVER_PIDS.pop(url, None)
         process.terminate()
         try:
             process.wait(timeout=10)

@@ -7,7 +7,8 @@
   parsed, its actions stepped, the next prompt built and sent), 1 and 64 concurrent sessions;
 * ``reference``: the echo env ``openenv init`` generates (OpenEnv's template, shipped in the
   package), served by the same ``create_app`` and uvicorn settings, 1 and 64 sessions;
-* ``in-process``: the same steps without the wire (a :class:`ChatSession`; the echo env's ``step``).
+* ``in-process``: the same steps without the wire (a :class:`ChatSession`);
+* memory: the server's resident memory stays flat over 10,000 episodes on 8 sessions.
 
 Each round plays :data:`STEPS_PER_SESSION` steps on every session (resets as episodes end);
 ``steps_per_s`` (all sessions together) and ``us_per_step`` land in ``extra_info``.  Client and
@@ -32,7 +33,7 @@ from websockets.asyncio.client import connect
 
 from ragen_bench.integrations.openenv.server import MAX_MESSAGE_BYTES
 from ragen_bench.integrations.openenv.session import ChatSession
-from tests_openenv.conftest import free_port, served
+from tests_openenv.conftest import SERVER_PIDS, free_port, served
 
 STEPS_PER_SESSION = 200
 ENV_ID = "RAGEN/Sokoban-6x6-v0"
@@ -126,3 +127,33 @@ def test_in_process_steps_per_second(benchmark) -> None:
 
     benchmark.pedantic(steps, rounds=5, iterations=1, warmup_rounds=1)
     _record(benchmark, STEPS_PER_SESSION)
+
+
+def _rss_kib(pid: int) -> int:
+    status = Path(f"/proc/{pid}/status").read_text()
+    return int(next(line for line in status.splitlines() if line.startswith("VmRSS:")).split()[1])
+
+
+def test_memory_stays_bounded_over_10000_episodes() -> None:
+    sessions, episodes = 8, 10_000
+    with served(ENV_ID, "--max-sessions", str(sessions)) as url:
+        pid = SERVER_PIDS[url]
+
+        async def episodes_on(session: int, count: int) -> None:
+            async with connect(url.replace("http://", "ws://") + "/ws") as ws:
+                for index in range(count):
+                    # A new seed, so a new level, every episode.
+                    await ws.send(json.dumps({"type": "reset", "data": {"seed": session * count + index}}))
+                    await ws.recv()
+                    await ws.send(json.dumps({"type": "step", "data": {"reply": REPLIES[index % 2]}}))
+                    await ws.recv()
+
+        async def play_all(count: int) -> None:
+            await asyncio.gather(*(episodes_on(s, count) for s in range(sessions)))
+
+        asyncio.run(play_all(1_000 // sessions))  # warm: caches and allocator settle
+        warm = _rss_kib(pid)
+        asyncio.run(play_all(episodes // sessions))
+        grown = _rss_kib(pid) - warm
+    print(f"server RSS after warm-up {warm / 1024:.1f} MiB; grew {grown / 1024:.1f} MiB over {episodes} episodes")
+    assert grown < 16 * 1024
