@@ -11,6 +11,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from ragen_bench.cli import main
 from ragen_bench.integrations.openenv.client import RagenClient, ServerError
 from ragen_bench.integrations.openenv.server import ChatObservation, RagenEnvironment, ReplyAction, build_app
 from ragen_bench.integrations.openenv.session import ServeError, served_ids
@@ -66,7 +67,7 @@ def test_the_environment_refuses_what_is_no_reply() -> None:
         env.step(ReplyAction.model_construct(reply="\ud800"))
 
 
-def test_a_suite_serves_its_ids(tmp_path: Path) -> None:
+def test_a_suite_serves_its_ids() -> None:
     ids = served_ids("ragen-sokoban-generalization-v0")
     assert ids == ("RAGEN/Sokoban-6x6-v0", "RAGEN/Sokoban-8x8-v0", "RAGEN/Sokoban-6x6-AltVocab-v0",
                    "RAGEN/FrozenLake-4x4-v0")
@@ -80,11 +81,17 @@ def test_a_suite_serves_its_ids(tmp_path: Path) -> None:
             build_app(["RAGEN/Bandit-v0"], max_sessions=bad)
 
 
-def test_the_command_line(tmp_path: Path) -> None:
-    done = subprocess.run([sys.executable, "-m", "ragen_bench.cli", "serve", "RAGEN/Nope-v0"], cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 2
-    assert done.stderr.startswith("ragen-bench serve: error: unknown env id or suite 'RAGEN/Nope-v0'")
+@pytest.mark.parametrize(("args", "message"), [
+    (["RAGEN/Nope-v0"], "unknown env id or suite 'RAGEN/Nope-v0'; `ragen-bench envs list` shows the ids, suites: "
+                        "breadth-v0, ragen-bandit-generalization-v0, ragen-generalization-v0, "
+                        "ragen-sokoban-generalization-v0, ragen2-v0"),
+    (["RAGEN/Bandit-v0", "--port", "70000"], "port must be in 0..65535, got 70000"),
+    (["RAGEN/Bandit-v0", "--idle-timeout", "-5"], "idle_timeout_s must be > 0 or None, got -5.0"),
+])
+def test_the_command_line_refuses_bad_settings(capsys: pytest.CaptureFixture[str], args: list[str], message: str) -> None:
+    assert main(["serve", *args]) == 2
+    out, err = capsys.readouterr()
+    assert (out, err) == ("", f"ragen-bench serve: error: {message}\n")
 
 
 def test_the_default_bind_is_loopback(tight_server: str) -> None:

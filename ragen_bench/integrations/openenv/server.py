@@ -304,6 +304,8 @@ def serve(names: Sequence[str], *, host: str = "127.0.0.1", port: int = DEFAULT_
     """Serve ``names`` until interrupted (uvicorn; the WebSocket message bound is :data:`MAX_MESSAGE_BYTES`)."""
     import uvicorn
 
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise ServeError(f"port must be in 0..65535, got {port!r}")
     app = build_app(names, max_sessions=max_sessions, idle_timeout_s=idle_timeout_s)
     print(f"serving {', '.join(names)} on http://{host}:{port} (sessions on ws://{host}:{port}/ws, "
           f"at most {max_sessions}; task API under /{app_name(names)}/)", flush=True)
