@@ -34,7 +34,7 @@ SAMPLE_IDS = (
 )
 # The server of the bad-input tests: room for two sessions, a silent one closed after this long.
 TIGHT_SESSIONS = 2
-TIGHT_IDLE_S = 3.0
+TIGHT_IDLE_S = 5.0
 
 
 # The process id of each running server, by its URL (for tests that read its memory).
