@@ -68,6 +68,9 @@ test: $(STAMP)
 	bash scripts/setup_vllm_venv.sh
 	# .venv-verl: verl 0.9 (no extras) beside torch 2.13 CPU; runs tests_verl/ (recipe, agent loop, sampler, parity).
 	bash scripts/setup_verl_venv.sh
+	# .venv-openenv: openenv 0.10 (mcp < 2, gradio, fastmcp), no torch; runs tests_openenv/ (`ragen-bench serve`,
+	# RAGEN/Remote-v0, openenv validate, bad input).  Measured (2026-12-02): install 56-61 s once, tests 39-104 s.
+	bash scripts/setup_openenv_venv.sh
 	$(PY) -m pytest -q -n 2
 	# The wheel alone, in a fresh venv, from a folder outside the checkout.
 	bash scripts/check_wheel.sh

@@ -15,14 +15,14 @@ Subcommands::
     ragen-bench data sft ENV --split train --out DIR            the optimal agent's chat records (SFT data)
     ragen-bench render RUN_DIR --episode K [--out FILE.gif|.mp4]  replay an episode of a run as an animation
     ragen-bench play ENV_ID [--seed N] [--split test] [--opponent NAME] [--out RUN_DIR]  play it yourself
+    ragen-bench serve ID|SUITE [...] [--host 127.0.0.1] [--port 8000] [--max-sessions 64]  an OpenEnv server
 
-This module only parses arguments, dispatches to the module that does the work
-(:mod:`ragen_bench.eval`, :mod:`ragen_bench.catalog` for ``envs``, :mod:`ragen_bench.train`,
-:mod:`ragen_bench.leaderboard`), prints what it returns and maps errors to exit codes.  Heavy imports (Hydra, the harness) happen inside the
-subcommand that needs them, so ``ragen-bench envs list`` starts fast.
+This module only parses arguments, dispatches to the module that does the work (:mod:`ragen_bench.eval`,
+:mod:`ragen_bench.catalog` for ``envs``, :mod:`ragen_bench.train`, :mod:`ragen_bench.leaderboard`,
+:mod:`ragen_bench.integrations.openenv.command` for ``serve``), prints what it returns and maps errors to exit codes.
+Heavy imports happen inside the subcommand that needs them, so ``ragen-bench envs list`` starts fast.
 
-Exit status: 0 done, 1 ``envs verify`` found drift, 2 a usage error (one line on
-stderr naming the key or file), 130 interrupted by Ctrl-C (finished episodes kept).
+Exit status: 0 done, 1 ``envs verify`` found drift, 2 a usage error (one stderr line naming the key or file), 130 Ctrl-C.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from ragen_bench.integrations.openenv.command import add_serve as _add_serve
 
 # Exit status of a command stopped by Ctrl-C (128 + SIGINT), as shells report it.
 EXIT_INTERRUPTED = 130
@@ -301,9 +303,7 @@ def _eval_keys() -> str:
 
 def _add_eval(commands: argparse._SubParsersAction) -> None:
     evaluate = commands.add_parser(
-        "eval",
-        help="evaluate an agent on an env or suite",
-        add_help=False,
+        "eval", help="evaluate an agent on an env or suite", add_help=False,
         epilog="Every key, its default and its meaning are listed below. Guide: docs/eval.md in the source "
         "repository. Example: ragen-bench eval env=RAGEN/Sokoban-6x6-v0 agent=random samples=4 limit=32 out=runs/x",
     )
@@ -409,7 +409,7 @@ def _add_play(commands: argparse._SubParsersAction) -> None:
 
 # In the order ``ragen-bench --help`` lists the subcommands.
 SUBCOMMANDS = (_add_eval, _add_merge, _add_compare, _add_envs, _add_leaderboard, _add_train, _add_data, _add_render,
-               _add_play)
+               _add_play, _add_serve)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -131,10 +131,22 @@ def load_plugins(points: Iterable[metadata.EntryPoint] | None = None) -> list[En
     return rows
 
 
+# The chat views of the ids (ragen_bench.integrations.openenv.gym_env): not ids of the table, made with
+# an id (RAGEN/Chat-v0) or a server's URL (RAGEN/Remote-v0).  Entry points as strings: registering
+# them imports nothing, and only making RAGEN/Remote-v0 imports openenv.
+CHAT_VIEWS = {
+    "RAGEN/Chat-v0": "ragen_bench.integrations.openenv.gym_env:ChatEnv",
+    "RAGEN/Remote-v0": "ragen_bench.integrations.openenv.gym_env:RemoteEnv",
+}
+
+
 def register_all() -> None:
-    """Register every id, the project's and the installed plugins', with Gymnasium
+    """Register every id, the project's and the installed plugins', and the chat views with Gymnasium
     (idempotent: re-import does not warn, and a plugin is loaded once)."""
     load_plugins()
+    for view, entry_point in CHAT_VIEWS.items():
+        if view not in gymnasium.registry:
+            gymnasium.register(id=view, entry_point=entry_point, disable_env_checker=True)
     for row in all_entries():
         if row.id in gymnasium.registry:
             continue

@@ -1,5 +1,6 @@
-"""Bridges to engines users already run (Ray, veRL, TRL, SkyRL-gym); the only layer that imports them.
+"""Bridges to engines users already run (Ray, veRL, TRL, SkyRL-gym, OpenEnv); the only layer that imports them.
 
-Each subpackage imports its engine at import time, so import one only when its feature
-is asked for; ``import ragen_bench`` never imports this package.
+The veRL and Ray subpackages import their engine at import time, so import one only when its
+feature is asked for; in ``openenv/`` only ``server`` and ``client`` do (the CLI reads ``serve``'s
+arguments from ``openenv/command.py``).  ``import ragen_bench`` never imports this package.
 """
