@@ -293,3 +293,18 @@ def test_the_thread_count_is_not_part_of_a_runs_identity(tmp_path):
 
     assert identity(1) == identity("auto") == identity(2)
     assert "num_threads" not in identity(1)["agent"] and identity(1)["agent"]["model"] == "tiny"
+
+
+
+def test_a_saved_bpe_clean_up_flag_is_dropped_without_changing_any_decoded_text(smollm2_dir):
+    """The converted SmolLM2 tokenizer is saved with clean_up_tokenization_spaces=True, which transformers
+    skips for BPE (warning at the first decode, inside the eval's progress lines)."""
+    from transformers import AutoTokenizer
+
+    from ragen_bench.agents.local_models import load_tokenizer
+
+    raw = AutoTokenizer.from_pretrained(str(smollm2_dir), local_files_only=True)
+    loaded = load_tokenizer(smollm2_dir)
+    assert raw.clean_up_tokenization_spaces and not loaded.clean_up_tokenization_spaces
+    ids = raw("Hello , world ! It 's <answer>Dragon</answer> .")["input_ids"]
+    assert loaded.decode(ids) == raw.decode(ids)

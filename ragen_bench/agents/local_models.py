@@ -82,7 +82,7 @@ def stop_token_ids(model: Any, tokenizer: Any) -> frozenset[int]:
 def load_model(model: str | Path, *, dtype: str = "float32") -> tuple[Any, Any]:
     """Load (model, tokenizer) offline from an alias, a checkpoint directory or a LoRA adapter directory."""
     import torch
-    from transformers import AutoModelForCausalLM, AutoTokenizer
+    from transformers import AutoModelForCausalLM
 
     quiet_loading()
 
@@ -90,9 +90,26 @@ def load_model(model: str | Path, *, dtype: str = "float32") -> tuple[Any, Any]:
     if adapter is not None:
         return _load_adapter(Path(model).expanduser(), adapter["base_model_name_or_path"], dtype=dtype)
     path = resolve_model_path(model)
-    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    tokenizer = load_tokenizer(path)
     loaded = AutoModelForCausalLM.from_pretrained(str(path), dtype=getattr(torch, dtype), local_files_only=True)
     return loaded, tokenizer
+
+
+def load_tokenizer(path: Path) -> Any:
+    """The tokenizer saved in ``path``, offline.
+
+    A saved ``clean_up_tokenization_spaces=True`` on a BPE tokenizer is turned off where transformers
+    skips that clean-up for BPE anyway (it then warns at the first decode, into the eval's progress
+    lines): the decoded text is the same.
+    """
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
+    skipped = getattr(tokenizer, "clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output", None) is False
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    if skipped and backend is not None and type(backend.model).__name__ == "BPE":
+        tokenizer.clean_up_tokenization_spaces = False
+    return tokenizer
 
 
 def quiet_loading() -> None:
@@ -162,8 +179,6 @@ def has_tokenizer(adapter: Path) -> bool:
 
 def _load_adapter(adapter: Path, base_name: str, *, dtype: str) -> tuple[Any, Any]:
     """The adapter's base model with the adapter merged in, and the adapter's tokenizer (else the base's)."""
-    from transformers import AutoTokenizer
-
     config_file = adapter / ADAPTER_CONFIG
     try:
         from peft import PeftModel
@@ -174,7 +189,7 @@ def _load_adapter(adapter: Path, base_name: str, *, dtype: str) -> tuple[Any, An
     except FileNotFoundError as unknown:
         raise AgentError(f"{config_file}: base model not found: {unknown}") from unknown
     if has_tokenizer(adapter):
-        tokenizer = AutoTokenizer.from_pretrained(str(adapter), local_files_only=True)
+        tokenizer = load_tokenizer(adapter)
     return PeftModel.from_pretrained(base, str(adapter)).merge_and_unload(), tokenizer
 
 
