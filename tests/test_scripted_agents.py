@@ -176,9 +176,12 @@ def test_random_agent_replays_the_committed_leaderboard_entry():
         for line in handle:
             record = json.loads(line)
             committed[(record["env_id"], record["seed"])] = record
+    recorded = json.loads((REPO_ROOT / "leaderboard" / "submissions" / "random" / "manifest.json").read_text())
+    # The entry was recorded before chat budgets: its chat section alone set the limits (budget=none).
+    budget = recorded["config"].get("budget", "none")
     with tempfile.TemporaryDirectory() as out:
         run_eval(compose_config("eval", ["suite=ragen-generalization-v0", "agent=random", "limit=2",
-                                         f"out={out}", "progress=false"]))
+                                         f"budget={budget}", f"out={out}", "progress=false"]))
         fresh = [json.loads(line) for line in (Path(out) / "episodes.jsonl").read_text().splitlines()]
     assert len(fresh) == 16
     for record in fresh:

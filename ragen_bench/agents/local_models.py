@@ -30,6 +30,7 @@ AUTO_THREADS = "auto"
 
 if TYPE_CHECKING:
     import torch
+    from transformers import PreTrainedTokenizerBase
 
 DEFAULT_STOP_STRINGS = ("</answer>",)
 ADAPTER_CONFIG = "adapter_config.json"
@@ -95,7 +96,7 @@ def load_model(model: str | Path, *, dtype: str = "float32") -> tuple[Any, Any]:
     return loaded, tokenizer
 
 
-def load_tokenizer(path: Path) -> Any:
+def load_tokenizer(path: Path) -> PreTrainedTokenizerBase:
     """The tokenizer saved in ``path``, offline.
 
     A saved ``clean_up_tokenization_spaces=True`` on a BPE tokenizer is turned off where transformers
