@@ -110,3 +110,119 @@ def test_each_suite_shows_its_plot_unscaled(browser: Any) -> None:
     assert [section for section, _, _ in plots][:len(suites)] == suites
     assert all(0 < natural <= shown for _, natural, shown in plots), plots
     assert errors == []
+
+
+# What the comparison with TextArena's, BALROG's and tau-bench's pages brought (docs/leaderboard.md): a line on
+# how to read each ranking, help on every column title, a legend of the abbreviations, entries that link to
+# their details, and the score column marked as the one the ranking orders by.
+
+RANKINGS = "table.ranking"
+
+
+def suite_envs() -> dict[str, set[str]]:
+    envs: dict[str, set[str]] = {}
+    for row in csv.DictReader(io.StringIO((BOARD / "leaderboard.csv").read_text())):
+        envs.setdefault(anchor(row["suite"]), set()).add(row["env"])
+    return envs
+
+
+def test_every_ranking_column_title_has_help(browser: Any) -> None:
+    page, errors = open_page(browser, BOARD / "index.html")
+    tables = page.eval_on_selector_all(RANKINGS, """ts => ts.map(t => [t.closest('section').id,
+        Array.from(t.tHead.rows[0].cells).map(h => [h.textContent, h.getAttribute('title') || ''])])""")
+    envs = suite_envs()
+    assert len(tables) == len(envs)
+    for section, headers in tables:
+        assert all(len(help_text) > 20 for _, help_text in headers), headers
+        # An env's column (titled by the id's middle) names the whole id in its help.
+        named = {help_text.split(":")[0] for title, help_text in headers if help_text.startswith("RAGEN/")}
+        assert named == envs[section], section
+        assert all(f"RAGEN/{title}-v0: " in help_text for title, help_text in headers if help_text.startswith("RAGEN/"))
+    assert errors == []
+
+
+def test_each_ranking_has_a_legend_of_the_abbreviations_it_uses(browser: Any) -> None:
+    page, errors = open_page(browser, BOARD / "index.html")
+    tables = page.eval_on_selector_all(RANKINGS, """ts => ts.map(t => {
+        const titles = Array.from(t.tHead.rows[0].cells).map(h => h.textContent);
+        const budget = titles.indexOf('budget');
+        const legend = t.closest('div.scroll').nextElementSibling;
+        return [titles, Array.from(t.tBodies[0].rows).map(r => r.cells[budget].textContent),
+                legend.matches('dl.legend') ? Array.from(legend.querySelectorAll('dt')).map(d => d.textContent) : []];
+    })""")
+    assert tables
+    for titles, budgets, terms in tables:
+        used = {token for title in titles for token in re.findall(r"\b[A-Z]{2,}\b", title)}
+        assert used <= {token for term in terms for token in re.findall(r"\b[A-Z]{2,}\b", term)}, (used, terms)
+        assert any("budget" in term for term in terms) == any(re.search(r"\d+/\d+/\d+", b) for b in budgets)
+        assert ("hN" in terms) == any(re.search(r"\bh\d+\b", b) for b in budgets)
+        assert "env columns" in terms
+    assert errors == []
+
+
+def test_the_legend_names_only_what_its_ranking_uses() -> None:
+    from ragen_bench.leaderboard.page import _legend
+
+    legend = _legend({"rank": "rank", "RAGEN/RG-leg_counting-v0": "RG-leg_counting"}, [{"budget": "800/1/700 h5"}])
+    terms = re.findall(r"<dt>(.*?)</dt>", legend)
+    assert terms == ["env columns", "RG-", "budget t/a/e", "hN"]
+    assert re.findall(r"<dt>(.*?)</dt>", _legend({"score_ci95": "95% CI"}, [{"budget": "each id&#x27;s"}])) == [
+        "env columns", "CI"]
+    assert "each id&#x27;s" in _legend({}, [{"budget": "each id's"}])
+
+
+def test_an_entry_links_to_its_details(browser: Any) -> None:
+    page, errors = open_page(browser, BOARD / "index.html")
+    links = page.eval_on_selector_all(f"{RANKINGS} tbody tr", """rows => rows.map(r => {
+        const a = r.cells[1].querySelector('a');
+        const target = a && document.getElementById(a.getAttribute('href').slice(1));
+        return [r.cells[0].textContent, r.cells[1].textContent, target ? target.closest('table').id : null,
+                target ? target.cells[0].textContent : null];
+    })""")
+    ranked = [row for row in links if row[0] != "-"]
+    assert ranked and all(table == "entries" and name == entry for _, name, table, entry in ranked), ranked
+    # The reported row is no entry: it has no details row, so no link.
+    assert all(table is None for rank, _, table, _ in links if rank == "-")
+    page.click("#ranking-0 tbody tr a >> nth=1")
+    page.wait_for_function("location.hash.startsWith('#entry-')")
+    target = page.evaluate("location.hash")
+    box = page.eval_on_selector(target, "r => [r.getBoundingClientRect().top, getComputedStyle(r).backgroundColor]")
+    nav = page.eval_on_selector("nav#contents", "n => n.getBoundingClientRect().bottom")
+    assert nav <= box[0] < 900 and box[1] != "rgba(0, 0, 0, 0)", box
+    assert errors == []
+
+
+def test_the_score_is_the_marked_column(browser: Any) -> None:
+    page, errors = open_page(browser, BOARD / "index.html")
+    tables = page.eval_on_selector_all(RANKINGS, """ts => ts.map(t => {
+        const titles = Array.from(t.tHead.rows[0].cells).map(h => h.textContent);
+        const look = c => [Number(getComputedStyle(c).fontWeight), getComputedStyle(c).backgroundImage,
+                           c.style.getPropertyValue('--score'), c.dataset.sort];
+        return [titles.indexOf('score'), Array.from(t.tHead.rows[0].cells).map(look),
+                Array.from(t.tBodies[0].rows).map(r => Array.from(r.cells).map(look))];
+    })""")
+    assert len(tables) == len(suite_envs())
+    for index, headers, rows in tables:
+        assert headers[index][0] >= 700 and all(weight >= 700 for weight, *_ in headers)  # titles are bold anyway
+        for row in rows:
+            weight, bar, length, value = row[index]
+            if value:  # every ranked entry's score: bold, over a bar as long as the score
+                assert weight >= 700 and "linear-gradient" in bar and abs(float(length) - float(value)) < 1e-4
+            others = [cell for number, cell in enumerate(row) if number != index]
+            assert all(weight < 600 and bar == "none" for weight, bar, _, _ in others), row
+    assert errors == []
+
+
+def test_each_ranking_says_in_one_line_how_to_read_it(browser: Any) -> None:
+    page, errors = open_page(browser, BOARD / "index.html")
+    lines = page.eval_on_selector_all(RANKINGS, """ts => ts.map(t => {
+        const p = t.closest('div.scroll').previousElementSibling;
+        const envs = Array.from(t.tHead.rows[0].cells).filter(h => (h.title || '').startsWith('RAGEN/')).length;
+        return [p.matches('p.howto') ? p.textContent : '', envs,
+                p.getBoundingClientRect().height / parseFloat(getComputedStyle(p).fontSize)];
+    })""")
+    for text, envs, height in lines:
+        assert text.startswith("How to read: ranked by score")
+        assert (f"its {envs} envs'" in text) if envs > 1 else ("its env's" in text)
+        assert height < 2, (text, height)  # one line at 1280 px
+    assert errors == []

@@ -12,13 +12,14 @@ from __future__ import annotations
 import base64
 import html
 import json
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
 from ragen_bench.leaderboard.tables import (
-    ENTRY_COLUMNS, FOLDED, GENERALIZATION_COLUMNS, MAIN_COLUMNS, METHODS_HEADING, METRICS_TEXT, PAIRED_COLUMNS,
-    PAIRED_HEADING, PAIRED_TEXT, REPORTED_MARK, SCORE_TEXT, Board, anchor, cell_value, display_row, short_text,
-    suite_plot_name,
+    ABBREVIATIONS, ENTRY_COLUMNS, FOLDED, GENERALIZATION_COLUMNS, MAIN_COLUMNS, METHODS_HEADING, METRICS_TEXT,
+    PAIRED_COLUMNS, PAIRED_HEADING, PAIRED_TEXT, RANKING_HELP, REPORTED_MARK, SCORE_TEXT, Board, anchor, cell_value,
+    display_row, env_help, short_text, suite_plot_name,
 )
 from ragen_bench.leaderboard.viewer import VIEWER_MARKUP, VIEWER_SCRIPT, VIEWER_STYLE
 
@@ -57,6 +58,18 @@ th[aria-sort="ascending"]::after { content: " \\25B2"; }
 th[aria-sort="descending"]::after { content: " \\25BC"; }
 img { max-width: 100%; }
 label { margin-right: 1em; }
+/* The headline column reads first: bold, over a bar as long as the score (no width taken from the env columns). */
+th.score, td.score { font-weight: 700; }
+th.score { background: #cfe3f3; }
+td.score { background: linear-gradient(to right, #cfe3f3 calc(var(--score) * 100%), transparent 0); }
+p.howto { margin: 0.2em 0 0; font-size: 0.9em; }
+dl.legend { margin: -1em 0 1em; font-size: 0.85em; color: #444; }
+dl.legend dt, dl.legend dd { display: inline; margin: 0; }
+dl.legend dt { font-weight: 600; }
+dl.legend dd:not(:last-child)::after { content: ";"; margin-right: 0.4em; }
+/* An entry's link lands on its row of the entries table, below the contents, marked. */
+#entries tr { scroll-margin-top: 6.5em; }
+#entries tr:target { background: #fff3c4; }
 """
 
 _SCRIPT = """
@@ -98,29 +111,51 @@ def _sort_key(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
+# Interval cells sort by their lower bound.
+_SORTED_BY = {"ci95": "success_low", "gap_ci95": "gap_low", "score_ci95": "score_low"}
+
+
+def entry_anchor(name: str) -> str:
+    """The id of entry ``name``'s row in the entries table, where its name links from a ranking."""
+    return f"entry-{name}"
+
+
+def _cell(key: str, row: Mapping[str, Any], shown: Mapping[str, Any], fold: bool, linked: Collection[str]) -> str:
+    raw = row.get(_SORTED_BY.get(key, key))
+    # Numbers align right; free text from submission.json may wrap.
+    kind = "num" if isinstance(raw, (int, float)) and not isinstance(raw, bool) else ""
+    kind = "text" if key in WRAPPED else "broken" if key in BROKEN else kind
+    text = html.escape(cell_value(shown.get(key)))
+    short = html.escape(short_text(shown.get(key)))
+    style = ""
+    if fold and key in FOLDED and short != text:
+        kind, text = "text fold", f"<details><summary>{short}</summary>{text}</details>"
+    elif key == "entry" and row.get("entry") in linked:
+        text = f'<a href="#{html.escape(entry_anchor(row["entry"]))}">{text}</a>'
+    if key == "score" and isinstance(raw, float):
+        kind, style = "num score", f' style="--score: {raw:.4f}"'
+    classes = f' class="{kind}"' if kind else ""
+    return f'<td{classes}{style} data-sort="{html.escape(_sort_key(raw))}">{text}</td>'
+
+
 def html_table(table_id: str, rows: Sequence[Mapping[str, Any]], columns: Mapping[str, str], *,
-               css: str = "", fold: bool = True) -> str:
+               css: str = "", fold: bool = True, titles: Mapping[str, str] | None = None,
+               linked: Collection[str] = (), row_ids: bool = False) -> str:
     """A sortable table (CSS classes ``sortable`` and ``css``); each cell carries its raw value in ``data-sort``.
 
-    With ``fold``, a long model or recipe shows shortened, the whole text in a ``<details>``.
+    With ``fold``, a long model or recipe shows shortened, the whole text in a ``<details>``. ``titles`` are
+    the columns' help on hover; an entry named in ``linked`` links to its row of the entries table, whose rows
+    (``row_ids``) carry :func:`entry_anchor` ids.
     """
-    head = "".join(f"<th>{html.escape(title)}</th>" for title in columns.values())
+    help_of = titles or {}
+    head = "".join("<th" + (' class="score"' if key == "score" else "")
+                   + (f' title="{html.escape(help_of[key])}"' if key in help_of else "")
+                   + f">{html.escape(title)}</th>" for key, title in columns.items())
     body = []
     for row in rows:
         shown = display_row(row)
-        cells = []
-        for key in columns:
-            # Interval cells sort by their lower bound.
-            raw = row.get({"ci95": "success_low", "gap_ci95": "gap_low", "score_ci95": "score_low"}.get(key, key))
-            # Numbers align right; free text from submission.json may wrap.
-            kind = ' class="num"' if isinstance(raw, (int, float)) and not isinstance(raw, bool) else ""
-            kind = ' class="text"' if key in WRAPPED else ' class="broken"' if key in BROKEN else kind
-            text = html.escape(cell_value(shown.get(key)))
-            short = html.escape(short_text(shown.get(key)))
-            if fold and key in FOLDED and short != text:
-                kind, text = ' class="text fold"', f"<details><summary>{short}</summary>{text}</details>"
-            cells.append(f'<td{kind} data-sort="{html.escape(_sort_key(raw))}">{text}</td>')
-        body.append("<tr>" + "".join(cells) + "</tr>")
+        row_id = f' id="{html.escape(entry_anchor(row["entry"]))}"' if row_ids else ""
+        body.append(f"<tr{row_id}>" + "".join(_cell(key, row, shown, fold, linked) for key in columns) + "</tr>")
     return (f'<div class="scroll"><table id="{table_id}" class="{f"sortable {css}".strip()}">'
             f'<thead><tr>{head}</tr></thead>'
             f'<tbody>{"".join(body)}</tbody></table></div>')
@@ -140,11 +175,33 @@ def _section(title: str, body: str) -> str:
     return f'<section id="{html.escape(anchor(title))}"><h2>{html.escape(title)}</h2>{body}</section>'
 
 
+def _howto(envs: int) -> str:
+    """One line above a ranking: what orders it and where the help is."""
+    score = "its env's success rate" if envs == 1 else f"the mean of its {envs} envs' success rates"
+    return (f'<p class="howto">How to read: ranked by <b>score</b>, {score} (1.000: all solved). Hover a column '
+            "title for its meaning; click an entry for its details.</p>")
+
+
+def _legend(columns: Mapping[str, str], rows: Sequence[Mapping[str, Any]]) -> str:
+    """The abbreviations a ranking's column titles and budget cells use, each with its meaning."""
+    texts = [*columns.values(), *(str(row["budget"]) for row in rows if row.get("budget"))]
+    terms = [("env columns", "env ids without RAGEN/ and -v0 (hover a title for the whole id)")]
+    terms += [(term, meaning) for term, meaning, pattern in ABBREVIATIONS
+              if any(re.search(pattern, text) for text in texts)]
+    return ('<dl class="legend">'
+            + "".join(f"<dt>{html.escape(term)}</dt> <dd>{html.escape(meaning)}</dd>" for term, meaning in terms)
+            + "</dl>")
+
+
 def _suite_section(board: Board, number: int, suite: str, plots: Mapping[str, bytes]) -> str:
     ranked, columns = board.ranking_of(suite)
+    titles = {key: RANKING_HELP.get(key) or env_help(key) for key in columns}
     detail = board.detail_of(suite)
+    entries = {row["entry"] for row in board.info}
     return _section(suite, f'<p class="size">{html.escape(board.size_of(suite))}</p>'
-                    + html_table(f"ranking-{number}", ranked, columns, css="ranking")
+                    + _howto(len(board.envs_of(suite)))
+                    + html_table(f"ranking-{number}", ranked, columns, css="ranking", titles=titles, linked=entries)
+                    + _legend(columns, ranked)
                     + _image(suite_plot_name(suite), plots[suite_plot_name(suite)])
                     + f"<details><summary>detail: one row per entry and env ({len(detail)} rows)</summary>"
                     + html_table(f"main-{number}", detail, MAIN_COLUMNS) + "</details>")
@@ -176,7 +233,8 @@ def render_page(board: Board, plots: Mapping[str, bytes], viewer: Mapping[str, A
                                  "Newcombe's 95% interval.</p>"
                                  + html_table("generalization", board.general, GENERALIZATION_COLUMNS)
                                  + _image("generalization.png", plots["generalization.png"])))
-    sections.append(_section("Entries", html_table("entries", board.info, ENTRY_COLUMNS, fold=False)))
+    sections.append(_section("Entries", html_table("entries", board.info, ENTRY_COLUMNS, fold=False,
+                                                   row_ids=True)))
     return f"""<!DOCTYPE html>
 <html lang="en">
 <head>
@@ -188,7 +246,7 @@ def render_page(board: Board, plots: Mapping[str, bytes], viewer: Mapping[str, A
 <body>
 <h1>ragen-bench leaderboard</h1>
 <p>Every number is recomputed by replaying each submitted episode in a fresh env. Suites come broadest first.
-Click a column title to sort, a shortened model or recipe to read it whole.</p>
+Click a column title to sort, a shortened model or recipe to read it whole, an entry for its details.</p>
 {_contents(board)}
 {"".join(sections)}
 <section id="episodes">{VIEWER_MARKUP}</section>

@@ -140,6 +140,35 @@ METRICS_TEXT = (
     "played x samples per seed."
 )
 REPORTED_MARK = "reported, not verified"
+# What each ranking column means: on the page, its title's help on hover.
+RANKING_HELP = {
+    "rank": "position by score among the entries played under the same budget; equal scores share a rank",
+    "entry": "the submission's name: click it for its model, recipe, date, contact and link",
+    "budget": "the chat budget its episodes were played under: turns / actions per reply / actions per episode",
+    "score": ("what the ranking orders by: the mean over the suite's envs of each env's success rate on its test "
+              "panel, from 0 to 1, higher is better"),
+    "score_ci95": "95% confidence interval of the score: the envs' Wilson intervals combined by the MOVER method",
+    "coverage": "panel seeds played / the panels' seeds (summed over the envs) x samples per seed",
+    "model": "the model or agent, as submitted (a shortened one opens whole on a click)",
+    "recipe": "prompted, scripted, or the training recipe in brief, as submitted (a shortened one opens whole on a click)",
+}
+
+
+def env_help(env_id: str) -> str:
+    """The help of an env's column in a ranking (its title is :func:`short_env`)."""
+    return f"{env_id}: success rate on its test panel, the fraction of episodes solved"
+
+
+# Terms a ranking's column titles and budget cells abbreviate: (term, meaning, pattern). The page's legend
+# under a ranking lists the terms whose pattern occurs in that ranking's titles or budget cells.
+ABBREVIATIONS = (
+    ("CI", "confidence interval", r"\bCI\b"),
+    ("RG-", "a reasoning-gym dataset", r"^RG-"),
+    ("TWX-", "a TextWorld-Express game", r"^TWX-"),
+    ("budget t/a/e", "turns / actions per reply / actions per episode", r"\b\d+/\d+/\d+\b"),
+    ("hN", "the prompt shows only the last N turns", r"\bh\d+\b"),
+    ("each id's", "each env played under the budget its id declares (`ragen-bench envs show ID`)", r"each id's"),
+)
 METHODS_HEADING = "How the tables are computed"
 PAIRED_HEADING = "Trained entries against their base entries"
 PAIRED_TEXT = (
