@@ -226,3 +226,18 @@ def test_each_ranking_says_in_one_line_how_to_read_it(browser: Any) -> None:
         assert (f"its {envs} envs'" in text) if envs > 1 else ("its env's" in text)
         assert height < 2, (text, height)  # one line at 1280 px
     assert errors == []
+
+
+def test_the_comparison_screenshots_are_there_and_small() -> None:
+    """docs/leaderboard.md shows the four first screens side by side: each 1280x800, a few hundred KB in all."""
+    from PIL import Image
+
+    docs = REPO_ROOT / "docs"
+    section = (docs / "leaderboard.md").read_text().split("## Compared with TextArena, BALROG and tau-bench", 1)[1]
+    shown = re.findall(r"!\[[^\]]*\]\((leaderboard-compare/[^)]+\.png)\)", section.split("\n## ", 1)[0])
+    assert sorted(shown) == sorted(f"leaderboard-compare/{p.name}" for p in (docs / "leaderboard-compare").iterdir())
+    assert len(shown) == 4
+    for name in shown:
+        with Image.open(docs / name) as image:
+            assert image.size == (1280, 800), name
+    assert sum((docs / name).stat().st_size for name in shown) < 300_000
