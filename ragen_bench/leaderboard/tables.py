@@ -150,7 +150,8 @@ RANKING_HELP = {
     "score_ci95": "95% confidence interval of the score: the envs' Wilson intervals combined by the MOVER method",
     "coverage": "panel seeds played / the panels' seeds (summed over the envs) x samples per seed",
     "model": "the model or agent, as submitted (a shortened one opens whole on a click)",
-    "recipe": "prompted, scripted, or the training recipe in brief, as submitted (a shortened one opens whole on a click)",
+    "recipe": ("prompted, scripted, or the training recipe in brief, as submitted (a shortened one opens whole "
+               "on a click)"),
 }
 
 
