@@ -24,7 +24,6 @@ from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.memory import create_connected_server_and_client_session
 
-from ragen_bench.cli import main as cli_main
 from ragen_bench.eval import compose_config, run_eval
 from ragen_bench.integrations.mcp_server import MAX_REQUEST_BYTES, build_server
 from ragen_bench.integrations.openenv.session import ChatSession, chat_config, served_ids
@@ -247,16 +246,11 @@ def test_idle_sessions_are_reaped() -> None:
     run(body, in_memory("RAGEN/Sokoban-6x6-v0", max_sessions=2, idle_timeout_s=5.0, clock=lambda: now[0]))
 
 
-def test_stdio_without_mcp_is_a_usage_error(capsys) -> None:
-    assert cli_main(["serve", "RAGEN/Bandit-v0", "--stdio"]) == 2
-    assert "--stdio serves MCP: add --mcp" in capsys.readouterr().err
-
-
 # -- the real transports ----------------------------------------------------------------
 
 
-async def short_episode(client: ClientSession) -> None:
-    """list the tools, play two turns of Sokoban seed 140 as the session layer does, refuse a bad step."""
+async def short_episode(client: ClientSession) -> str:
+    """List the tools, play two turns of Sokoban seed 140 as the session layer does, refuse a bad step; the session."""
     await client.initialize()
     assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
     local = ChatSession(("RAGEN/Sokoban-6x6-v0",))
@@ -268,6 +262,7 @@ async def short_episode(client: ClientSession) -> None:
             expected.messages[-1]["content"], expected.reward, expected.info)
     assert "step: unknown session 'nope'" in await refused(client, "step", session="nope", action=UP)
     assert (await call(client, "state", session=started["session"]))["turns"] == 2
+    return started["session"]
 
 
 def test_streamable_http(tmp_path) -> None:
@@ -276,7 +271,11 @@ def test_streamable_http(tmp_path) -> None:
 
         async def main() -> None:
             async with streamable_http_client(f"{url}/mcp") as (read, write, _), ClientSession(read, write) as client:
-                await short_episode(client)
+                session = await short_episode(client)
+            # Sessions are the server's, not the connection's: the next connection plays on.
+            async with streamable_http_client(f"{url}/mcp") as (read, write, _), ClientSession(read, write) as client:
+                await client.initialize()
+                assert (await call(client, "step", session=session, action=UP))["turns"] == 3
 
         anyio.run(main)
         # A body above the bound is refused before it is read; the server goes on.
