@@ -344,4 +344,7 @@ def serve_mcp(names: Sequence[str], *, stdio: bool = False, host: str = "127.0.0
     # Over stdio, stdout carries the protocol: the one line goes to stderr.
     print(f"serving {', '.join(names)} as MCP tools (reset, step, state, close, list_envs) on {where}; "
           f"at most {max_sessions} sessions", file=sys.stderr if stdio else sys.stdout, flush=True)
-    server.run("stdio" if stdio else "streamable-http")
+    try:
+        server.run("stdio" if stdio else "streamable-http")
+    finally:  # envs that hold a process (TextWorld-Express's JVM) end with the server
+        server.tools.pool.close_all()
