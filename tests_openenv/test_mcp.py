@@ -194,6 +194,9 @@ def test_each_bad_input_is_a_tool_error_and_the_server_goes_on() -> None:
         # A refused reset of an open session ends its episode: then a step is a step before reset.
         await refused(client, "reset", session=sid, seed=-1)
         assert "step: step before reset: call reset first" == await refused(client, "step", session=sid, action=UP)
+        assert await call(client, "state", session=sid) == {
+            "session": sid, "env_id": None, "seed": None, "split": None, "index": None, "turns": 0, "done": False,
+            "messages": []}
 
     run(body, in_memory("RAGEN/Sokoban-6x6-v0"))
 
@@ -265,7 +268,7 @@ async def short_episode(client: ClientSession) -> str:
     return started["session"]
 
 
-def test_streamable_http(tmp_path) -> None:
+def test_streamable_http() -> None:
     with served("RAGEN/Sokoban-6x6-v0", "--mcp") as url:
         assert httpx.get(f"{url}/health").json() == {"status": "healthy", "sessions_open": 0}
 
@@ -283,6 +286,35 @@ def test_streamable_http(tmp_path) -> None:
                              headers={"content-type": "application/json", "accept": "application/json, text/event-stream"})
         assert too_big.status_code == 413
         assert httpx.get(f"{url}/health").json()["sessions_open"] == 1
+
+
+def rpc(url: str, headers: dict, body: str) -> dict:
+    """One raw JSON-RPC POST to ``/mcp`` (the server answers plain JSON, no SSE stream)."""
+    answer = httpx.post(f"{url}/mcp", headers=headers, content=body, timeout=30)
+    return {"status": answer.status_code, **(answer.json() if answer.content else {})}
+
+
+def test_raw_http_bodies_no_client_would_send() -> None:
+    headers = {"content-type": "application/json", "accept": "application/json, text/event-stream"}
+    with served("RAGEN/Sokoban-6x6-v0", "--mcp") as url:
+        opened = httpx.post(f"{url}/mcp", headers=headers, timeout=30, json={
+            "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}})
+        headers = {**headers, "mcp-session-id": opened.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
+        assert rpc(url, headers, '{"jsonrpc": "2.0", "method": "notifications/initialized"}')["status"] == 202
+        reset = rpc(url, headers, '{"jsonrpc": "2.0", "id": 2, "method": "tools/call", '
+                                  '"params": {"name": "reset", "arguments": {"seed": 5}}}')
+        session = reset["result"]["structuredContent"]["session"]
+        # A lone surrogate, which JSON can escape and no UTF-8 client library would send.
+        lone = rpc(url, headers, '{"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "step", '
+                                 f'"arguments": {{"session": "{session}", "action": "\\ud800"}}}}}}')
+        assert lone["result"]["isError"]
+        assert lone["result"]["content"][0]["text"] == "step: a reply must be Unicode text; character 0 is a lone surrogate"
+        not_json = rpc(url, headers, "not json")
+        assert not_json["status"] == 400 and not_json["error"]["message"].startswith("Parse error")
+        state = rpc(url, headers, '{"jsonrpc": "2.0", "id": 4, "method": "tools/call", '
+                                  f'"params": {{"name": "state", "arguments": {{"session": "{session}"}}}}}}')
+        assert state["result"]["structuredContent"]["turns"] == 0 and not state["result"]["isError"]
 
 
 def test_stdio() -> None:

@@ -183,15 +183,13 @@ class SessionPool:
             raise ServeError(self._unknown(session_id))
         held.session.close()
 
-    def reap(self) -> int:
-        """Close every session idle for ``idle_timeout_s``; how many were closed."""
+    def reap(self) -> None:
+        """Close every session idle for ``idle_timeout_s``."""
         if self.idle_timeout_s is None:
-            return 0
+            return
         cutoff = self._clock() - self.idle_timeout_s
-        stale = [session_id for session_id, held in self._held.items() if held.used_at <= cutoff]
-        for session_id in stale:
+        for session_id in [session_id for session_id, held in self._held.items() if held.used_at <= cutoff]:
             self._held.pop(session_id).session.close()
-        return len(stale)
 
     def close_all(self) -> None:
         for held in self._held.values():
@@ -201,7 +199,7 @@ class SessionPool:
     def _unknown(self, session_id: str) -> str:
         shown = session_id if len(session_id) <= _ECHO_CHARS else session_id[:_ECHO_CHARS] + "..."
         idle = "" if self.idle_timeout_s is None else f", or after {self.idle_timeout_s:g} s idle"
-        return (f"unknown session {shown!r}: reset opens one (a session ends with close{idle})")
+        return f"unknown session {shown!r}: reset opens one (a session ends with close{idle})"
 
 
 def _messages(step: Step | None) -> list[Message]:
@@ -209,7 +207,7 @@ def _messages(step: Step | None) -> list[Message]:
 
 
 def _observation(step: Step) -> str:
-    return step.messages[-1]["content"] if step.messages else ""
+    return step.messages[-1]["content"]
 
 
 # Tool arguments, each with the description a client shows.
@@ -224,7 +222,7 @@ ActionArg = Annotated[str, Field(description="the model's whole reply, e.g. '<th
 
 
 class RagenTools:
-    """The tools' bodies over one :class:`SessionPool` (plain methods: tests call them without MCP too)."""
+    """The tools' bodies over one :class:`SessionPool`; FastMCP builds each tool's schemas from its signature."""
 
     def __init__(self, pool: SessionPool) -> None:
         self.pool = pool
@@ -240,6 +238,8 @@ class RagenTools:
         except ServeError:
             if opened:  # a refused reset leaves no session behind
                 self.pool.close(session_id)
+            elif not held.session.started:  # the refusal came after the old episode was dropped
+                held.last = None
             raise
         held.last = step
         info = step.info
