@@ -12,6 +12,8 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 import sys
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
@@ -286,6 +288,19 @@ def test_streamable_http() -> None:
                              headers={"content-type": "application/json", "accept": "application/json, text/event-stream"})
         assert too_big.status_code == 413
         assert httpx.get(f"{url}/health").json()["sessions_open"] == 1
+
+
+def test_the_docs_client_snippet_runs() -> None:
+    blocks = re.findall(r"```python\n(.*?)```", (REPO_ROOT / "docs" / "serve.md").read_text(), flags=re.DOTALL)
+    snippet = next(block for block in blocks if "streamable_http_client" in block)
+    with served("RAGEN/Sokoban-6x6-v0", "--mcp") as url:
+        ran = subprocess.run([sys.executable, "-c", snippet.replace("http://127.0.0.1:8000", url)],
+                             capture_output=True, text=True, timeout=120, cwd=REPO_ROOT)
+        assert ran.returncode == 0, ran.stderr
+        assert httpx.get(f"{url}/health").json()["sessions_open"] == 0  # the snippet closed its session
+    prompt = ChatSession(("RAGEN/Sokoban-6x6-v0",)).reset(split="test", index=17).messages[-1]["content"]
+    # The first prompt, then the turn: reward, done, valid ("Left" is a valid move).
+    assert ran.stdout.startswith(prompt) and ran.stdout.endswith(" False True\n")
 
 
 def rpc(url: str, headers: dict, body: str) -> dict:
