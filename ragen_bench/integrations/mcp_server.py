@@ -14,10 +14,11 @@ each call into one session call.  Tools, each with a typed (pydantic) result, so
 
 Every refused call (:class:`~.openenv.session.ServeError`: an unknown session, step before reset or
 after the end, a bad seed, split, index or id, a reply that is no text, one session too many) is an
-MCP tool error (``isError``) whose text names the reason; the server goes on.  Arguments of the
-wrong JSON type are refused by the tool's input schema (``Input validation error: ...``).  Sessions
-are bounded (``max_sessions``) and one silent for ``idle_timeout_s`` is closed at the next call
-that reaches the server.  The tools run on the server's event loop, one at a time.
+MCP tool error (``isError``) whose one line of text is ``<tool>: <reason>``; the server goes on.
+So is an argument of the wrong JSON type or a missing one (``<tool>: bad arguments: ...``) and one
+the tool does not take (:class:`RagenMCP`).  Sessions are bounded (``max_sessions``) and one silent
+for ``idle_timeout_s`` is closed at the next call that reaches the server.  The tools run on the
+server's event loop, one at a time.
 
 Binds to 127.0.0.1 unless told otherwise: the server has no authentication, and a session id is
 the only key to a session (random, 64 bits).
@@ -78,7 +79,8 @@ class ResetResult(BaseModel):
     index: int | None = Field(description="the item's index in that panel")
     observation: str = Field(description="the prompt's last message: the first state and what to answer")
     messages: list[Message] = Field(description="the whole prompt, exactly as an eval agent gets it")
-    info: dict[str, Any] = Field(description="env_id, seed, split, index, turns, actions_left, success (game: seat, opponent)")
+    info: dict[str, Any] = Field(
+        description="env_id, seed, split, index, turns, actions_left, success (a game: seat, opponent)")
 
 
 class StepResult(BaseModel):
@@ -93,7 +95,8 @@ class StepResult(BaseModel):
     success: bool
     valid: bool = Field(description="the reply was well formed and named valid actions (else the format penalty)")
     turns: int = Field(description="turns played in this episode")
-    info: dict[str, Any] = Field(description="the turn's parsed_actions, action_ids, env_rewards, format_penalty, env_info, ...")
+    info: dict[str, Any] = Field(
+        description="the turn's parsed_actions, action_ids, env_rewards, format_penalty, env_info, ...")
 
 
 class StateResult(BaseModel):
@@ -106,7 +109,8 @@ class StateResult(BaseModel):
     index: int | None = None
     turns: int
     done: bool
-    messages: list[Message] = Field(description="the next prompt (the whole transcript once done; empty before a reset)")
+    messages: list[Message] = Field(
+        description="the next prompt (the whole transcript once done; empty before a reset)")
 
 
 class Closed(BaseModel):
@@ -212,7 +216,8 @@ def _observation(step: Step) -> str:
 
 # Tool arguments, each with the description a client shows.
 SessionArg = Annotated[str, Field(description="the session id reset returned")]
-ResetSession = Annotated[str | None, Field(description="an open session to start the new episode in (default: open a new one)")]
+ResetSession = Annotated[str | None, Field(
+    description="an open session to start the new episode in (default: open a new one)")]
 EnvIdArg = Annotated[str | None, Field(description="one of the served ids (list_envs); default the first")]
 # Strict ints: a bool or a numeric string is no seed (the session's own rule).
 SeedArg = Annotated[int | None, Field(strict=True, description="the episode's seed; or give split and index instead")]
@@ -298,7 +303,9 @@ class RagenMCP(FastMCP):
         """``GET /health`` (HTTP only): the server is up; how many sessions it holds."""
         return JSONResponse({"status": "healthy", "sessions_open": len(self.tools.pool)})
 
-    async def call_tool(self, name: str, arguments: dict[str, Any]) -> Sequence[ContentBlock] | dict[str, Any] | CallToolResult:
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any],
+    ) -> Sequence[ContentBlock] | dict[str, Any] | CallToolResult:
         known = self._arg_names.get(name)
         if known is not None and (unknown := sorted(set(arguments) - set(known))):
             takes = ", ".join(known) or "no arguments"
