@@ -3,7 +3,7 @@
 * the tools and their input and output schemas; every result carries ``structuredContent`` equal
   to its JSON text;
 * a panel item played through the tools is ``ragen-bench eval``'s episode of it, step for step
-  (seed, rewards, validity, transcript, success) on ids of three families; a game is the session
+  (seed, rewards, validity, transcript, success) on ids of five families; a game is the session
   layer's own game, step for step;
 * each bad input is a tool error (``isError``) whose text names the reason, and the server goes on;
   sessions are bounded and idle ones are reaped.
@@ -32,7 +32,8 @@ from ragen_bench.integrations.openenv.session import ChatSession, chat_config, s
 from tests_openenv.conftest import REPO_ROOT, served
 
 TOOLS = {"reset", "step", "state", "close", "list_envs"}
-EVAL_IDS = ("RAGEN/Sokoban-6x6-v0", "RAGEN/Countdown-v0", "RAGEN/FrozenLake-4x4-v0")
+EVAL_IDS = ("RAGEN/Sokoban-6x6-v0", "RAGEN/Countdown-v0", "RAGEN/FrozenLake-4x4-v0", "RAGEN/RG-chain_sum-v0",
+            "RAGEN/2048-v0")
 UP = "<think>up</think> <answer>Up</answer>"
 
 
