@@ -22,7 +22,8 @@ def test_serve_help_needs_no_extra(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as done:
         main(["serve", "--help"])
     assert done.value.code == 0
-    assert "--max-sessions" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "--max-sessions" in out and "--mcp" in out and "--stdio" in out
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mcp") is not None, reason="mcp is installed here")
