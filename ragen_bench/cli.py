@@ -15,7 +15,7 @@ Subcommands::
     ragen-bench data sft ENV --split train --out DIR            the optimal agent's chat records (SFT data)
     ragen-bench render RUN_DIR --episode K [--out FILE.gif|.mp4]  replay an episode of a run as an animation
     ragen-bench play ENV_ID [--seed N] [--split test] [--opponent NAME] [--out RUN_DIR]  play it yourself
-    ragen-bench serve ID|SUITE [...] [--host 127.0.0.1] [--port 8000] [--max-sessions 64]  an OpenEnv server
+    ragen-bench serve ID|SUITE [...] [--port 8000] [--max-sessions 64] [--mcp [--stdio]]  an OpenEnv or MCP server
 
 This module only parses arguments, dispatches to the module that does the work (:mod:`ragen_bench.eval`,
 :mod:`ragen_bench.catalog` for ``envs``, :mod:`ragen_bench.train`, :mod:`ragen_bench.leaderboard`,

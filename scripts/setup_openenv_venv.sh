@@ -23,8 +23,8 @@ else
     pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
     # games, rg, twx: the families the client's parity test samples (a game, a reasoning-gym id, a
     # TextWorld-Express id); pytest and pytest-benchmark alone of the test extra (no browser, no build);
-    # httpx, which the tests call the server's HTTP routes with.
-    (cd "$repo_root" && "${pip[@]}" -e '.[openenv,games,rg,twx]' "pytest>=8" "pytest-benchmark>=4" httpx)
+    # httpx, which the tests call the server's HTTP routes with.  mcp: `serve --mcp` shares openenv's mcp < 2.
+    (cd "$repo_root" && "${pip[@]}" -e '.[openenv,mcp,games,rg,twx]' "pytest>=8" "pytest-benchmark>=4" httpx)
     "$venv/bin/python" - <<'PY'
 import importlib.metadata as metadata
 version = metadata.version("openenv")

@@ -93,6 +93,11 @@ def panel_seed(env_id: str, split: Any, index: Any) -> int:
     return seeds[index]
 
 
+def panel_size(env_id: str, split: str) -> int:
+    """How many items ``env_id``'s ``split`` panel holds (their indexes are ``0..size - 1``)."""
+    return len(_panel(env_id, split).seeds)
+
+
 def task(env_id: str, split: str, index: int) -> dict[str, Any]:
     """One panel item as the OpenEnv task API lists it."""
     return {"id": f"{env_id}/{split}/{index}", "env_id": env_id, "split": split, "index": index,
