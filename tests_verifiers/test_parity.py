@@ -13,6 +13,7 @@ import pytest
 
 from ragen_bench.integrations.scripted_server import ScriptedEndpoint
 from tests_verifiers.conftest import play, ragen_eval, serving, trajectories
+from tests_verifiers.prompt_agent import PromptEndpoint
 
 CASES = [
     # One turn of several actions (the optimal plans within the 5-action reply budget).
@@ -60,3 +61,20 @@ def test_the_trace_scores_evals_total_reward(optimal_url):
     assert trace.reward == pytest.approx(record["total_reward"])
     assert trace.metrics["success"] == float(record["success"])
     assert trace.metrics["episode_done"] == 1.0
+
+
+@pytest.mark.parametrize(("env_id", "chat", "min_turns"), [
+    # A history window: from turn 6 on the prompt shows only the last 5 turns.
+    ("RAGEN/2048-v0", {"max_turns": 12}, 6),
+    ("RAGEN/Sokoban-6x6-v0", {"max_actions_per_turn": 1}, 2),
+], ids=str)
+def test_a_models_episodes_equal_evals_malformed_replies_and_history_windows(env_id, chat, min_turns, tmp_path):
+    overrides = [f"chat.{key}={value}" for key, value in chat.items()]
+    expected = ragen_eval(tmp_path / "eval", f"env={env_id}", "agent.name=tests_verifiers.prompt_agent:PromptAgent",
+                          "limit=3", *overrides)
+    with serving(PromptEndpoint()) as url:
+        got = trajectories(play(url, model="prompt-agent", env=env_id, limit=3, chat=chat))
+    assert got == expected
+    penalties = {turn["format_penalty"] for record in got for turn in record["turns"]}
+    assert penalties == {0.0, -0.1}, "the replies should include well-formed and malformed ones"
+    assert max(record["num_turns"] for record in got) >= min_turns

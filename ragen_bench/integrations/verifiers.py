@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import gymnasium
 import httpx
+from pydantic import Field, model_validator
 import verifiers.v1 as vf
 from verifiers.v1.dialects.chat import message_to_wire
 from verifiers.v1.runtimes import ProgramResult
@@ -49,14 +50,40 @@ TASKSET_ID = "ragen-bench-vf"
 
 
 class RagenTasksetConfig(vf.TasksetConfig):
-    """Which episodes: eval's keys of the same names (``env`` or ``suite``; ``--env.taskset.env ...``)."""
+    """Which episodes: eval's keys of the same names (``env`` or ``suite``; ``--env.taskset.env ...``).
+
+    Checked when the config is built (so ``vf-eval`` reports a bad key as a config error): the
+    targets as eval checks them, single-agent ids only, ``chat`` keys as eval's ``chat.*``.
+    """
 
     env: str | None = None
+    """One single-agent id, as eval's ``env=`` (e.g. RAGEN/Sokoban-6x6-v0); or give ``suite``."""
     suite: str | None = None
+    """A suite's eval panels, as eval's ``suite=`` (its single-agent ids)."""
     split: str | None = "test"
-    limit: int | None = None
-    samples: int = 1
+    """The panel split (with a suite: keep only that split's panels; None: all of them)."""
+    limit: int | None = Field(None, ge=1)
+    """The first N seeds of each panel, as eval's ``limit=``."""
+    samples: int = Field(1, ge=1)
+    """Episodes per seed (eval's sample index, part of each task's key), as eval's ``samples=``."""
     chat: dict[str, Any] = {}
+    """Eval's ``chat.*`` keys, on top of each id's budget, e.g. ``'{"think": false}'``."""
+
+    @model_validator(mode="after")
+    def _check(self) -> RagenTasksetConfig:
+        if self.id and (self.env is not None or self.suite is not None):
+            for env_id, _ in targets(self):
+                chat_config(env_id, self.chat)
+        return self
+
+
+def targets(config: RagenTasksetConfig) -> list[tuple[str, str]]:
+    """The ``(env_id, split)`` pairs eval plays for these keys; games are refused (one seat here)."""
+    pairs = eval_targets({"env": config.env, "suite": config.suite, "split": config.split})
+    games = [env_id for env_id, _ in pairs if env_id not in ENV_IDS]
+    if games:
+        raise ValueError(f"{', '.join(games)}: a game has two seats; the verifiers env plays single-agent ids")
+    return pairs
 
 
 class RagenTaskData(vf.TaskData):
@@ -101,14 +128,8 @@ class RagenTask(vf.Task[RagenTaskData, vf.State, vf.TaskConfig]):
 
 def episode_plan(config: RagenTasksetConfig) -> list[tuple[str, str, int, int]]:
     """Eval's episodes for these keys, in eval's order: ``(env_id, split, seed, sample)``."""
-    targets = eval_targets({"env": config.env, "suite": config.suite, "split": config.split})
-    games = [env_id for env_id, _ in targets if env_id not in ENV_IDS]
-    if games:
-        raise ValueError(f"{', '.join(games)}: games have two seats; the verifiers env plays single-agent ids")
-    if config.limit is not None and config.limit < 1 or config.samples < 1:
-        raise ValueError(f"limit and samples must be >= 1, got limit={config.limit}, samples={config.samples}")
     return [(env_id, split, seed, sample)
-            for env_id, split in targets for seed in split_seeds(env_id, split, config.limit)
+            for env_id, split in targets(config) for seed in split_seeds(env_id, split, config.limit)
             for sample in range(config.samples)]
 
 
@@ -136,6 +157,7 @@ class RagenEnvConfig(vf.EnvConfig):
     player: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig(), network_notice=False)
 
 
+
 def reply_of(segment: vf.Segment) -> AgentReply:
     """The model's reply text as eval's agent protocol holds it (unstripped; ``None`` content kept as such)."""
     for message in reversed(segment.messages):
@@ -149,6 +171,13 @@ def reply_of(segment: vf.Segment) -> AgentReply:
 
 class RagenEnv(vf.Env[RagenEnvConfig]):
     """One seed played as eval plays it, the seat's model answering each turn (module docstring)."""
+
+    def __init__(self, config: RagenEnvConfig) -> None:
+        taskset = config.taskset
+        # Checked here, not on the config: verifiers validates the config before it holds every flag.
+        if isinstance(taskset, RagenTasksetConfig) and (taskset.env is None) == (taskset.suite is None):
+            raise ValueError("give exactly one of --env.taskset.env ID or --env.taskset.suite NAME")
+        super().__init__(config)
 
     async def run(self, task: vf.Task, agents: vf.Agents) -> None:
         data = task.data
