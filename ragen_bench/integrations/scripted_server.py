@@ -193,11 +193,15 @@ def _handler(endpoint: ScriptedEndpoint) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    # vf-eval opens up to 128 episodes at once; the default backlog of 5 refuses connections under that.
+    request_queue_size = 256
+
+
 def make_server(endpoint: ScriptedEndpoint, host: str = "127.0.0.1", port: int = 0) -> ThreadingHTTPServer:
     """A threading HTTP server for ``endpoint`` (``port=0``: a free port, ``server.server_address[1]``)."""
-    server = ThreadingHTTPServer((host, port), _handler(endpoint))
-    server.daemon_threads = True
-    return server
+    return _Server((host, port), _handler(endpoint))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
