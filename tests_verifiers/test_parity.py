@@ -31,7 +31,8 @@ CASES = [
 
 @pytest.mark.parametrize(("env_id", "limit", "chat"), CASES, ids=lambda v: str(v))
 def test_optimal_episodes_equal_evals(env_id, limit, chat, tmp_path):
-    overrides = [f"chat.{key}={str(value).lower() if isinstance(value, bool) else value}" for key, value in chat.items()]
+    overrides = [f"chat.{key}={str(value).lower() if isinstance(value, bool) else value}"
+                 for key, value in chat.items()]
     expected = ragen_eval(tmp_path / "eval", f"env={env_id}", "agent=optimal", f"limit={limit}", *overrides)
     with serving(ScriptedEndpoint("optimal", chat=chat)) as url:
         got = trajectories(play(url, env=env_id, limit=limit, chat=chat))

@@ -157,7 +157,6 @@ class RagenEnvConfig(vf.EnvConfig):
     player: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig(), network_notice=False)
 
 
-
 def reply_of(segment: vf.Segment) -> AgentReply:
     """The model's reply text as eval's agent protocol holds it (unstripped; ``None`` content kept as such)."""
     for message in reversed(segment.messages):
