@@ -71,6 +71,9 @@ test: $(STAMP)
 	# .venv-openenv: openenv 0.10 (mcp < 2, gradio, fastmcp), no torch; runs tests_openenv/ (`ragen-bench serve`,
 	# RAGEN/Remote-v0, openenv validate, bad input).  Measured (2026-12-02): install 56-61 s once, tests 39-104 s.
 	bash scripts/setup_openenv_venv.sh
+	# .venv-verifiers: verifiers 0.4.0 (mcp==2.0.0, openai<3) and plugins/ragen-bench-vf, no torch; runs tests_verifiers/
+	# (vf's loader, episodes equal to eval's, vf-eval's mean reward).  Measured (2026-12-03): install 85 s once, tests 25-30 s.
+	bash scripts/setup_verifiers_venv.sh
 	$(PY) -m pytest -q -n 2
 	# The wheel alone, in a fresh venv, from a folder outside the checkout.
 	bash scripts/check_wheel.sh

@@ -1,4 +1,4 @@
-"""Bridges to engines users already run (Ray, veRL, TRL, SkyRL-gym, OpenEnv); the only layer that imports them.
+"""Bridges to engines users already run (Ray, veRL, TRL, SkyRL-gym, OpenEnv, verifiers); the only layer importing them.
 
 The veRL and Ray subpackages import their engine at import time, so import one only when its
 feature is asked for; in ``openenv/`` only ``server`` and ``client`` do (the CLI reads ``serve``'s

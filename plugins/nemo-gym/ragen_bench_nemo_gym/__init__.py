@@ -1,0 +1,1 @@
+"""ragen-bench's single-agent ids as a NeMo Gym resources server (:mod:`.app`)."""
