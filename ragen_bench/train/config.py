@@ -128,7 +128,12 @@ class TrainConfig:
         return check_chat(self.chat, TrainConfigError)
 
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        from ragen_bench.chat.config import recorded_chat
+
+        # chat.action_format=text is recorded as runs before the key existed were (they resume).
+        data = dataclasses.asdict(self)
+        data["chat"] = recorded_chat(data["chat"])
+        return data
 
 
 def compose(preset: str = DEFAULT_PRESET, overrides: Sequence[str] = ()) -> dict[str, Any]:
@@ -270,6 +275,9 @@ def _check(c: TrainConfig) -> None:
              c.advantage.score_placement)
     _require(chat.history_window is None or c.algo != "sft", "chat.history_window",
              "must be null with algo=sft (its records are whole conversations)", chat.history_window)
+    # Rollouts are sampled as text and laid out by the <answer> token layout; tool calls are eval-only.
+    _require(not chat.tools, "chat.action_format", "must be text for training (tools is an eval mode)",
+             chat.action_format)
 
 
 def _check_rollout(c: TrainConfig) -> None:
