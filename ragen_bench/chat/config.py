@@ -192,7 +192,7 @@ class ChatConfig:
         return template.format_think if self.think else template.format_no_think
 
     def to_dict(self) -> dict[str, object]:
-        """Every field; ``ChatConfig(**config.to_dict())`` rebuilds it."""
+        """Every field; ``ChatConfig(**config.to_dict())`` rebuilds it (records keep :func:`recorded_chat` of it)."""
         return asdict(self)
 
     def template_hash(self) -> str:

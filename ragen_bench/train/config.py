@@ -128,12 +128,14 @@ class TrainConfig:
         return check_chat(self.chat, TrainConfigError)
 
     def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    def recorded(self) -> dict[str, Any]:
+        """:meth:`to_dict` as ``config.json`` records it: ``chat.action_format=text`` left out, as in the
+        runs written before the key existed (so they resume)."""
         from ragen_bench.chat.config import recorded_chat
 
-        # chat.action_format=text is recorded as runs before the key existed were (they resume).
-        data = dataclasses.asdict(self)
-        data["chat"] = recorded_chat(data["chat"])
-        return data
+        return {**self.to_dict(), "chat": recorded_chat(self.chat)}
 
 
 def compose(preset: str = DEFAULT_PRESET, overrides: Sequence[str] = ()) -> dict[str, Any]:
