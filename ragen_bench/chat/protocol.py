@@ -209,9 +209,12 @@ def tool_calls_problem(tool_calls: object) -> str | None:
     if type(tool_calls) is not list or not all(type(call) is dict for call in tool_calls):
         return f"tool_calls must be None or a list of objects, got {type(tool_calls).__name__}"
     try:
-        json.dumps(tool_calls, ensure_ascii=True, allow_nan=False)
+        readback = json.loads(json.dumps(tool_calls, ensure_ascii=True, allow_nan=False))
     except (TypeError, ValueError, RecursionError) as error:
         return f"tool_calls must be JSON data: {type(error).__name__}: {str(error)[:200]}"
+    if readback != tool_calls:
+        # A tuple, a non-string key, a surrogate pair: the record would read back as something else.
+        return "tool_calls must be JSON data that reads back as itself (lists, objects with string keys, text)"
     return None
 
 
