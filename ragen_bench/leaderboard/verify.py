@@ -361,6 +361,9 @@ def _check_tokens(turn: Mapping[str, Any], prompt: tuple[int, int] | None, chat_
                                found=chars, **where)
     completion = turn["completion_tokens"]
     if completion is not None:
+        # A tools-mode reply's tokens also wrote its calls (replay took them as valid JSON data).
+        calls = turn.get("tool_calls")
+        chars += 0 if calls is None else len(json.dumps(calls, ensure_ascii=False))
         problem = token_problem(completion, chars, 4 * chars + COMPLETION_SLACK)
         if problem:
             raise LeaderboardError(f"implausible: {problem}", field="completion_tokens", **where)
