@@ -45,19 +45,19 @@ def split_tool_calls(text: str) -> tuple[str, list[dict[str, Any]] | None]:
         outside.append(text[position:opening])
         start = opening + len(CALL_OPEN)
         closing = text.find(CALL_CLOSE, start)
-        end = len(text) if closing < 0 else closing
-        calls.append(_call(text[start:end], len(calls)))
-        if closing < 0:
+        if closing < 0:  # cut before its end (max_new_tokens): a call, but not a readable one
+            calls.append(_call(text[start:], len(calls), closed=False))
             break
+        calls.append(_call(text[start:closing], len(calls)))
         position = closing + len(CALL_CLOSE)
     return "".join(outside).strip(), calls or None
 
 
-def _call(block: str, index: int) -> dict[str, Any]:
+def _call(block: str, index: int, *, closed: bool = True) -> dict[str, Any]:
     """One OpenAI-shaped call from a block's text (an empty name when the block names no function)."""
     name, arguments = "", block.strip()
     try:
-        decoded = json.loads(block)
+        decoded = json.loads(block) if closed else None
     except (ValueError, RecursionError):  # not JSON, or nested past the parser's stack
         decoded = None
     if type(decoded) is dict and type(decoded.get("name")) is str:
