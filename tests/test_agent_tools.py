@@ -251,3 +251,95 @@ def test_an_eval_by_the_openai_agent_in_tools_mode_verifies(server, tmp_path: Pa
     assert last[2]["tool_calls"][0]["id"] == last[3]["tool_call_id"] == "call_1"
     record = json.loads((folder / "episodes.jsonl").read_text().splitlines()[0])
     assert record["turns"][0]["tool_calls"][0]["id"] == "call_x" and record["turns"][0]["valid"]
+
+
+# -- the hf agent with the tiny local model ---------------------------------------------------------
+
+# ChatML that shows the tools and each earlier call, as tool-calling templates (Qwen2.5's) do.
+TOOLS_CHATML = (
+    "{% if tools %}<|im_start|>system\nTools: {{ tools | tojson }}<|im_end|>\n{% endif %}"
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}"
+    "{% for call in message.get('tool_calls', []) %}<tool_call>"
+    "{{ {'name': call['function']['name'], 'arguments': call['function']['arguments']} | tojson }}</tool_call>"
+    "{% endfor %}<|im_end|>\n{% endfor %}"
+    "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+@pytest.fixture(scope="module")
+def tiny_tools():
+    """An hf agent on the tiny random model, its tokenizer given a template that renders tools."""
+    pytest.importorskip("transformers")
+    from ragen_bench.agents.hf import HFAgent
+    from ragen_bench.agents.local_models import load_model
+    from ragen_bench.agents.sampling import SamplingSettings, resolve_model_path
+
+    model, tokenizer = load_model(resolve_model_path("tiny"))
+    tokenizer.chat_template = TOOLS_CHATML
+    return HFAgent(model, tokenizer, sampling=SamplingSettings(max_new_tokens=16), generate_batch=4)
+
+
+def test_the_hf_prompt_shows_the_tools_and_earlier_calls_as_objects(tiny_tools):
+    messages = [{"role": "user", "content": "go"}, {"role": "assistant", "content": "", "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "act", "arguments": '{"actions": ["Up"]}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "Reward: 0.0"}]
+    prompt = tiny_tools.render(messages, TOOLS)
+    assert '"enum": ["Up", "Down", "Left", "Right"]' in prompt
+    assert '<tool_call>{"name": "act", "arguments": {"actions": ["Up"]}}</tool_call>' in prompt
+    assert "Tools:" not in tiny_tools.render(messages[:1])
+
+
+def test_the_hf_agent_plays_tools_mode_end_to_end_and_its_records_replay(tiny_tools):
+    import gymnasium
+
+    from ragen_bench.chat import ChatConfig, ChatEpisode, run_lockstep
+    from ragen_bench.eval.replay import replay_episode
+
+    config = ChatConfig(action_format="tools", max_turns=2)
+    episodes = [ChatEpisode(gymnasium.make(SOKOBAN), config, env_id=SOKOBAN, seed=seed, split="test")
+                for seed in (1, 2)]
+    records = run_lockstep(episodes, tiny_tools)
+    for record in records:
+        assert record.num_turns == 2 and all(turn.completion_tokens for turn in record.turns)
+        # A random model writes no readable call: malformed turns, penalised, never an exception.
+        assert all(turn.format_penalty == -0.1 for turn in record.turns)
+        data = json.loads(json.dumps(record.to_dict()))
+        replay_episode(data, gymnasium.make(SOKOBAN), config, where={"line": 1})
+
+
+def test_a_template_that_does_not_render_tools_is_refused(tiny_tools, monkeypatch):
+    monkeypatch.setattr(tiny_tools.tokenizer, "chat_template", "{% for m in messages %}{{ m['content'] }}{% endfor %}")
+    with pytest.raises(AgentError, match="chat template does not render tools"):
+        tiny_tools.act([_request()])
+
+
+def test_the_vllm_agent_sends_each_schema_once_per_batch_and_reads_the_calls(tiny_tools, monkeypatch):
+    import sys
+    import types
+
+    from ragen_bench.agents.vllm_offline import VLLMOfflineAgent
+    from ragen_bench.agents.sampling import SamplingSettings
+
+    tokenizer = tiny_tools.tokenizer
+    answer = tokenizer(hermes({"name": "act", "arguments": {"actions": ["Down"]}}), add_special_tokens=False)["input_ids"]
+
+    class FakeLLM:
+        def __init__(self):
+            self.calls = []
+
+        def get_tokenizer(self):
+            return tokenizer
+
+        def chat(self, conversations, sampling_params, use_tqdm, lora_request, **options):
+            self.calls.append((len(conversations), options.get("tools")))
+            completion = types.SimpleNamespace(token_ids=answer, finish_reason="stop")
+            return [types.SimpleNamespace(prompt_token_ids=[1, 2], outputs=[completion]) for _ in conversations]
+
+    monkeypatch.setitem(sys.modules, "vllm", types.SimpleNamespace(SamplingParams=lambda **params: params))
+    llm = FakeLLM()
+    agent = VLLMOfflineAgent(llm, SamplingSettings(max_new_tokens=64, sampling_seed=0), stop_strings=[])
+    other = act_tool(("Left", "Right"), 1)
+    replies = agent.act([_request(), _request(tools=other), _request(), _request(tools=None)])
+    assert llm.calls == [(2, TOOLS), (1, other), (1, None)]
+    assert [call_actions(r.tool_calls, max_actions=5, max_chars=4096) for r in replies[:3]] == [("Down",)] * 3
+    assert replies[3].tool_calls is None and CALL_OPEN in replies[3].text
