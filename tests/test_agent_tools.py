@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import pytest
@@ -28,6 +28,8 @@ from ragen_bench.chat import AgentError, AgentRequest
 from ragen_bench.chat.tools import act_tool, call_actions
 
 pytest.importorskip("httpx")
+
+from .test_agent_openai import serving  # noqa: E402
 
 SOKOBAN = "RAGEN/Sokoban-6x6-v0"
 TOOLS = act_tool(("Up", "Down", "Left", "Right"), 5)
@@ -151,15 +153,8 @@ def server() -> Iterator[tuple[FakeServer, str]]:
             self.end_headers()
             self.wfile.write(payload)
 
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state, f"http://127.0.0.1:{httpd.server_address[1]}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
+    with serving(Handler) as url:
+        yield state, url
 
 
 def first_enum_call(body: dict) -> dict:

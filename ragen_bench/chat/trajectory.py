@@ -200,7 +200,7 @@ def pack_text(value: Any) -> Any:
     return value
 
 
-def _pack_message_value(value: Any) -> Any:
+def _pack_message_value(value: object) -> object:
     # A tools-mode assistant message's tool_calls are JSON data (tools.assistant_message): copied, not shared.
     return pack_text(value) if type(value) is str else json.loads(json.dumps(value))
 
