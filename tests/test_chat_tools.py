@@ -274,3 +274,28 @@ def test_a_record_that_drops_its_calls_is_refused():
     del record["turns"][0]["tool_calls"]
     with pytest.raises(ReplayMismatch, match=r"turn 1, field"):
         _replay(record)
+
+
+# -- docs/eval.md's example is what the command does ------------------------------------------------
+
+
+def test_the_docs_example_prints_and_records_what_the_docs_show(tmp_path, capsys):
+    import re
+    import shlex
+
+    from ragen_bench.cli import main
+
+    from .conftest import REPO_ROOT
+
+    section = (REPO_ROOT / "docs" / "eval.md").read_text().split("## Actions as tools", 1)[1].split("\n## ", 1)[0]
+    command, table, record = re.findall(r"```\w*\n(.*?)```", section, re.S)[:3]
+    argv = shlex.split(command.strip())
+    assert argv[:2] == ["ragen-bench", "eval"] and argv[-1] == "out=runs/tools"
+    assert main([*argv[1:-1], f"out={tmp_path / 'tools'}", "progress=false"]) == 0
+    printed = capsys.readouterr().out
+    for line in table.strip().splitlines():
+        assert line in printed
+    first = json.loads((tmp_path / "tools" / "episodes.jsonl").read_text().splitlines()[0])
+    assert first["seed"] == 123
+    shown = json.loads("{" + record.strip() + "}")
+    assert {key: first["turns"][0][key] for key in shown} == shown
