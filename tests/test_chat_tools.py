@@ -200,16 +200,31 @@ def test_the_random_agent_answers_by_valid_calls():
     assert all(turn.valid and len(turn.tool_calls) == 1 for record in records for turn in record.turns)
 
 
+class TextOnly:
+    name = "text-only"
+
+    def act(self, requests):
+        return [AgentReply("<answer>Up</answer>") for _ in requests]
+
+    def close(self):
+        pass
+
+
+def text_only(**settings):
+    return TextOnly()
+
+
+def test_an_eval_by_an_agent_that_writes_text_only_is_refused_before_its_folder_is_written(tmp_path):
+    from ragen_bench.eval.run import run_eval
+
+    out = tmp_path / "run"
+    with pytest.raises(AgentError, match="'text-only' does not act by tool calls"):
+        run_eval(compose_config("eval", [f"env={SOKOBAN}", "limit=1", "chat.action_format=tools",
+                                         "agent.name=tests.test_chat_tools:text_only", f"out={out}"]))
+    assert not (out / "manifest.json").exists()
+
+
 def test_an_agent_that_writes_text_only_is_refused_before_anything_is_played():
-    class TextOnly:
-        name = "text-only"
-
-        def act(self, requests):
-            return [AgentReply("<answer>Up</answer>") for _ in requests]
-
-        def close(self):
-            pass
-
     played = ChatEpisode(gymnasium.make(SOKOBAN), TOOLS, env_id=SOKOBAN, seed=1, split="test")
     with pytest.raises(AgentError, match="'text-only' does not act by tool calls"):
         run_lockstep([played], TextOnly())

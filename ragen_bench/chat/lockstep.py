@@ -20,9 +20,9 @@ from ragen_bench.chat.protocol import (
     Agent,
     AgentError,
     AgentRequest,
-    acts_by_tools,
     agent_name,
     check_replies,
+    require_acts_by_tools,
     wants_live_env,
 )
 from ragen_bench.chat.trajectory import Trajectory
@@ -93,10 +93,8 @@ def _check_lockstep(episodes: Sequence[ChatEpisode], agent: object) -> None:
     envs = [id(episode.env.unwrapped) for episode in episodes]
     if len(set(map(id, episodes))) != len(episodes) or len(set(envs)) != len(envs):
         raise ValueError("run_lockstep: each episode must appear once and have an env of its own")
-    if any(episode.config.tools for episode in episodes) and not acts_by_tools(agent):
-        # Its text replies would all be scored as malformed: refused, not played.
-        raise AgentError(f"agent {agent_name(agent)!r} does not act by tool calls; chat.action_format=tools needs "
-                         "one that does (openai, hf, vllm, optimal, random) or chat.action_format=text")
+    if any(episode.config.tools for episode in episodes):
+        require_acts_by_tools(agent)
 
 
 def _act(agent: Agent, requests: Sequence[AgentRequest]) -> object:

@@ -172,6 +172,13 @@ def acts_by_tools(agent: object) -> bool:
     return getattr(agent, "acts_by_tools", False) is True
 
 
+def require_acts_by_tools(agent: object) -> None:
+    """Refuse tools-mode episodes to an agent that writes text only: its every reply would be scored malformed."""
+    if not acts_by_tools(agent):
+        raise AgentError(f"agent {agent_name(agent)!r} does not act by tool calls; chat.action_format=tools needs "
+                         "one that does (openai, hf, vllm, optimal, random) or chat.action_format=text")
+
+
 def agent_name(agent: object) -> str:
     """The agent's ``name``, or its class name when it has no usable one."""
     name = getattr(agent, "name", None)
