@@ -40,8 +40,7 @@ import gymnasium
 import numpy as np
 
 from ragen_bench.chat.config import ChatConfig
-from ragen_bench.chat.parser import parse_response
-from ragen_bench.chat.parser import ParsedResponse
+from ragen_bench.chat.parser import ParsedResponse, parse_response
 from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest, LiveEnvView, reply_problem
 from ragen_bench.chat.tools import act_tool, answer_message, assistant_message, read_tool_calls
 from ragen_bench.chat.trajectory import ActionId, Trajectory, TurnRecord, episode_key
