@@ -146,7 +146,7 @@ def server() -> Iterator[tuple[FakeServer, str]]:
             message = state.answer(body)
             reason = "tool_calls" if message.get("tool_calls") else "stop"
             payload = json.dumps({"choices": [{"index": 0, "message": message, "finish_reason": reason}],
-                                  "usage": {"prompt_tokens": 900, "completion_tokens": 12}}).encode()
+                                  "usage": {"prompt_tokens": 900, "completion_tokens": 40}}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(payload)))
@@ -221,6 +221,7 @@ def test_an_eval_by_the_openai_agent_in_tools_mode_verifies(server, tmp_path: Pa
     from ragen_bench.eval import rundir
     from ragen_bench.eval.compose import compose_config
     from ragen_bench.eval.run import run_eval
+    from ragen_bench.leaderboard.errors import LeaderboardError
     from ragen_bench.leaderboard.schema import FORMAT
     from ragen_bench.leaderboard.verify import verify
 
@@ -236,6 +237,7 @@ def test_an_eval_by_the_openai_agent_in_tools_mode_verifies(server, tmp_path: Pa
         "format": FORMAT, "name": "fake-tools", "model": "fake", "recipe": "none", "date": "2026-12-03",
         "contact": "tests", "trained_on_train_panels": False,
     }))
+    # 40 completion tokens for an empty text: plausible only because the calls count as what they wrote.
     run = verify(folder)
     assert len(run.rows) == 2 and run.turns == sum(row["num_turns"] for row in run.rows) >= 2
     # Replies that answered by a call are no null-content replies, though their content was null.
@@ -244,8 +246,14 @@ def test_an_eval_by_the_openai_agent_in_tools_mode_verifies(server, tmp_path: Pa
     last = state.bodies[-1]["messages"]
     assert [m["role"] for m in last[2:6]] == ["assistant", "tool", "assistant", "tool"]
     assert last[2]["tool_calls"][0]["id"] == last[3]["tool_call_id"] == "call_1"
-    record = json.loads((folder / "episodes.jsonl").read_text().splitlines()[0])
+    lines = (folder / "episodes.jsonl").read_text().splitlines()
+    record = json.loads(lines[0])
     assert record["turns"][0]["tool_calls"][0]["id"] == "call_x" and record["turns"][0]["valid"]
+    # Still bounded: far more tokens than the text and the calls could hold is refused.
+    record["turns"][0]["completion_tokens"] = 5000
+    (folder / "episodes.jsonl").write_text("\n".join([json.dumps(record), *lines[1:]]) + "\n")
+    with pytest.raises(LeaderboardError, match=r"turn 1, field completion_tokens: implausible"):
+        verify(folder)
 
 
 # -- the hf agent with the tiny local model ---------------------------------------------------------
