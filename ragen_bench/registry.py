@@ -98,6 +98,7 @@ _RUBIKSCUBE = ("rubikscube", "ragen_bench.envs.rubikscube:RubiksCubeEnv")
 _GAME_2048 = ("game_2048", "ragen_bench.envs.game_2048:Game2048Env")
 _SUDOKU = ("sudoku", "ragen_bench.envs.sudoku:SudokuEnv")
 _TWX = ("textworld_express", "ragen_bench.envs.textworld_express:TextWorldExpressEnv")
+_BABYAI = ("babyai", "ragen_bench.envs.babyai:BabyAIEnv")
 # The basis of a budget measured with the optimal agent (scripts/chat_budgets.py), or set by the env's cap.
 _MEASURED = "the optimal agent's longest test-panel win"
 _ENV_CAP = "the env's own step cap: slips decide the rest"
@@ -136,6 +137,19 @@ _TWX_GAMES = (
     ("simonsays", "do exactly what Simon says", NO_BUDGET),
     ("peckingorder", "follow the instructions book, step by step",
      ChatBudget(max_turns=9, basis=_MEASURED)),
+)
+# minigrid 3.2.0's single-room BabyAI levels for BALROG's BabyAI tasks (goto, pickup, open, putnext;
+# its fifth, "pick up then go to", has no minigrid level), each with the budget its longest test-panel
+# win takes (one action a turn, minigrid's BabyAIBot driving).
+_BABYAI_LEVELS = (
+    ("GoToLocal", "go to an object in one room",
+     ChatBudget(max_turns=24, max_actions_per_episode=24, basis=_MEASURED)),
+    ("PickupLoc", "pick up an object, maybe named by its place",
+     ChatBudget(max_turns=15, max_actions_per_episode=15, basis=_MEASURED)),
+    ("UnlockLocal", "fetch the key and open the locked door",
+     ChatBudget(max_turns=26, max_actions_per_episode=26, basis=_MEASURED)),
+    ("PutNextLocal", "put an object next to another",
+     ChatBudget(max_turns=35, max_actions_per_episode=35, basis=_MEASURED)),
 )
 
 ENTRIES: tuple[EnvEntry, ...] = (
@@ -373,6 +387,18 @@ ENTRIES: tuple[EnvEntry, ...] = (
             extra="twx",
         )
         for game, what, budget in _TWX_GAMES
+    ),
+    *(
+        EnvEntry(
+            f"RAGEN/BabyAI-{level}-v0",
+            *_BABYAI,
+            dict(level=level),
+            ragen_name=None,
+            chat_budget=budget,
+            description=f"BabyAI {level} (minigrid 3.2.0): {what}; text view of the 7x7 view, BALROG's actions.",
+            extra="babyai",
+        )
+        for level, what, budget in _BABYAI_LEVELS
     ),
 )
 
