@@ -43,13 +43,14 @@ def relative_position(x: int, y: int) -> str:
 
 
 def object_name(object_index: int, color_index: int, state: int) -> str:
-    """``"a red ball"``, ``"a locked blue door"``, ``"a wall"``: one cell's content."""
+    """``"a red ball"``, ``"a locked blue door"``, ``"an open grey door"``, ``"a wall"``: one cell's content."""
     kind = OBJECTS[object_index]
     if kind in ("wall", "goal", "lava"):
         return f"a {kind}"
     color = COLORS[color_index]
     if kind == "door":
-        return f"a {DOOR_STATES[state]} {color} door"
+        article = "an" if DOOR_STATES[state] == "open" else "a"
+        return f"{article} {DOOR_STATES[state]} {color} door"
     return f"a {color} {kind}"
 
 
