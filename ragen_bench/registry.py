@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ragen_bench import values
+from ragen_bench.envs.babyai.backend import LEVELS as BABYAI_LEVELS
 
 
 @dataclass(frozen=True)
@@ -98,7 +99,6 @@ _RUBIKSCUBE = ("rubikscube", "ragen_bench.envs.rubikscube:RubiksCubeEnv")
 _GAME_2048 = ("game_2048", "ragen_bench.envs.game_2048:Game2048Env")
 _SUDOKU = ("sudoku", "ragen_bench.envs.sudoku:SudokuEnv")
 _TWX = ("textworld_express", "ragen_bench.envs.textworld_express:TextWorldExpressEnv")
-_BABYAI = ("babyai", "ragen_bench.envs.babyai:BabyAIEnv")
 # The basis of a budget measured with the optimal agent (scripts/chat_budgets.py), or set by the env's cap.
 _MEASURED = "the optimal agent's longest test-panel win"
 _ENV_CAP = "the env's own step cap: slips decide the rest"
@@ -138,20 +138,6 @@ _TWX_GAMES = (
     ("peckingorder", "follow the instructions book, step by step",
      ChatBudget(max_turns=9, basis=_MEASURED)),
 )
-# minigrid 3.2.0's single-room BabyAI levels for BALROG's BabyAI tasks (goto, pickup, open, putnext;
-# its fifth, "pick up then go to", has no minigrid level), each with the budget its longest test-panel
-# win takes (one action a turn, minigrid's BabyAIBot driving).
-_BABYAI_LEVELS = (
-    ("GoToLocal", "go to an object in one room",
-     ChatBudget(max_turns=24, max_actions_per_episode=24, basis=_MEASURED)),
-    ("PickupLoc", "pick up an object, maybe named by its place",
-     ChatBudget(max_turns=15, max_actions_per_episode=15, basis=_MEASURED)),
-    ("UnlockLocal", "fetch the key and open the locked door",
-     ChatBudget(max_turns=26, max_actions_per_episode=26, basis=_MEASURED)),
-    ("PutNextLocal", "put an object next to another",
-     ChatBudget(max_turns=35, max_actions_per_episode=35, basis=_MEASURED)),
-)
-
 ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry(
         "RAGEN/Sokoban-6x6-v0",
@@ -388,18 +374,6 @@ ENTRIES: tuple[EnvEntry, ...] = (
         )
         for game, what, budget in _TWX_GAMES
     ),
-    *(
-        EnvEntry(
-            f"RAGEN/BabyAI-{level}-v0",
-            *_BABYAI,
-            dict(level=level),
-            ragen_name=None,
-            chat_budget=budget,
-            description=f"BabyAI {level} (minigrid 3.2.0): {what}; text view of the 7x7 view, BALROG's actions.",
-            extra="babyai",
-        )
-        for level, what, budget in _BABYAI_LEVELS
-    ),
 )
 
 # reasoning-gym's datasets (extra 'rg'), one id each, kept here as frozen data so that registering
@@ -434,23 +408,22 @@ _RG_BUDGETS = {
     "tower_of_hanoi": ChatBudget(max_response_chars=4136, basis=_MEASURED),
 }
 ENTRIES += tuple(
-    EnvEntry(
-        f"RAGEN/RG-{name}-v0",
-        "reasoning_gym",
-        "ragen_bench.envs.reasoning_gym:ReasoningGymEnv",
-        dict(dataset=name),
-        description=f"reasoning-gym '{name}': one question, graded by the dataset's own score_answer.",
-        extra="rg",
-        chat_budget=_RG_BUDGETS.get(name, NO_BUDGET),
-    )
+    EnvEntry(f"RAGEN/RG-{name}-v0", "reasoning_gym", "ragen_bench.envs.reasoning_gym:ReasoningGymEnv", dict(dataset=name),
+             description=f"reasoning-gym '{name}': one question, graded by the dataset's own score_answer.",
+             extra="rg", chat_budget=_RG_BUDGETS.get(name, NO_BUDGET))
     for name in RG_DATASETS
+)
+ENTRIES += tuple(  # BabyAI (minigrid 3.2.0): ragen_bench/envs/babyai/backend.py's levels and their budgets
+    EnvEntry(f"RAGEN/BabyAI-{level}-v0", "babyai", "ragen_bench.envs.babyai:BabyAIEnv", dict(level=level),
+             description=f"BabyAI {level} (minigrid 3.2.0): {what}; a text view of its 7x7 view.", extra="babyai",
+             chat_budget=ChatBudget(max_turns=turns, max_actions_per_episode=turns, basis=_MEASURED))
+    for level, (_, what, turns) in BABYAI_LEVELS.items()
 )
 
 ENV_IDS: tuple[str, ...] = tuple(entry.id for entry in ENTRIES)
 # The ids whose env is this project's own code (no extra needed).
 BUILTIN_IDS: tuple[str, ...] = tuple(entry.id for entry in ENTRIES if entry.extra is None)
 _BY_ID = {entry.id: entry for entry in ENTRIES}
-
 
 # Rows of the plugins loaded so far, in load order (filled by plugins.register_all).
 PLUGIN_ENTRIES: list[EnvEntry] = []

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import importlib
 import io
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from ragen_bench.envs.base import MissingExtra
@@ -21,18 +22,20 @@ LIBRARY = "minigrid"
 EXTRA = "babyai"
 INSTALL_HINT = f"the RAGEN/BabyAI-* ids need minigrid 3.2.0, the '{EXTRA}' extra: pip install 'ragen-bench[{EXTRA}]'"
 
-# Our level name -> minigrid's level class (minigrid.envs.babyai), one per BALROG BabyAI task:
-# BALROG plays the babyai-text fork's MixedTrainLocal split by instruction kind (goto, pickup,
-# open, putnext, pick up seq go to); these are minigrid's own single-room levels of those kinds.
-LEVELS: dict[str, str] = {
-    "GoToLocal": "GoToLocal",
-    "PickupLoc": "PickupLoc",
-    "UnlockLocal": "UnlockLocal",
-    "PutNextLocal": "PutNextLocal",
+# Our level name -> (minigrid's level class in minigrid.envs.babyai, the task, the chat budget's turns).
+# One level per BALROG BabyAI task: BALROG plays the babyai-text fork's MixedTrainLocal split by
+# instruction kind (goto, pickup, open, putnext, pick up then go to); these are minigrid's own
+# single-room levels of the first four kinds (no minigrid level poses the fifth).  The turns are the
+# optimal agent's longest test-panel win (one action a turn, BabyAIBot driving).
+LEVELS: dict[str, tuple[str, str, int]] = {
+    "GoToLocal": ("GoToLocal", "go to an object in one room", 24),
+    "PickupLoc": ("PickupLoc", "pick up an object, maybe named by its place", 15),
+    "UnlockLocal": ("UnlockLocal", "fetch the key and open the locked door", 26),
+    "PutNextLocal": ("PutNextLocal", "put an object next to another", 35),
 }
 
 
-def _import(module: str) -> Any:
+def _import(module: str) -> ModuleType:
     try:
         return importlib.import_module(module)
     except ModuleNotFoundError as error:
@@ -43,7 +46,7 @@ def _import(module: str) -> Any:
 
 def make_level(level: str, render_mode: str | None) -> RoomGridLevel:
     """A fresh minigrid env of ``level`` (its own defaults: room size, distractors, max_steps)."""
-    return getattr(_import("minigrid.envs.babyai"), LEVELS[level])(render_mode=render_mode)
+    return getattr(_import("minigrid.envs.babyai"), LEVELS[level][0])(render_mode=render_mode)
 
 
 def make_bot(env: RoomGridLevel) -> BabyAIBot:
