@@ -21,8 +21,8 @@ def needs_extra(module: str) -> ModuleType:
 class LeaderboardError(RuntimeError):
     """A submission (or a leaderboard request) is refused.
 
-    Carries where the first problem is -- ``file``, ``line``, ``episode`` key, ``turn``
-    and ``field`` -- and, for a value that differs from what replay or recomputation
+    Carries where the first problem is -- ``file``, ``line``, ``episode`` key, ``seat`` (a
+    game's player whose side differs), ``turn`` and ``field`` -- and, for a value that differs from what replay or recomputation
     gives, ``expected`` and ``found``.  ``str()`` is one line naming all of them.
     """
 
@@ -33,6 +33,7 @@ class LeaderboardError(RuntimeError):
         file: str | None = None,
         line: int | None = None,
         episode: str | None = None,
+        seat: str | None = None,
         turn: int | None = None,
         field: str | None = None,
         expected: Any = _MISSING,
@@ -42,6 +43,7 @@ class LeaderboardError(RuntimeError):
         self.file = file
         self.line = line
         self.episode = episode
+        self.seat = seat
         self.turn = turn
         self.field = field
         self.expected = None if expected is _MISSING else expected
@@ -57,6 +59,8 @@ class LeaderboardError(RuntimeError):
         parts = [where] if where else []
         if self.episode is not None:
             parts.append(f"episode {self.episode}")
+        if self.seat is not None:
+            parts.append(f"seat {self.seat}")
         if self.turn is not None:
             parts.append(f"turn {self.turn}")
         if self.field is not None:

@@ -105,8 +105,8 @@ def verify(path: str | Path) -> VerifiedRun:
     summary_path = run_dir / "summary.json"
     summary = files.read_json_file(summary_path, name="summary.json")
     episodes_path = files.find_episodes(run_dir)
-    rows, turns = _replay_log(episodes_path, spec)
-    check_summary(summary, expected_summary(spec, rows), name=str(summary_path))
+    rows, turns, games = _replay_log(episodes_path, spec)
+    check_summary(summary, expected_summary(spec, rows, games), name=str(summary_path))
     return VerifiedRun(
         path=root, run_dir=run_dir, episodes_path=episodes_path, info=info, manifest=manifest, summary=summary,
         rows=rows, turns=turns, seconds=time.perf_counter() - started, training=training,
@@ -196,9 +196,10 @@ def _log_rows(path: Path, limit_name: str, types: Mapping[str, tuple[type, ...]]
 def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     """The run a manifest describes, checked against today's registry, panels and templates."""
     from ragen_bench import panels as panels_module
-    from ragen_bench.eval.config import ConfigError, game_config, load
+    from ragen_bench.eval.config import ConfigError, load
     from ragen_bench.eval.plan import plan
     from ragen_bench.eval.provenance import FORMAT, MANIFEST_FIELDS, bad_manifest_field
+    from ragen_bench.leaderboard.verify_games import check_seats
 
     if not isinstance(manifest, dict):
         raise LeaderboardError("not a run manifest (a JSON object is expected)", file=name)
@@ -211,13 +212,6 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     if config.get("env_kwargs") or manifest["data_files"]:
         raise LeaderboardError("leaderboard runs use the envs' own data; env_kwargs must be empty",
                                file=name, field="config.env_kwargs", expected={}, found=config.get("env_kwargs"))
-    if game_config(config) is not None:
-        # Replay checks one chat against its env; a game record also holds the opponent's side.
-        raise LeaderboardError(f"{config['env']} is a multi-agent game; the leaderboard takes single-agent runs",
-                               file=name, field="config.env")
-    if config.get("shard") != "0/1":
-        raise LeaderboardError("a submission is a whole run; merge the shards first (ragen-bench merge)",
-                               file=name, field="config.shard", expected="0/1", found=config.get("shard"))
     try:
         # out/progress are not recorded (they do not change results); load wants them.
         run = load({**config, "out": None, "progress": False})
@@ -247,10 +241,15 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     if planned > MAX_EPISODES:
         raise LeaderboardError(f"the run plans {planned} episodes, over the limit of {MAX_EPISODES}",
                                file=name, field="config.samples")
+    instances = plan(panels, samples=run.samples, limit=run.limit, shard=run.shard)
+    if run.game is not None:
+        check_seats([i.slot for i in instances], name=name)
+    if config.get("shard") != "0/1":
+        raise LeaderboardError("a submission is a whole run; merge the shards first (ragen-bench merge)",
+                               file=name, field="config.shard", expected="0/1", found=config.get("shard"))
     if manifest["expected_episodes"] != planned:
         raise LeaderboardError("does not match the plan", file=name, field="expected_episodes",
                                expected=planned, found=manifest["expected_episodes"])
-    instances = plan(panels, samples=run.samples, limit=run.limit, shard=run.shard)
     if manifest["complete"] is not True:
         raise LeaderboardError("the run is incomplete; finish it (re-run the same eval command)",
                                file=name, field="complete", expected=True, found=False)
@@ -267,14 +266,17 @@ def _require_equal(found: Any, expected: Any, *, problem: str, **where: Any) -> 
 # -- episodes ------------------------------------------------------------------------
 
 
-def _replay_log(path: Path, spec: _RunSpec) -> tuple[list[dict[str, Any]], int]:
-    """Replay every record of the log; the rows of the summary and the number of turns."""
+def _replay_log(path: Path, spec: _RunSpec) -> tuple[list[dict[str, Any]], int, list[dict[str, Any]]]:
+    """Replay every record of the log; the rows of the summary, the number of turns and, for a game, what
+    its ``games`` summary reads of each record (:mod:`.verify_games`)."""
     from ragen_bench.eval import metrics
     from ragen_bench.eval.run import EnvPool
+    from ragen_bench.leaderboard.verify_games import replay_game_record
 
     planned = set(spec.plan)
     seen: dict[tuple[str, str, int, int], int] = {}
     rows = []
+    games: list[dict[str, Any]] = []
     turns = 0
     pool = EnvPool({})
     try:
@@ -289,8 +291,12 @@ def _replay_log(path: Path, spec: _RunSpec) -> tuple[list[dict[str, Any]], int]:
                                        episode=_key(slot), **where)
             seen[slot] = number
             try:
-                replayed = replay(record, pool.take([slot[0]])[0], spec.run.chat_for(slot[0]),
-                                  where={**where, "episode": _key(slot)})
+                if spec.run.game is not None:
+                    games.append(replay_game_record(record, spec.run, {**where, "episode": _key(slot)}))
+                    replayed = record
+                else:
+                    replayed = replay(record, pool.take([slot[0]])[0], spec.run.chat_for(slot[0]),
+                                      where={**where, "episode": _key(slot)})
             except RecursionError:
                 # Values nested just under the parser's limit can still exhaust the stack when compared.
                 raise LeaderboardError("a value is nested too deeply", episode=_key(slot), **where) from None
@@ -304,7 +310,7 @@ def _replay_log(path: Path, spec: _RunSpec) -> tuple[list[dict[str, Any]], int]:
                 "episode is missing: every panel instance must appear exactly `samples` times",
                 file=str(path), episode=_key(slot),
             )
-    return rows, turns
+    return rows, turns, games
 
 
 def _key(slot: tuple[str, str, int, int]) -> str:
@@ -316,12 +322,12 @@ def _key(slot: tuple[str, str, int, int]) -> str:
 def _slot(record: Mapping[str, Any], where: Mapping[str, Any]) -> tuple[str, str, int, int]:
     from ragen_bench.eval.replay import record_slot
 
-    with _as_leaderboard_error():
+    with as_leaderboard_error():
         return record_slot(record, where)
 
 
 @contextmanager
-def _as_leaderboard_error() -> Iterator[None]:
+def as_leaderboard_error() -> Iterator[None]:
     """The shared replay rule's mismatch (:mod:`ragen_bench.eval.replay`), reported as this command's error."""
     from ragen_bench.eval.replay import ReplayMismatch
 
@@ -339,16 +345,16 @@ def replay(record: Mapping[str, Any], env: Any, chat_config: Any, *, where: Mapp
     """
     from ragen_bench.eval.replay import replay_episode
 
-    with _as_leaderboard_error():
+    with as_leaderboard_error():
         prompts = replay_episode(record, env, chat_config, where=where)
     turns = record["turns"]
     # Last: what replay cannot reproduce, once everything it can has matched.
     for number, (turn, prompt) in enumerate(zip(turns, prompts), start=1):
-        _check_tokens(turn, prompt, chat_config, {**where, "turn": number})
+        check_tokens(turn, prompt, chat_config, {**where, "turn": number})
     return dict(record)
 
 
-def _check_tokens(turn: Mapping[str, Any], prompt: tuple[int, int] | None, chat_config: Any,
+def check_tokens(turn: Mapping[str, Any], prompt: tuple[int, int] | None, chat_config: Any,
                   where: Mapping[str, Any]) -> None:
     """Refuse a response length or token count the turn's texts cannot have had."""
     from ragen_bench.chat.trajectory import unpack_text
@@ -384,16 +390,21 @@ def token_problem(tokens: int, chars: int, most: int) -> str | None:
 # -- summary -------------------------------------------------------------------------
 
 
-def expected_summary(spec: _RunSpec, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """What ``summary.json`` must hold for the replayed ``rows`` (as ``ragen-bench eval`` writes it)."""
+def expected_summary(spec: _RunSpec, rows: Sequence[Mapping[str, Any]],
+                     games: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """What ``summary.json`` must hold for the replayed ``rows`` (and a game run's replayed ``games``),
+    as ``ragen-bench eval`` writes it."""
     from ragen_bench.eval import metrics
+    from ragen_bench.eval.games import summarize_games
 
-    summary = {
+    summary: dict[str, Any] = {
         "data_files": {},
         "groups": metrics.summarize(rows),
         "panels": spec.panels,
         "template_hash": spec.run.template_hash,
     }
+    if spec.run.game is not None:
+        summary["games"] = summarize_games(games)
     return json.loads(json.dumps(summary))
 
 
