@@ -508,14 +508,6 @@ def test_manifest_problems(clean_suite: Path, tmp_path: Path, path: tuple[str, .
     assert error.file == str(sub / "manifest.json") and error.field == field
 
 
-def test_game_run_is_refused_by_name(tmp_path: Path) -> None:
-    # Replay checks one chat against its env; a game record also holds the opponent's moves.
-    sub = make_submission(tmp_path / "game", "game", "env=RAGEN/TicTacToe-v0", "agent=random", "limit=2")
-    error = refused(sub)
-    assert (error.file, error.field) == (str(sub / "manifest.json"), "config.env")
-    assert error.problem == "RAGEN/TicTacToe-v0 is a multi-agent game; the leaderboard takes single-agent runs"
-
-
 @pytest.mark.parametrize("split", ["train", "val"])
 def test_run_on_other_panels_than_test_is_refused(tmp_path: Path, split: str) -> None:
     # The tables have no split column: a train-panel number would read as a test one.
