@@ -336,3 +336,33 @@ def test_any_edit_of_a_game_record_is_refused(duel: Path, data: st.DataObject) -
         with pytest.raises(LeaderboardError):
             verify(sub)
 
+
+
+# -- build -----------------------------------------------------------------------------------
+
+
+def test_build_verifies_a_game_entry_and_skips_it_with_a_note(ttt: Path, tmp_path: Path) -> None:
+    from ragen_bench.leaderboard.build import build
+
+    subs = tmp_path / "subs"
+    make_submission(subs / "bandit", "bandit", "env=RAGEN/Bandit-v0", "agent=random", "limit=2")
+    copy(ttt, subs)
+    build(subs, tmp_path / "board")
+    readme = (tmp_path / "board" / "README.md").read_text()
+    assert "Verified game entries, not in the tables above (there is no games section yet): ttt " \
+           "\\(RAGEN/TicTacToe-v0 against minimax, 6 games\\)." in readme
+    assert "ttt" not in (tmp_path / "board" / "leaderboard.csv").read_text()
+    # A tampered game entry stops the build as any other would.
+    edit_record(subs / "ttt", 0, lambda r: r["game"].update(outcome="win"))
+    with pytest.raises(LeaderboardError) as caught:
+        build(subs, tmp_path / "board")
+    assert caught.value.field == "game.outcome"
+
+
+def test_build_of_game_entries_alone_is_one_clear_error(ttt: Path, tmp_path: Path) -> None:
+    from ragen_bench.leaderboard.build import build
+
+    copy(ttt, tmp_path / "subs")
+    with pytest.raises(LeaderboardError) as caught:
+        build(tmp_path / "subs", tmp_path / "board")
+    assert caught.value.problem == "holds only game entries, which the tables do not show yet"

@@ -37,7 +37,7 @@ def check_seats(plan: Sequence[tuple[str, str, int, int]], *, name: str) -> None
 
 
 def replay_game_record(record: Mapping[str, Any], run: Any, where: Mapping[str, Any]) -> dict[str, Any]:
-    """Replay one game record of ``run`` (an :class:`~ragen_bench.eval.config.EvalConfig`); what the summary needs of it.
+    """Replay one game record of ``run`` (a :class:`~ragen_bench.eval.config.EvalConfig`); what its summary reads.
 
     After the replay has matched, each chat seat's token counts are checked as a single-agent
     turn's are, the prompt of turn ``k`` being the seat's first ``2k`` messages.
