@@ -7,6 +7,7 @@ or order) and checks that ``verify`` refuses it in one line naming the episode a
 
 from __future__ import annotations
 
+import json
 import re
 import tempfile
 from collections.abc import Sequence
@@ -366,3 +367,46 @@ def test_build_of_game_entries_alone_is_one_clear_error(ttt: Path, tmp_path: Pat
     with pytest.raises(LeaderboardError) as caught:
         build(tmp_path / "subs", tmp_path / "board")
     assert caught.value.problem == "holds only game entries, which the tables do not show yet"
+
+
+# -- a person's games ------------------------------------------------------------------------
+
+
+def _play_game(session: Any) -> str:
+    """Answer each question of the game on screen with its first legal move; the game's outcome."""
+    status = r"up to 1 per turn · legal: ([A-C][1-3])"
+    while True:
+        found = session.expect(rf"{status}|episode over: (\w+)")
+        if found[2]:
+            return found[2]
+        session.send(found[1].encode() + b"\r")
+
+
+def test_a_persons_games_are_a_submittable_entry(tmp_path: Path) -> None:
+    from .test_play import Session
+
+    info = {"format": "ragen-bench/submission/v1", "model": "a person", "recipe": "human", "date": "2026-12-03",
+            "contact": "tests", "trained_on_train_panels": False, "run_dir": "run"}
+    # Two games, one from each seat: an entry.
+    run = tmp_path / "human-ttt" / "run"
+    session = Session(TTT, "--limit", "2", "--opponent", "random", "--out", str(run))
+    outcomes = [_play_game(session)]
+    session.expect(r"next: .* Enter plays it")
+    session.send(b"\r")
+    outcomes.append(_play_game(session))
+    session.expect(r"run complete")
+    assert session.wait() == 0
+    (run.parent / "submission.json").write_text(json.dumps({**info, "name": "human-ttt"}))
+    verified = verify(run.parent)
+    assert [g["game"]["outcome"] for g in records(run)] == outcomes
+    assert verified.summary["games"][0]["seat_player_0_games"] == 1
+    assert verified.manifest["config"]["agent"]["name"] == "human"
+    # One seed (`play --seed`) is one seat: refused, saying why.
+    one = tmp_path / "human-one" / "run"
+    session = Session(TTT, "--seed", "124", "--opponent", "random", "--out", str(one))
+    _play_game(session)
+    session.expect(r"run complete")
+    assert session.wait() == 0
+    (one.parent / "submission.json").write_text(json.dumps({**info, "name": "human-one"}))
+    error = refused(one.parent)
+    assert error.problem.startswith("plays only player_0") and "not one (play --seed)" in error.problem
