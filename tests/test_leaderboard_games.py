@@ -271,7 +271,8 @@ def test_swapped_seat(ttt: Path, tmp_path: Path) -> None:
     error = refused(sub)
     seat = other(record["game"]["agent_seat"])
     assert (error.episode, error.seat, error.field, error.expected) == (key(record), seat, "game.agent_seat", seat)
-    assert error.problem.startswith(f"the seats are swapped: on seed {record['seed']} the agent plays {seat}")
+    assert error.problem == f"the seats are swapped: the seed decides the seat, and on seed {record['seed']} " \
+                            f"the agent plays {seat}"
 
 
 def test_swapped_sides_of_a_duel(duel: Path, tmp_path: Path) -> None:

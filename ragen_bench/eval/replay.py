@@ -139,12 +139,12 @@ def replay_game(record: Mapping[str, Any], game_config: Any, env_kwargs: Mapping
     seat = agent_seat(record["seed"])
     other = "player_1" if seat == "player_0" else "player_0"
     if game.get("agent_seat") != seat:
-        raise ReplayMismatch(f"the seats are swapped: on seed {record['seed']} the agent plays {seat} "
-                             "(the seed decides the seat)", seat=seat, field="game.agent_seat", expected=seat,
+        raise ReplayMismatch(f"the seats are swapped: the seed decides the seat, and on seed {record['seed']} "
+                             f"the agent plays {seat}", seat=seat, field="game.agent_seat", expected=seat,
                              found=game.get("agent_seat"), **where)
     label = game.get("opponent")
     if opponent is not None and label != opponent:
-        raise ReplayMismatch("is not the run's opponent (config.opponent)", seat=other, field="game.opponent",
+        raise ReplayMismatch("is not the run's opponent (the manifest's config.opponent)", seat=other, field="game.opponent",
                              expected=opponent, found=label, **where)
     scripted = scripted_opponents(record["env_id"])
     if type(label) is str and label in scripted:

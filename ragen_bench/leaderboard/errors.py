@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
@@ -84,3 +86,14 @@ def _short(value: Any, limit: int = 120) -> str:
     """``repr`` cut to ``limit`` characters: an edited 4 KB reply must still give one readable line."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@contextmanager
+def as_leaderboard_error() -> Iterator[None]:
+    """The shared replay rule's mismatch (:mod:`ragen_bench.eval.replay`), reported as this command's error."""
+    from ragen_bench.eval.replay import ReplayMismatch
+
+    try:
+        yield
+    except ReplayMismatch as error:
+        raise LeaderboardError(error.problem, **error.where) from None

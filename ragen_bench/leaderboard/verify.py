@@ -7,7 +7,7 @@ layer under the recorded chat settings -- exactly the code path of ``ragen-bench
 eval`` -- and the record the replay produces must equal the submitted one, field by
 field and turn by turn.  The summary is then recomputed from the replayed episodes
 with :mod:`ragen_bench.eval.metrics`.  The one thing replay cannot reproduce is token
-counts; implausible ones are refused (:func:`token_problem`).
+counts; implausible ones are refused (:mod:`.tokens`).
 
 Checks run in a fixed order and the first failure is raised as a
 :class:`~ragen_bench.leaderboard.errors.LeaderboardError` naming the file, line,
@@ -19,28 +19,20 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragen_bench import runfiles
 from ragen_bench.leaderboard import files
-from ragen_bench.leaderboard.errors import LeaderboardError
+from ragen_bench.leaderboard.errors import LeaderboardError, as_leaderboard_error
 from ragen_bench.leaderboard.schema import SubmissionInfo, parse_submission
+from ragen_bench.leaderboard.tokens import check_tokens
 
 SUBMISSION = "submission.json"
 # Most episodes one submission may plan (every panel of every env 4 times over fits).
 MAX_EPISODES = 1_000_000
-# Token-count plausibility.  A token never stands for more than this many characters
-# of text (real tokenizers average about 4) ...
-MAX_CHARS_PER_TOKEN = 20
-# ... and, byte-level BPE being the worst case, never less than one UTF-8 byte; the
-# slack covers special tokens (end of turn) and a chat template's own text.
-COMPLETION_SLACK = 16
-PROMPT_SLACK_PER_MESSAGE = 64
-PROMPT_SLACK = 2048
 
 
 @dataclass(frozen=True)
@@ -326,17 +318,6 @@ def _slot(record: Mapping[str, Any], where: Mapping[str, Any]) -> tuple[str, str
         return record_slot(record, where)
 
 
-@contextmanager
-def as_leaderboard_error() -> Iterator[None]:
-    """The shared replay rule's mismatch (:mod:`ragen_bench.eval.replay`), reported as this command's error."""
-    from ragen_bench.eval.replay import ReplayMismatch
-
-    try:
-        yield
-    except ReplayMismatch as error:
-        raise LeaderboardError(error.problem, **error.where) from None
-
-
 def replay(record: Mapping[str, Any], env: Any, chat_config: Any, *, where: Mapping[str, Any]) -> dict[str, Any]:
     """Replay one episode record on ``env``; the record once it matches.
 
@@ -352,39 +333,6 @@ def replay(record: Mapping[str, Any], env: Any, chat_config: Any, *, where: Mapp
     for number, (turn, prompt) in enumerate(zip(turns, prompts), start=1):
         check_tokens(turn, prompt, chat_config, {**where, "turn": number})
     return dict(record)
-
-
-def check_tokens(turn: Mapping[str, Any], prompt: tuple[int, int] | None, chat_config: Any,
-                  where: Mapping[str, Any]) -> None:
-    """Refuse a response length or token count the turn's texts cannot have had."""
-    from ragen_bench.chat.trajectory import unpack_text
-
-    chars = turn["response_chars"]
-    kept = len(unpack_text(turn["raw_response"]))
-    # A reply longer than max_response_chars is stored cut; any other must be whole.
-    if type(chars) is not int or not (chars == kept or (kept == chat_config.max_response_chars and chars > kept)):
-        raise LeaderboardError("does not fit the recorded reply", field="response_chars", expected=kept,
-                               found=chars, **where)
-    completion = turn["completion_tokens"]
-    if completion is not None:
-        problem = token_problem(completion, chars, 4 * chars + COMPLETION_SLACK)
-        if problem:
-            raise LeaderboardError(f"implausible: {problem}", field="completion_tokens", **where)
-    if prompt is not None:
-        text, messages = prompt
-        most = 4 * text + PROMPT_SLACK_PER_MESSAGE * messages + PROMPT_SLACK
-        problem = token_problem(turn["prompt_tokens"], text, most)
-        if problem:
-            raise LeaderboardError(f"implausible: {problem}", field="prompt_tokens", **where)
-
-
-def token_problem(tokens: int, chars: int, most: int) -> str | None:
-    """Why ``tokens`` cannot encode ``chars`` characters (at most ``most`` tokens), or ``None``."""
-    if tokens * MAX_CHARS_PER_TOKEN < chars:
-        return f"{tokens} tokens for {chars} characters (fewer than characters / {MAX_CHARS_PER_TOKEN})"
-    if tokens > most:
-        return f"{tokens} tokens for {chars} characters (more than the text can hold, {most})"
-    return None
 
 
 # -- summary -------------------------------------------------------------------------

@@ -20,7 +20,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ragen_bench.leaderboard.errors import LeaderboardError
+from ragen_bench.leaderboard.errors import LeaderboardError, as_leaderboard_error
+from ragen_bench.leaderboard.tokens import check_tokens
 
 
 def check_seats(plan: Sequence[tuple[str, str, int, int]], *, name: str) -> None:
@@ -44,7 +45,6 @@ def replay_game_record(record: Mapping[str, Any], run: Any, where: Mapping[str, 
     """
     from ragen_bench.eval import metrics
     from ragen_bench.eval.replay import replay_game
-    from ragen_bench.leaderboard.verify import as_leaderboard_error, check_tokens
 
     with as_leaderboard_error():
         replay_game(record, run.game, run.env_kwargs, where=where, opponent=run.opponent)
