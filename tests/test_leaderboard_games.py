@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -27,7 +26,7 @@ from ragen_bench.leaderboard.verify import verify  # noqa: E402
 
 from .conftest import one_line_error  # noqa: E402
 from .test_leaderboard import (  # noqa: E402
-    _leaves, _mutated, copy, edit_json, edit_record, key, make_submission, records, refused, write_records,
+    copy, counted_reply, edit_json, edit_record, key, make_submission, records, refused, refuses_any_edit, write_records,
 )
 
 TTT = "RAGEN/TicTacToe-v0"
@@ -48,10 +47,7 @@ class TokenFirstLegal:
             found = _LEGAL.findall(request.messages[-1]["content"])
             seed = int(request.episode_key.split("/")[-2])
             move = "nowhere" if request.turn == 1 and seed % 2 else found[-1].split(", ")[0]
-            text = f"<think>first</think><answer>{move}</answer>"
-            prompt = sum(len(message["content"]) for message in request.messages)
-            replies.append(AgentReply(text, prompt_tokens=prompt // 4 + 5, completion_tokens=len(text) // 4 + 1,
-                                      finish_reason="stop"))
+            replies.append(counted_reply(f"<think>first</think><answer>{move}</answer>", request))
         return replies
 
     def close(self) -> None:
@@ -317,27 +313,11 @@ def test_an_entry_of_one_seat_is_refused(tmp_path: Path, overrides: tuple[str, .
 
 # -- any edit --------------------------------------------------------------------------------
 
-# Fields replay cannot check (token counts are bounded separately, finish_reason is the agent's word).
-UNCHECKED = {"prompt_tokens", "completion_tokens", "finish_reason"}
-
-
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(data=st.data())
 def test_any_edit_of_a_game_record_is_refused(duel: Path, data: st.DataObject) -> None:
-    items = records(duel)
-    index = data.draw(st.integers(0, len(items) - 1), label="line")
-    leaves = [p for p in _leaves(items[index]) if not UNCHECKED & {str(part) for part in p}]
-    path = data.draw(st.sampled_from(leaves), label="path")
-    target = items[index]
-    for part in path[:-1]:
-        target = target[part]
-    target[path[-1]] = _mutated(target[path[-1]])
-    with tempfile.TemporaryDirectory() as folder:
-        sub = copy(duel, Path(folder))
-        write_records(sub, items)
-        with pytest.raises(LeaderboardError):
-            verify(sub)
-
+    # Both seats' transcripts, the moves, outcome and totals: every leaf but the agent's word on tokens.
+    refuses_any_edit(duel, data)
 
 
 # -- build -----------------------------------------------------------------------------------
