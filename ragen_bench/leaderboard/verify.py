@@ -7,7 +7,8 @@ layer under the recorded chat settings -- exactly the code path of ``ragen-bench
 eval`` -- and the record the replay produces must equal the submitted one, field by
 field and turn by turn.  The summary is then recomputed from the replayed episodes
 with :mod:`ragen_bench.eval.metrics`.  The one thing replay cannot reproduce is token
-counts; implausible ones are refused (:mod:`.tokens`).
+counts; implausible ones are refused (:mod:`.tokens`).  A multi-agent game's records are
+replayed seat by seat, the opponent choosing again (:mod:`.verify_games`).
 
 Checks run in a fixed order and the first failure is raised as a
 :class:`~ragen_bench.leaderboard.errors.LeaderboardError` naming the file, line,
