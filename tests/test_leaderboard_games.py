@@ -58,6 +58,23 @@ def make_first_legal(**settings: Any) -> TokenFirstLegal:
     return TokenFirstLegal()
 
 
+class LongFirstLegal:
+    """Plays the first legal move in replies longer than ``max_response_chars`` (4096): they are recorded cut."""
+
+    name = "long-first-legal"
+
+    def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
+        moves = [_LEGAL.findall(request.messages[-1]["content"])[-1].split(", ")[0] for request in requests]
+        return [AgentReply(f"<think>{'x' * 5000}</think><answer>{move}</answer>") for move in moves]
+
+    def close(self) -> None:
+        pass
+
+
+def make_long(**settings: Any) -> LongFirstLegal:
+    return LongFirstLegal()
+
+
 @pytest.fixture(scope="session")
 def ttt(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The random agent against TicTacToe's default opponent (minimax), the test panel's first 6 seeds."""
@@ -70,6 +87,14 @@ def duel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     agent = f"{HERE}:make_first_legal"
     return make_submission(tmp_path_factory.mktemp("games") / "duel", "duel", f"env={TTT}", f"agent.name={agent}",
                            f"opponent={{name: '{agent}'}}", "limit=4")
+
+
+@pytest.fixture(scope="session")
+def long_duel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Both seats reply at over 4096 characters: every turn is stored cut, with the reply's whole length."""
+    agent = f"{HERE}:make_long"
+    return make_submission(tmp_path_factory.mktemp("games") / "long", "long", f"env={TTT}", f"agent.name={agent}",
+                           f"opponent={{name: '{agent}'}}", "limit=2")
 
 
 @pytest.fixture(scope="session")
@@ -167,6 +192,19 @@ def test_inflated_opponent_tokens(duel: Path, tmp_path: Path) -> None:
     error = refused(sub)
     assert (error.seat, error.turn, error.field) == (other(record["game"]["agent_seat"]), 1, "completion_tokens")
     assert error.problem.startswith("implausible")
+
+
+def test_replies_cut_at_the_limit_keep_their_length(long_duel: Path, tmp_path: Path) -> None:
+    # The one turn field replay cannot know, for either seat; verify bounds it by the text kept.
+    items = records(long_duel)
+    assert all(turn["response_chars"] > len(turn["raw_response"]) == 4096
+               for r in items for turn in [*r["turns"], *r["game"]["opponent_trajectory"]["turns"]])
+    assert len(verify(long_duel).rows) == 2
+    sub = copy(long_duel, tmp_path)
+    record = edit_record(sub, 0, lambda r: r["game"]["opponent_trajectory"]["turns"][1].update(response_chars=100))
+    error = refused(sub)
+    assert (error.seat, error.turn, error.field, error.found) == (
+        other(record["game"]["agent_seat"]), 2, "response_chars", 100)
 
 
 # -- outcomes ------------------------------------------------------------------------------

@@ -113,9 +113,7 @@ def replay_episode(record: Mapping[str, Any], env: Any, chat_config: Any, *,
         raise ReplayMismatch("the episode had not ended after the recorded turns (turns are missing)",
                              field="num_turns", **where)
     replayed = episode.trajectory().to_dict()
-    for turn, recorded in zip(replayed["turns"], turns):
-        # The only turn field replay cannot know: the reply's length before the cut.
-        turn["response_chars"] = recorded.get("response_chars")
+    _keep_response_chars(replayed, turns)
     require_same(record, replayed, where)
     return prompts
 
@@ -174,12 +172,22 @@ def replay_game(record: Mapping[str, Any], game_config: Any, env_kwargs: Mapping
         if isinstance(player, _RecordedSeat):
             player.require_all_played()
     replayed = game_record(match.result(), label)
+    _keep_response_chars(replayed, record["turns"])
+    if replayed["game"]["opponent_trajectory"] is not None:  # an agent opponent: its turns were checked above
+        _keep_response_chars(replayed["game"]["opponent_trajectory"], game["opponent_trajectory"]["turns"])
     try:
         require_same(record, replayed, where)
     except ReplayMismatch as error:
         field = error.where.get("field") or ""
         raise ReplayMismatch(error.problem, seat=_seat_of(field, replayed["game"], seat, other),
                              **error.where) from None
+
+
+def _keep_response_chars(replayed: Mapping[str, Any], turns: Sequence[Mapping[str, Any]]) -> None:
+    """Give the replayed turns the recorded ``response_chars``: the one turn field replay cannot know (the
+    reply's length before the cut at ``max_response_chars``); the leaderboard bounds it by the text kept."""
+    for turn, recorded in zip(replayed["turns"], turns):
+        turn["response_chars"] = recorded.get("response_chars")
 
 
 def _seat_of(field: str, game: Mapping[str, Any], seat: str, other: str) -> str:
