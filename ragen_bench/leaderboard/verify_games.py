@@ -18,10 +18,13 @@ the replayed records.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench.leaderboard.errors import LeaderboardError, as_leaderboard_error
 from ragen_bench.leaderboard.tokens import check_tokens
+
+if TYPE_CHECKING:
+    from ragen_bench.eval.config import EvalConfig
 
 
 def check_seats(plan: Sequence[tuple[str, str, int, int]], *, name: str) -> None:
@@ -37,8 +40,8 @@ def check_seats(plan: Sequence[tuple[str, str, int, int]], *, name: str) -> None
         )
 
 
-def replay_game_record(record: Mapping[str, Any], run: Any, where: Mapping[str, Any]) -> dict[str, Any]:
-    """Replay one game record of ``run`` (a :class:`~ragen_bench.eval.config.EvalConfig`); what its summary reads.
+def replay_game_record(record: Mapping[str, Any], run: EvalConfig, where: Mapping[str, Any]) -> dict[str, Any]:
+    """Replay one game record of ``run``, the manifest's checked config; what its summary reads.
 
     After the replay has matched, each chat seat's token counts are checked as a single-agent
     turn's are, the prompt of turn ``k`` being the seat's first ``2k`` messages.
