@@ -16,6 +16,7 @@ import signal
 import threading
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
@@ -133,19 +134,27 @@ def _handler(state: StandIn) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
+@contextmanager
+def serving(handler: type[BaseHTTPRequestHandler]) -> Iterator[str]:
+    """A threading HTTP server on 127.0.0.1 answering with ``handler``: its ``/v1`` base URL, shut down after."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture
 def stand_in() -> Iterator[tuple[StandIn, str]]:
     state = StandIn()
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state, f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        state.stop.set()
-        server.shutdown()
-        server.server_close()
+    with serving(_handler(state)) as url:
+        try:
+            yield state, url
+        finally:
+            state.stop.set()  # slow behaviours end before the server shuts down
 
 
 def _requests(n: int, episode: str = "RAGEN/Sokoban-6x6-v0/test") -> list[AgentRequest]:

@@ -29,6 +29,10 @@ device when torch sees one, else the CPU; ``cpu``, ``cuda`` and ``cuda:N`` are t
 Tokens are drawn on the CPU with the requests' generators whatever the device, so a seed draws
 from the same random numbers on either (the model's logits still differ by float rounding).
 
+Tools mode (``chat.action_format=tools``): a request's ``tools`` go to the chat template
+(``apply_chat_template(..., tools=...)``; a template that does not render tools is refused), and
+the reply's ``<tool_call>`` blocks become its ``tool_calls`` (:mod:`ragen_bench.agents.tool_text`).
+
 torch and transformers are imported inside the functions that need them.
 """
 
@@ -47,6 +51,7 @@ from ragen_bench.agents.local_models import (
     stop_token_ids,
 )
 from ragen_bench.agents.sampling import EVAL_SAMPLING, SamplingSettings, request_seed
+from ragen_bench.agents.tool_text import check_renders_tools, template_messages, with_tool_calls
 from ragen_bench.chat.protocol import AgentReply, AgentRequest
 
 if TYPE_CHECKING:
@@ -127,6 +132,8 @@ def _stop_string_criteria(stops: StopStrings, prompt_width: int, ended_at: list[
 class HFAgent:
     """Batched chat generation with a local transformers causal LM (left padding, chat template)."""
 
+    acts_by_tools = True
+
     def __init__(
         self,
         model: Any,
@@ -158,14 +165,19 @@ class HFAgent:
             replies.extend(self._generate(requests[start : start + self.generate_batch]))
         return replies
 
-    def render(self, messages: list[dict[str, str]]) -> str:
-        """The exact prompt text the model sees for ``messages``."""
-        return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    def render(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> str:
+        """The exact prompt text the model sees for ``messages`` (and ``tools``, in tools mode)."""
+        if tools is None:
+            return self.tokenizer.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        check_renders_tools(self.tokenizer.chat_template, self.name)
+        return self.tokenizer.apply_chat_template(
+            template_messages(messages), tools=tools, add_generation_prompt=True, tokenize=False
+        )
 
     def _generate(self, batch: Sequence[AgentRequest]) -> list[AgentReply]:
         import torch
 
-        prompts = [self.render(request.messages) for request in batch]
+        prompts = [self.render(request.messages, request.tools) for request in batch]
         # The chat template already places any special tokens the model expects.
         encoded = self.tokenizer(prompts, return_tensors="pt", padding=True, add_special_tokens=False)
         encoded = encoded.to(self.model.device)
@@ -190,10 +202,11 @@ class HFAgent:
         with torch.inference_mode():
             output = self.model.generate(**encoded, **options)
         prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
-        return [
+        replies = [
             self._reply(row[prompt_width:].tolist(), int(prompt_length), string_end=end)
             for row, prompt_length, end in zip(output, prompt_lengths, ended_at, strict=True)
         ]
+        return [reply if r.tools is None else with_tool_calls(reply) for r, reply in zip(batch, replies, strict=True)]
 
     def _reply(self, new_ids: list[int], prompt_tokens: int, *, string_end: int | None = None) -> AgentReply:
         # Rows that stopped early are padded to the longest row; count up to the stop token or

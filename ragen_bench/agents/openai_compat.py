@@ -17,6 +17,13 @@ as a reply, with empty text, but it is not silent: it has ``null_content=True``,
 message's ``refusal`` text if it carried one, and the server's own ``finish_reason``
 (``"stop"``, ``"length"``, ``"content_filter"``, ``"tool_calls"``...), as every reply does.
 
+A request with ``tools`` (``chat.action_format=tools``) is sent with them and with
+``tool_choice`` (``"required"`` by default: the server must answer by a call; ``"auto"`` lets a
+model write text first, on servers that parse tool calls from free text); the reply's
+``message.tool_calls`` become :attr:`~ragen_bench.chat.AgentReply.tool_calls`, and a reply that
+answers by a call is not a null-content one.  A body whose ``tool_calls`` is no list of objects is
+a server fault (retried).
+
 Ctrl-C stops a batch at once: pending requests are cancelled, not awaited.  ``act`` runs its
 own event loop, so it must not be called from inside a running one.
 
@@ -38,11 +45,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragen_bench.agents.sampling import EVAL_SAMPLING, SamplingSettings, request_seed
-from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest
+from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest, tool_calls_problem
 
 RETRY_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 AUTH_STATUSES = frozenset({401, 403})
 MAX_ERROR_CHARS = 500  # server error bodies are data: keep what we quote bounded
+TOOL_CHOICES = ("required", "auto")
 
 
 class CompletionError(AgentError):
@@ -76,6 +84,7 @@ class CompletionSettings:
     model: str
     sampling: SamplingSettings
     seeded: bool = True
+    tool_choice: str = "required"
 
     def body(self, request: AgentRequest) -> dict[str, Any]:
         sampling = self.sampling
@@ -86,6 +95,9 @@ class CompletionSettings:
             "top_p": sampling.top_p,
             "max_tokens": sampling.max_new_tokens,
         }
+        if request.tools is not None:
+            body["tools"] = request.tools
+            body["tool_choice"] = self.tool_choice
         if self.seeded:
             # Per episode and turn, so samples differ across episodes yet repeat exactly on rerun;
             # 31 bits because some servers reject larger seeds.
@@ -93,11 +105,12 @@ class CompletionSettings:
         return body
 
 
-def parse_completion(payload: Any) -> AgentReply:
+def parse_completion(payload: Any, *, tools: bool = False) -> AgentReply:
     """The reply in a Chat Completions response body; missing usage gives ``None`` counts.
 
-    Raises ``ValueError`` when the body has no ``choices[0].message`` object, or content that
-    is neither a string nor null.
+    ``tools``: the request offered tools, so ``message.tool_calls`` is read too.  Raises
+    ``ValueError`` when the body has no ``choices[0].message`` object, content that is neither
+    a string nor null, or (with ``tools``) tool calls that are no list of objects.
     """
     try:
         choice = payload["choices"][0]
@@ -109,6 +122,9 @@ def parse_completion(payload: Any) -> AgentReply:
     content = message.get("content")
     if content is not None and not isinstance(content, str):
         raise ValueError(f"choices[0].message.content is a {type(content).__name__}, not a string or null")
+    calls = message.get("tool_calls") if tools else None
+    if calls is not None and tool_calls_problem(calls) is not None:
+        raise ValueError(f"choices[0].message.tool_calls is not a list of objects: {str(calls)[:MAX_ERROR_CHARS]}")
     reason, refusal = choice.get("finish_reason"), message.get("refusal")
     usage = payload.get("usage")
     usage = usage if isinstance(usage, dict) else {}
@@ -117,9 +133,10 @@ def parse_completion(payload: Any) -> AgentReply:
         prompt_tokens=_count(usage.get("prompt_tokens")),
         completion_tokens=_count(usage.get("completion_tokens")),
         finish_reason=reason if isinstance(reason, str) else None,
-        null_content=content is None,
+        null_content=content is None and not calls,
         # A refusal that is not a str (or is empty) says nothing worth keeping.
         refusal=refusal if isinstance(refusal, str) and refusal else None,
+        tool_calls=calls,
     )
 
 
@@ -136,6 +153,8 @@ def _retry_after_seconds(headers: Any) -> float | None:
 
 class OpenAICompatAgent:
     """Chat Completions client: concurrent requests with deadlines, retries, token counts from ``usage``."""
+
+    acts_by_tools = True
 
     def __init__(
         self,
@@ -201,7 +220,7 @@ class OpenAICompatAgent:
                 status = response.status_code
                 if status == 200:
                     try:
-                        return parse_completion(response.json())
+                        return parse_completion(response.json(), tools=request.tools is not None)
                     # Bad JSON or shape (RecursionError: arrays nested thousands deep): a
                     # server fault, worth a retry.
                     except (ValueError, RecursionError) as error:
@@ -259,6 +278,7 @@ def make_openai_agent(
     max_retries: int = 5,
     backoff_base_s: float = 0.5,
     backoff_cap_s: float = 30.0,
+    tool_choice: str = "required",
     name: str | None = None,
 ) -> OpenAICompatAgent:
     """Factory behind ``make_agent("openai", ...)``.
@@ -266,6 +286,7 @@ def make_openai_agent(
     ``base_url`` defaults to ``$OPENAI_BASE_URL`` or a local ``vllm serve``
     (``http://127.0.0.1:8000/v1``).  ``sampling_seed=None`` sends no seed.  The key in
     ``$<api_key_env>`` is sent as a bearer token when set (a local server needs none).
+    ``tool_choice`` (``required`` or ``auto``) goes with tools-mode requests (``+agent.tool_choice=auto``).
     """
     import httpx
 
@@ -275,7 +296,10 @@ def make_openai_agent(
         max_new_tokens=max_new_tokens,
         sampling_seed=0 if sampling_seed is None else sampling_seed,
     )
-    settings = CompletionSettings(model=model, sampling=sampling, seeded=sampling_seed is not None)
+    if tool_choice not in TOOL_CHOICES:
+        raise ValueError(f"tool_choice must be one of {', '.join(TOOL_CHOICES)}, got {tool_choice!r}")
+    settings = CompletionSettings(model=model, sampling=sampling, seeded=sampling_seed is not None,
+                                  tool_choice=tool_choice)
     retry = RetryPolicy(max_retries=max_retries, base_s=backoff_base_s, cap_s=backoff_cap_s)
     url = base_url or os.environ.get("OPENAI_BASE_URL") or "http://127.0.0.1:8000/v1"
     headers = {"Content-Type": "application/json"}

@@ -9,6 +9,11 @@ parses under both chat variants (no-think parsing just looks for ``<answer>``), 
 actions beyond a smaller per-turn limit are dropped by the parser and re-planned
 next turn from the live state, so the defaults suit any :class:`ChatConfig`.
 
+To a request with ``tools`` (``chat.action_format=tools``) they answer by one call of the
+``act`` function instead (:func:`tool_reply`), naming at most the schema's ``maxItems``
+actions, with the ``<think>`` block as the reply's text when ``think``: the tools-mode
+path runs whole without a model.
+
 Random
     ``actions_per_turn`` uniformly drawn valid action names per turn (free-text envs:
     one random string over the action space's characters, or one of the actions its
@@ -47,6 +52,7 @@ from ragen_bench.chat.lockstep import run_lockstep
 from ragen_bench.chat.parser import ANSWER_CLOSE, ANSWER_OPEN, THINK_CLOSE, THINK_OPEN
 from ragen_bench.agents.sampling import check_sampling_seed
 from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest, LiveEnvView
+from ragen_bench.chat.tools import TOOL_NAME, arguments_text, max_items
 from ragen_bench.chat.trajectory import Trajectory
 
 _RANDOM_TEXT_MAX_CHARS = 16
@@ -59,6 +65,12 @@ def format_reply(actions: Sequence[str], *, thought: str, think: bool, separator
     """A well-formed reply naming ``actions`` (with a ``<think>`` block when ``think``)."""
     answer = f"{ANSWER_OPEN}{f' {separator} '.join(actions)}{ANSWER_CLOSE}"
     return f"{THINK_OPEN}{thought}{THINK_CLOSE}{answer}" if think else answer
+
+
+def tool_reply(actions: Sequence[str], *, thought: str, think: bool) -> AgentReply:
+    """A well-formed tools-mode reply: one ``act`` call naming ``actions`` (the thought as its text when ``think``)."""
+    call = {"id": "call_0", "type": "function", "function": {"name": TOOL_NAME, "arguments": arguments_text(actions)}}
+    return AgentReply(f"{THINK_OPEN}{thought}{THINK_CLOSE}" if think else "", tool_calls=[call])
 
 
 def _live_env(request: AgentRequest) -> LiveEnvView:
@@ -76,17 +88,26 @@ def _action_text(view: LiveEnvView, action: Any) -> str:
 
 
 class _ScriptedAgent:
-    """Scripted agents reply to each request on its own, from the live env."""
+    """Scripted agents reply to each request on its own, from the live env: in text, or by a tool call."""
 
     needs_live_env: ClassVar[bool] = True
+    acts_by_tools: ClassVar[bool] = True
+    think: bool
+    separator: str
 
     def act(self, requests: Sequence[AgentRequest]) -> list[AgentReply]:
-        return [AgentReply(self._reply(request)) for request in requests]
+        return [self._answer(request, *self._choose(request)) for request in requests]
 
     def close(self) -> None:
         """Nothing to release."""
 
-    def _reply(self, request: AgentRequest) -> str:
+    def _answer(self, request: AgentRequest, actions: list[str], thought: str) -> AgentReply:
+        if request.tools is None:
+            return AgentReply(format_reply(actions, thought=thought, think=self.think, separator=self.separator))
+        return tool_reply(actions[: max_items(request.tools)], thought=thought, think=self.think)
+
+    def _choose(self, request: AgentRequest) -> tuple[list[str], str]:
+        """The actions to name, and the thought to give for them."""
         raise NotImplementedError
 
 
@@ -106,7 +127,7 @@ class RandomAgent(_ScriptedAgent):
         self.actions_per_turn = actions_per_turn
         self.separator = separator
 
-    def _reply(self, request: AgentRequest) -> str:
+    def _choose(self, request: AgentRequest) -> tuple[list[str], str]:
         view = _live_env(request)
         # String seeds are hashed with sha512 by CPython: stable across processes.
         rng = random.Random(f"{self.sampling_seed}/{request.episode_key}/{request.turn}")
@@ -118,7 +139,7 @@ class RandomAgent(_ScriptedAgent):
         else:
             legal = _legal_actions(view, len(names))
             actions = [names[legal[_index(rng, len(legal))]] for _ in range(self.actions_per_turn)]
-        return format_reply(actions, thought="I pick at random.", think=self.think, separator=self.separator)
+        return actions, "I pick at random."
 
 
 def _legal_actions(view: Any, size: int) -> list[int]:
@@ -157,11 +178,10 @@ class OptimalAgent(_ScriptedAgent):
         self.max_actions_per_turn = max_actions_per_turn
         self.separator = separator
 
-    def _reply(self, request: AgentRequest) -> str:
+    def _choose(self, request: AgentRequest) -> tuple[list[str], str]:
         view = _live_env(request)
         plan = [_action_text(view, action) for action in self.plan(view, request.actions_left)]
-        thought = "I follow a shortest plan from this state." if plan else "I know no plan from this state."
-        return format_reply(plan, thought=thought, think=self.think, separator=self.separator)
+        return plan, "I follow a shortest plan from this state." if plan else "I know no plan from this state."
 
     def plan(self, view: LiveEnvView, actions_left: int | None = None) -> list[Any]:
         """Up to ``max_actions_per_turn`` optimal actions from the live env's state.

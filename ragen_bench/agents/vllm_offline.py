@@ -19,10 +19,16 @@ the reply's token ids with the ``hf`` agent's rule, whatever vLLM's detokenizer 
 train`` saves with ``lora.rank > 0``): vLLM loads the adapter's base model (resolved like
 ``model``) with LoRA enabled, and every request runs with the adapter; the adapter's own
 tokenizer is used when it has one.
+
+Tools mode (``chat.action_format=tools``): requests with ``tools`` go to ``LLM.chat(..., tools=...)``,
+one call per distinct schema in a batch (a suite's envs name different actions), and the reply's
+``<tool_call>`` blocks become its ``tool_calls`` (:mod:`ragen_bench.agents.tool_text`), as for the
+``hf`` agent; a chat template that does not render tools is refused.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,6 +36,7 @@ from typing import Any
 
 from ragen_bench.agents.local_models import DEFAULT_STOP_STRINGS, StopStrings, adapter_config, has_tokenizer
 from ragen_bench.agents.sampling import EVAL_SAMPLING, SamplingSettings, request_seed, resolve_model_path
+from ragen_bench.agents.tool_text import check_renders_tools, template_messages, with_tool_calls
 from ragen_bench.chat.protocol import AgentReply, AgentRequest
 
 # On the CPU backend vLLM sizes its KV cache from this variable (GiB); without it, it tries
@@ -44,6 +51,8 @@ class VLLMOfflineAgent:
 
     ``lora_request`` (a ``vllm.lora.request.LoRARequest``) is sent with every request.
     """
+
+    acts_by_tools = True
 
     def __init__(
         self,
@@ -85,11 +94,26 @@ class VLLMOfflineAgent:
             )
             for request in batch
         ]
-        outputs = self.llm.chat(
-            [request.messages for request in batch], sampling_params=params, use_tqdm=False,
-            lora_request=self.lora_request,
-        )
-        return [self._reply(output) for output in outputs]
+        # Text mode is one group (tools None): the one call it always was.
+        groups: dict[str, list[int]] = {}
+        for index, request in enumerate(batch):
+            groups.setdefault(json.dumps(request.tools, sort_keys=True), []).append(index)
+        replies: list[AgentReply | None] = [None] * len(batch)
+        for indices in groups.values():
+            tools = batch[indices[0]].tools
+            options: dict[str, Any] = {}
+            if tools is not None:
+                check_renders_tools(self.tokenizer.chat_template, self.name)
+                options["tools"] = tools
+            outputs = self.llm.chat(
+                [batch[i].messages if tools is None else template_messages(batch[i].messages) for i in indices],
+                sampling_params=[params[i] for i in indices], use_tqdm=False, lora_request=self.lora_request,
+                **options,
+            )
+            for index, output in zip(indices, outputs, strict=True):
+                reply = self._reply(output)
+                replies[index] = reply if tools is None else with_tool_calls(reply)
+        return [reply for reply in replies if reply is not None]
 
     def _reply(self, output: Any) -> AgentReply:
         """The reply up to the token completing a stop string, else all vLLM generated (hf's rule and text)."""

@@ -4,6 +4,7 @@
   :class:`Agent`, :class:`AgentError`) and the privileged :class:`LiveEnvView`;
 * :mod:`.config` -- :class:`ChatConfig` (limits, penalties, template) and the templates;
 * :mod:`.parser` -- ``<think>..</think><answer>A || B</answer>`` parsing, bounded and linear;
+* :mod:`.tools` -- ``chat.action_format=tools``: the ``act`` function's schema and the reading of its calls;
 * :mod:`.episode` -- :class:`ChatEpisode`, the state machine of one env episode as turns;
 * :mod:`.game` -- :class:`GameMatch`, the state machine of one multi-agent game as
   one chat per seat (:class:`GameChatConfig`, :class:`MatchResult`);

@@ -13,6 +13,12 @@ ctx_manager.py``), in this project's own words:
 * per turn: ``Turn k``, the state, the actions left and the required output format;
 * after each assistant turn, the next user message opens with the reward that turn
   earned (env rewards only; the format penalty is bookkeeping, as in RAGEN).
+
+With ``action_format="tools"`` the agent acts by calling the ``act`` function
+(:mod:`ragen_bench.chat.tools`) instead of writing ``<answer>``: the ``tools_*`` and
+``format_tools_*`` texts replace the action and format lines.  A text-mode config hashes
+exactly as it did before the tools mode existed (neither those texts nor the field enter
+its hash), so older runs resume and verify.
 """
 
 from __future__ import annotations
@@ -53,6 +59,12 @@ class ChatTemplate:
     # The actions line when a reply may name one action (discrete_actions would say "up to 1 actions");
     # ``{episode_actions}`` is the episode's allowance with its noun ("1 action", "20 actions").
     one_action: str
+    # action_format="tools": the actions line of a discrete env (``{turn_actions}``: "1 action",
+    # "5 actions"), of a free-text env, and the per-turn format reminders.
+    tools_actions: str
+    tools_text_actions: str
+    format_tools_think: str
+    format_tools_no_think: str
 
 
 DEFAULT_TEMPLATE = ChatTemplate(
@@ -86,10 +98,27 @@ DEFAULT_TEMPLATE = ChatTemplate(
         "Action names are not case-sensitive.\n"
         "For example: <answer>{example}</answer>\n"
     ),
+    tools_actions=(
+        "Actions you can take: {names}.\n"
+        "Act by calling the act tool with a list of up to {turn_actions} in its actions argument; "
+        "the whole episode allows {per_episode} actions. Action names are not case-sensitive. "
+        "Do not write <answer> tags.\n"
+        'For example: act({{"actions": {example}}})\n'
+    ),
+    tools_text_actions=(
+        "Each turn, act by calling the act tool with one action, written as free text, in its actions list.\n"
+        "The whole episode allows {per_episode} actions. Do not write <answer> tags.\n"
+    ),
+    format_tools_think="<think> [your reasoning] </think>, then one call of the act tool",
+    format_tools_no_think="one call of the act tool",
 )
 
 TEMPLATES: dict[str, ChatTemplate] = {"default": DEFAULT_TEMPLATE}
 
+
+# How an agent names its actions: "text" in an <answer> block, "tools" by a call of the act function.
+ACTION_FORMATS = ("text", "tools")
+_TOOLS_TEXTS = ("tools_actions", "tools_text_actions", "format_tools_think", "format_tools_no_think")
 
 # Largest |format_penalty|: far beyond any useful penalty, small enough that no sum overflows.
 MAX_FORMAT_PENALTY = 1e6
@@ -118,6 +147,9 @@ class ChatConfig:
                                                 "it is parsed")
     template: str = values.documented("default", help=f"the prompt template: {', '.join(TEMPLATES)}")
     action_separator: str = values.documented("||", help="separates the actions inside one <answer>")
+    action_format: str = values.documented("text", help="text: the reply names its actions in <answer>; tools: "
+                                           "it calls the act function (OpenAI tools schema; eval of single-agent "
+                                           "envs only, docs/eval.md)")
 
     def __post_init__(self) -> None:
         for name in ("max_turns", "max_actions_per_turn", "max_actions_per_episode", "max_response_chars"):
@@ -127,6 +159,8 @@ class ChatConfig:
             raise ValueError(f"history_window must be None or >= 1, got {self.history_window}")
         if self.template not in TEMPLATES:
             raise ValueError(f"unknown template {self.template!r}; known: {', '.join(sorted(TEMPLATES))}")
+        if self.action_format not in ACTION_FORMATS:
+            raise ValueError(f"action_format must be one of {', '.join(ACTION_FORMATS)}, got {self.action_format!r}")
         if not self.action_separator.strip():
             raise ValueError("action_separator must contain a visible character")
         # A separator holding a tag would cut the answer block it is meant to split.
@@ -145,13 +179,20 @@ class ChatConfig:
         return TEMPLATES[self.template]
 
     @property
+    def tools(self) -> bool:
+        """Whether the agent acts by tool calls (``action_format="tools"``)."""
+        return self.action_format == "tools"
+
+    @property
     def output_format(self) -> str:
-        """The format reminder shown every turn (think or no-think variant)."""
+        """The format reminder shown every turn (think or no-think variant, text or tools)."""
         template = self.chat_template
+        if self.tools:
+            return template.format_tools_think if self.think else template.format_tools_no_think
         return template.format_think if self.think else template.format_no_think
 
     def to_dict(self) -> dict[str, object]:
-        """Every field; ``ChatConfig(**config.to_dict())`` rebuilds it."""
+        """Every field; ``ChatConfig(**config.to_dict())`` rebuilds it (records keep :func:`recorded_chat` of it)."""
         return asdict(self)
 
     def template_hash(self) -> str:
@@ -190,6 +231,15 @@ def check_chat(settings: Any, error: type[Exception] = ValueError) -> ChatConfig
         raise error(f"chat.{message}" if message.split(" ", 1)[0] in hints else f"chat: {message}") from None
 
 
+def recorded_chat(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``chat`` settings as a run records them: ``action_format`` only when it is not ``text``.
+
+    Runs recorded before the field existed hold no such key; leaving the default out keeps
+    their identity, manifest and ``config.json`` byte-identical, so they resume and verify.
+    """
+    return {key: value for key, value in settings.items() if not (key == "action_format" and value == "text")}
+
+
 def budgeted_settings(env_id: str, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
     """The ``chat`` settings to play ``env_id`` with: the id's declared budget, ``overrides`` on top.
 
@@ -208,6 +258,9 @@ def _template_hash(config: ChatConfig) -> str:
         # The one-action text is shown only at one action per reply: every other config keeps the hash it
         # had before that text existed, as its prompts are the same.
         del template["one_action"]
-    payload = {"template": template, "config": config.to_dict()}
+    if not config.tools:
+        for name in _TOOLS_TEXTS:
+            del template[name]
+    payload = {"template": template, "config": recorded_chat(config.to_dict())}
     blob = json.dumps(payload, sort_keys=True, ensure_ascii=True).encode()
     return hashlib.sha256(blob).hexdigest()

@@ -20,6 +20,10 @@ Action semantics (matching RAGEN's ``es_manager.py``):
 Free-text envs (``action_names is None``) take the whole answer as one action; it is
 invalid when the env's action space does not contain it.
 
+Under ``action_format="tools"`` the reply's ``tool_calls`` name the actions instead of an
+``<answer>`` (:mod:`ragen_bench.chat.tools` reads them; a malformed call is a malformed reply,
+a reply without content is then no fault), and from there the rules above apply unchanged.
+
 Every reply is checked against the agent protocol (:mod:`ragen_bench.chat.protocol`)
 before it is used; the text an agent sends is recorded exactly (``raw_response``, cut
 only at ``max_response_chars``), whatever characters it holds.
@@ -27,6 +31,7 @@ only at ``max_response_chars``), whatever characters it holds.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -35,8 +40,9 @@ import gymnasium
 import numpy as np
 
 from ragen_bench.chat.config import ChatConfig
-from ragen_bench.chat.parser import parse_response
+from ragen_bench.chat.parser import ParsedResponse, parse_response
 from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest, LiveEnvView, reply_problem
+from ragen_bench.chat.tools import act_tool, answer_message, assistant_message, read_tool_calls
 from ragen_bench.chat.trajectory import ActionId, Trajectory, TurnRecord, episode_key
 from ragen_bench.envs.base import ascii_casefold
 
@@ -77,11 +83,13 @@ class ChatEpisode:
         unwrapped = self.env.unwrapped
         action_names = getattr(unwrapped, "action_names", None)
         self._action_ids = action_lookup(action_names)
+        names = None if action_names is None else tuple(action_names)
+        self._tools = act_tool(names, self.config.max_actions_per_turn) if self.config.tools else None
         self._intro = first_prompt_intro(
             self.config,
             getattr(unwrapped, "instruction", ""),
             tuple(getattr(unwrapped, "symbol_meanings", {}).items()),
-            None if action_names is None else tuple(action_names),
+            names,
         )
         self._started = True
         self._observation = observation
@@ -116,7 +124,7 @@ class ChatEpisode:
         return len(self._turns) + 1
 
     @property
-    def messages(self) -> list[dict[str, str]]:
+    def messages(self) -> list[dict[str, Any]]:
         """The prompt for the next turn (the full transcript once the episode is done).
 
         Fresh message dicts every time: an agent that edits its prompt in place (say, to
@@ -135,6 +143,7 @@ class ChatEpisode:
             turn=self.turn,
             actions_left=self.config.max_actions_per_episode - self._actions_taken,
             live_env=LiveEnvView(self.env) if live_env else None,
+            tools=self._tools,
         )
 
     # -- one turn -------------------------------------------------------------------
@@ -154,18 +163,12 @@ class ChatEpisode:
         self._require_live()
         config = self.config
         text = reply.text
-        parsed = parse_response(
-            text,
-            think=config.think,
-            separator=config.action_separator,
-            max_actions=config.max_actions_per_turn,
-            max_chars=config.max_response_chars,
-            split_actions=self._action_ids is not None,
-        )
+        parsed = self._parse(reply)
         valid_ids = [a for a in map(self._to_action_id, parsed.actions) if a is not None]
-        # A reply without content (reply.null_content) is malformed like any unparseable one.
+        # A reply without content (reply.null_content) is malformed like any unparseable one, unless
+        # its answer is a tool call.
         all_valid = (
-            parsed.well_formed and not reply.null_content and bool(parsed.actions)
+            parsed.well_formed and (config.tools or not reply.null_content) and bool(parsed.actions)
             and len(valid_ids) == len(parsed.actions)
         )
         self._valid_actions += len(valid_ids)
@@ -205,6 +208,7 @@ class ChatEpisode:
                 finish_reason=reply.finish_reason,
                 null_content=reply.null_content,
                 refusal=reply.refusal,
+                tool_calls=reply.tool_calls if config.tools else None,
                 info=info_lite(info),
             )
         )
@@ -214,7 +218,7 @@ class ChatEpisode:
             or self._actions_taken >= config.max_actions_per_episode
             or len(self._turns) >= config.max_turns
         )
-        self._append_turn_messages(parsed.normalized, sum(rewards))
+        self._append_turn_messages(parsed, sum(rewards))
 
     def trajectory(self) -> Trajectory:
         """The episode's record (final once :attr:`done`; a snapshot any time after reset)."""
@@ -246,6 +250,20 @@ class ChatEpisode:
         if not self._started or self._done:
             raise RuntimeError(f"episode {self.key} is {'finished' if self._started else 'not reset'}")
 
+    def _parse(self, reply: AgentReply) -> ParsedResponse:
+        config = self.config
+        if config.tools:
+            return read_tool_calls(reply.tool_calls, reply.text, max_actions=config.max_actions_per_turn,
+                                   max_chars=config.max_response_chars)
+        return parse_response(
+            reply.text,
+            think=config.think,
+            separator=config.action_separator,
+            max_actions=config.max_actions_per_turn,
+            max_chars=config.max_response_chars,
+            split_actions=self._action_ids is not None,
+        )
+
     def _to_action_id(self, name: str) -> ActionId | None:
         if self._action_ids is None:
             return name if self.env.action_space.contains(name) else None
@@ -256,18 +274,22 @@ class ChatEpisode:
             turn=turn, state=observation, actions_left=actions_left, format=self.config.output_format
         )
 
-    def _append_turn_messages(self, assistant_text: str, turn_reward: float) -> None:
+    def _append_turn_messages(self, parsed: ParsedResponse, turn_reward: float) -> None:
         template = self.config.chat_template
         observation = self._observation
-        self._transcript.append({"role": "assistant", "content": assistant_text})
+        if self.config.tools:
+            assistant = assistant_message(parsed, len(self._turns))
+        else:
+            assistant = {"role": "assistant", "content": parsed.normalized}
+        self._transcript.append(assistant)
         reward_text = template.reward.format(reward=format_reward(turn_reward))
         if self._done:
-            self._transcript.append({"role": "user", "content": reward_text + template.final_state.format(state=observation)})
+            self._transcript.append(answer_message(assistant, reward_text + template.final_state.format(state=observation)))
             return
         actions_left = self.config.max_actions_per_episode - self._actions_taken
         block = self._turn_block(self.turn, observation, actions_left)
         self._user_blocks.append(block)
-        self._transcript.append({"role": "user", "content": reward_text + block})
+        self._transcript.append(answer_message(assistant, reward_text + block))
 
     def _windowed_prompt(self, window: int) -> list[dict[str, str]]:
         """System + intro, then only the last ``window`` turns (current one included).
@@ -318,7 +340,9 @@ def first_prompt_intro(
         symbols = template.symbols_header + "".join(
             template.symbols_line.format(symbol=s, meaning=m) for s, m in symbol_meanings
         )
-    if action_names is None:
+    if config.tools:
+        actions = _tools_actions(config, action_names)
+    elif action_names is None:
         actions = template.text_actions.format(per_episode=config.max_actions_per_episode)
     elif config.max_actions_per_turn == 1:
         per_episode = config.max_actions_per_episode
@@ -335,3 +359,16 @@ def first_prompt_intro(
             example=f" {config.action_separator} ".join(action_names[: min(2, config.max_actions_per_turn)]),
         )
     return template.intro.format(instruction=instruction, symbols=symbols, actions=actions)
+
+
+def _tools_actions(config: ChatConfig, action_names: tuple[str, ...] | None) -> str:
+    """The actions line of a tools-mode intro (``action_format="tools"``)."""
+    template = config.chat_template
+    if action_names is None:
+        return template.tools_text_actions.format(per_episode=config.max_actions_per_episode)
+    per_turn = config.max_actions_per_turn
+    return template.tools_actions.format(
+        names=", ".join(action_names), per_episode=config.max_actions_per_episode,
+        turn_actions=f"{per_turn} action{'' if per_turn == 1 else 's'}",
+        example=json.dumps(list(action_names[: min(2, per_turn)])),
+    )

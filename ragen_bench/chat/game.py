@@ -80,6 +80,9 @@ class GameChatConfig:
             raise ValueError(f"max_retries must be an int in 0..10, got {self.max_retries!r}")
         if self.on_illegal not in ON_ILLEGAL:
             raise ValueError(f"on_illegal must be one of {ON_ILLEGAL}, got {self.on_illegal!r}")
+        if self.chat.tools:
+            # A seat's replies go through the <answer> parser; tool calls are single-agent eval only.
+            raise ValueError("chat.action_format=tools: multi-agent games take text actions only (action_format=text)")
 
     def template_hash(self) -> str:
         """The chat template's hash extended with this config's fields and texts."""

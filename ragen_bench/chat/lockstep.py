@@ -16,7 +16,15 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragen_bench.chat.episode import ChatEpisode
-from ragen_bench.chat.protocol import Agent, AgentError, AgentRequest, agent_name, check_replies, wants_live_env
+from ragen_bench.chat.protocol import (
+    Agent,
+    AgentError,
+    AgentRequest,
+    agent_name,
+    check_replies,
+    require_acts_by_tools,
+    wants_live_env,
+)
 from ragen_bench.chat.trajectory import Trajectory
 
 if TYPE_CHECKING:
@@ -43,7 +51,8 @@ def run_lockstep(
     A batch of replies that breaks the protocol raises :class:`AgentError` before any
     of it is played, so no callback ever sees a malformed turn.  Before anything is
     reset, a repeated episode or two episodes sharing one env raise ``ValueError``, and
-    an ``agent`` without ``name``/``act``/``close`` raises :class:`AgentError`.
+    an ``agent`` without ``name``/``act``/``close``, or one that does not act by tool calls
+    (``acts_by_tools``) given tools-mode episodes, raises :class:`AgentError`.
     """
     _check_lockstep(episodes, agent)
     for episode in episodes:
@@ -84,6 +93,8 @@ def _check_lockstep(episodes: Sequence[ChatEpisode], agent: object) -> None:
     envs = [id(episode.env.unwrapped) for episode in episodes]
     if len(set(map(id, episodes))) != len(episodes) or len(set(envs)) != len(envs):
         raise ValueError("run_lockstep: each episode must appear once and have an env of its own")
+    if any(episode.config.tools for episode in episodes):
+        require_acts_by_tools(agent)
 
 
 def _act(agent: Agent, requests: Sequence[AgentRequest]) -> object:

@@ -11,11 +11,18 @@ The privileged channel
     every other agent that field is ``None``: a model-backed agent cannot peek at the
     state by accident, and its requests are exactly what a remote model could be sent.
 
+Tool calls
+    Under ``chat.action_format=tools`` each request carries :attr:`AgentRequest.tools`, an
+    OpenAI tools schema (:mod:`ragen_bench.chat.tools`), and the reply names its actions in
+    :attr:`AgentReply.tool_calls` (OpenAI's ``message.tool_calls`` shape).  An agent class
+    declares that it can answer so with the class attribute ``acts_by_tools = True``;
+    :func:`ragen_bench.chat.run_lockstep` refuses a tools-mode episode to any other agent.
+
 What a reply must be
     ``act`` returns one :class:`AgentReply` per request, in order; ``text`` is a ``str``,
     token counts are ``None`` or non-negative ``int`` (not ``bool``), ``finish_reason`` and
     ``refusal`` are ``None`` or a ``str``, ``null_content`` is a ``bool`` and, when true,
-    ``text`` is empty.  :func:`check_replies` enforces this before any reply of a
+    ``text`` is empty; ``tool_calls`` is ``None`` or a list of JSON objects.  :func:`check_replies` enforces this before any reply of a
     batch is used, so a broken agent fails with one :class:`AgentError` naming it, and no
     half-recorded batch reaches a run directory.
 """
@@ -23,6 +30,7 @@ What a reply must be
 from __future__ import annotations
 
 import copy
+import json
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -101,11 +109,13 @@ class AgentRequest:
     ``live_env`` is set only for agents with ``needs_live_env = True`` (module docstring).
     """
 
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     episode_key: str
     turn: int
     actions_left: int | None = None
     live_env: LiveEnvView | None = None
+    # chat.action_format=tools: the OpenAI tools schema the reply must call (None in text mode).
+    tools: list[dict[str, Any]] | None = None
 
 
 @dataclass(frozen=True)
@@ -120,6 +130,10 @@ class AgentReply:
     server's ``message.content: null``: a refusal, a tool call, a content filter); ``text``
     is then ``""`` and the turn is malformed like any unparseable reply, but the record
     says why.  ``refusal`` is the refusal text the server sent instead, if any.
+
+    ``tool_calls`` are the function calls of a reply to a request with ``tools``, in OpenAI's
+    shape (``[{"id": ..., "type": "function", "function": {"name": ..., "arguments": "<JSON>"}}]``),
+    exactly as the model made them (the episode judges them); ``None``: the reply made none.
     """
 
     text: str
@@ -128,6 +142,7 @@ class AgentReply:
     finish_reason: str | None = None
     null_content: bool = False
     refusal: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
 
 
 @runtime_checkable
@@ -150,6 +165,18 @@ class PrivilegedAgent(Agent, Protocol):
 def wants_live_env(agent: object) -> TypeGuard[PrivilegedAgent]:
     """Whether ``agent`` declared itself privileged (``needs_live_env = True``, exactly)."""
     return getattr(agent, "needs_live_env", False) is True
+
+
+def acts_by_tools(agent: object) -> bool:
+    """Whether ``agent`` declared it answers tools requests with tool calls (``acts_by_tools = True``, exactly)."""
+    return getattr(agent, "acts_by_tools", False) is True
+
+
+def require_acts_by_tools(agent: object) -> None:
+    """Refuse tools-mode episodes to an agent that writes text only: its every reply would be scored malformed."""
+    if not acts_by_tools(agent):
+        raise AgentError(f"agent {agent_name(agent)!r} does not act by tool calls; chat.action_format=tools needs "
+                         "one that does (openai, hf, vllm, optimal, random) or chat.action_format=text")
 
 
 def agent_name(agent: object) -> str:
@@ -176,6 +203,25 @@ def reply_problem(reply: object) -> str | None:
         return f"null_content must be a bool, got {reply.null_content!r} ({type(reply.null_content).__name__})"
     if reply.null_content and reply.text:
         return f"a null_content reply has no text, got {len(reply.text)} characters"
+    return tool_calls_problem(reply.tool_calls)
+
+
+def tool_calls_problem(tool_calls: object) -> str | None:
+    """Why ``tool_calls`` cannot be a reply's (recorded as JSON), or ``None``.
+
+    Only the container is the protocol's: what the calls say is the model's, judged by the episode.
+    """
+    if tool_calls is None:
+        return None
+    if type(tool_calls) is not list or not all(type(call) is dict for call in tool_calls):
+        return f"tool_calls must be None or a list of objects, got {type(tool_calls).__name__}"
+    try:
+        readback = json.loads(json.dumps(tool_calls, ensure_ascii=True, allow_nan=False))
+    except (TypeError, ValueError, RecursionError) as error:
+        return f"tool_calls must be JSON data: {type(error).__name__}: {str(error)[:200]}"
+    if readback != tool_calls:
+        # A tuple, a non-string key, a surrogate pair: the record would read back as something else.
+        return "tool_calls must be JSON data that reads back as itself (lists, objects with string keys, text)"
     return None
 
 

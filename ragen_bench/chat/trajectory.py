@@ -16,6 +16,7 @@ every other text is written as itself.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -42,8 +43,10 @@ class TurnRecord:
     before the field existed).  ``null_content`` marks a reply that carried no text (a
     server's null ``content``; the turn is malformed) and ``refusal`` is the refusal text
     the server sent with it; both appear in :meth:`to_dict` only when set, so ordinary
-    turns are written as they were before these fields existed.  ``info`` is the last
-    step's info, keeping scalar values only.
+    turns are written as they were before these fields existed.  ``tool_calls`` are the
+    reply's function calls as the agent sent them (``chat.action_format=tools`` only; else
+    ``None`` and, likewise, not written).  ``info`` is the last step's info, keeping scalar
+    values only.
     """
 
     raw_response: str
@@ -60,6 +63,7 @@ class TurnRecord:
     finish_reason: str | None = None
     null_content: bool = False
     refusal: str | None = None
+    tool_calls: list[dict[str, Any]] | None = None
     info: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -83,6 +87,11 @@ class TurnRecord:
             del data["refusal"]
         else:
             data["refusal"] = pack_text(self.refusal)
+        if self.tool_calls is None:
+            del data["tool_calls"]
+        else:
+            # JSON data that round-trips (the protocol's rule): a deep copy the record does not share.
+            data["tool_calls"] = json.loads(json.dumps(self.tool_calls))
         return data
 
     @classmethod
@@ -116,7 +125,7 @@ class Trajectory:
     seed: int
     sample: int
     template_hash: str
-    messages: list[dict[str, str]]
+    messages: list[dict[str, Any]]
     turns: list[TurnRecord]
     success: bool
     total_reward: float
@@ -135,7 +144,8 @@ class Trajectory:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data; shares nothing mutable with the record."""
         data = dict(vars(self))
-        data["messages"] = [{key: pack_text(text) for key, text in message.items()} for message in self.messages]
+        data["messages"] = [{key: _pack_message_value(value) for key, value in message.items()}
+                            for message in self.messages]
         data["turns"] = [turn.to_dict() for turn in self.turns]
         return data
 
@@ -188,6 +198,11 @@ def pack_text(value: Any) -> Any:
     if type(value) is str and not value.isascii() and _SURROGATE_PAIR.search(value):
         return {ESCAPED_TEXT_KEY: value.encode("unicode_escape").decode("ascii")}
     return value
+
+
+def _pack_message_value(value: object) -> object:
+    # A tools-mode assistant message's tool_calls are JSON data (tools.assistant_message): copied, not shared.
+    return pack_text(value) if type(value) is str else json.loads(json.dumps(value))
 
 
 def unpack_text(value: Any) -> Any:

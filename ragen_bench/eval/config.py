@@ -152,6 +152,9 @@ def load(config: Mapping[str, Any]) -> EvalConfig:
         game, opponent = check_game(full, targets[0][0], chat), full["opponent"]
     # The identity records the budget resolved, and nothing for an empty one (as runs before budgets).
     recorded = {key: value for key, value in (full or config).items() if key != BUDGET_KEY}
+    from ragen_bench.chat.config import recorded_chat
+
+    recorded["chat"] = recorded_chat(recorded["chat"])  # action_format=text is recorded as runs before it were
     if budget:
         recorded[BUDGET_KEY] = budget
     return EvalConfig(
@@ -369,7 +372,7 @@ def check_game(full: Mapping[str, Any], env_id: str, chat: ChatConfig) -> GameCh
     try:
         game = game_chat_config(chat, full["game"])
     except (TypeError, ValueError) as error:
-        raise ConfigError(f"game: {error}") from None
+        raise ConfigError(str(error) if chat.tools else f"game: {error}") from None
     from ragen_bench.games.registry import make_multiagent
 
     try:

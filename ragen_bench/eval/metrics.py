@@ -125,7 +125,9 @@ def _null_content(turn: Mapping[str, Any]) -> bool:
     flag = turn.get("null_content", False)
     if type(flag) is not bool:
         raise ValueError(f"null_content must be true or false, got {flag!r}")
-    return flag or (turn.get("finish_reason") in _LEGACY_NULL_CONTENT_REASONS and turn.get("raw_response") == "")
+    # A tools-mode turn (it records its tool_calls) answered by its calls, whatever its finish_reason.
+    legacy = "tool_calls" not in turn and turn.get("finish_reason") in _LEGACY_NULL_CONTENT_REASONS
+    return flag or (legacy and turn.get("raw_response") == "")
 
 
 def _count(record: Mapping[str, Any], key: str) -> int:

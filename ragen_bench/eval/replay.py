@@ -2,8 +2,8 @@
 
 Our envs and games are deterministic given their seed, so a record of ``episodes.jsonl``
 can be checked completely: the env is reset with the recorded seed, every recorded
-``raw_response`` is fed through the chat layer under the run's chat settings -- the code
-path of ``ragen-bench eval`` -- and the record the replay produces must equal the
+``raw_response`` (with its ``tool_calls``, under ``chat.action_format=tools``) is fed through
+the chat layer under the run's chat settings -- the code path of ``ragen-bench eval`` -- and the record the replay produces must equal the
 recorded one, field by field and turn by turn.  A game is replayed the same way: the
 agent seat's replies (and an agent opponent's, from ``game.opponent_trajectory``) go
 through :class:`~ragen_bench.chat.GameMatch`, a scripted opponent plays again (its
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 # Turn fields in the order they are compared (what a reader checks first comes first).
 TURN_ORDER = (
-    "raw_response", "parsed_actions", "valid", "action_ids", "env_rewards", "format_penalty",
+    "raw_response", "tool_calls", "parsed_actions", "valid", "action_ids", "env_rewards", "format_penalty",
     "normalized_response", "num_effective_actions", "info",
 )
 EPISODE_ORDER = (
@@ -100,6 +100,7 @@ def replay_episode(record: Mapping[str, Any], env: Any, chat_config: Any, *,
     for number, turn in enumerate(turns, start=1):
         at = {**where, "turn": number}
         if episode.done:
+            _require_same_turns(record, episode, turns, where)
             raise ReplayMismatch("the episode had already ended; this turn cannot have been played",
                                  field="num_turns", expected=number - 1, found=len(turns), **at)
         reply = recorded_reply(turn, at)
@@ -110,12 +111,31 @@ def replay_episode(record: Mapping[str, Any], env: Any, chat_config: Any, *,
             prompts.append((sum(len(message["content"]) for message in messages), len(messages)))
         _answer(lambda: episode.step(reply), at)
     if not episode.done:
+        _require_same_turns(record, episode, turns, where)
         raise ReplayMismatch("the episode had not ended after the recorded turns (turns are missing)",
                              field="num_turns", **where)
+    require_same(record, _replayed(episode, turns), where)
+    return prompts
+
+
+def _replayed(episode: Any, turns: list[dict[str, Any]]) -> dict[str, Any]:
     replayed = episode.trajectory().to_dict()
     _keep_response_chars(replayed, turns)
-    require_same(record, replayed, where)
-    return prompts
+    return replayed
+
+
+def _require_same_turns(record: Mapping[str, Any], episode: Any, turns: list[dict[str, Any]],
+                        where: Mapping[str, Any]) -> None:
+    """Before saying a replay ended at another turn: the first turn whose replay differs, if one does.
+
+    An edited reply (an edited tool call) changes what its turn did; that turn is where the record lies.
+    """
+    try:
+        difference = first_episode_difference(record, _replayed(episode, turns))
+    except RecursionError:
+        return  # require_same names a value nested too deeply; the caller's own message is no worse
+    if difference is not None and difference[0] is not None:
+        require_same(record, _replayed(episode, turns), where)
 
 
 def replay_game(record: Mapping[str, Any], game_config: Any, env_kwargs: Mapping[str, Any], *,
@@ -245,6 +265,7 @@ def _answer(step: Any, at: Mapping[str, Any]) -> None:
 def recorded_reply(turn: Mapping[str, Any], at: Mapping[str, Any]) -> AgentReply:
     """The :class:`~ragen_bench.chat.AgentReply` a recorded turn holds."""
     from ragen_bench.chat import AgentReply
+    from ragen_bench.chat.protocol import tool_calls_problem
     from ragen_bench.chat.trajectory import unpack_text
 
     try:
@@ -257,11 +278,14 @@ def recorded_reply(turn: Mapping[str, Any], at: Mapping[str, Any]) -> AgentReply
         refusal = unpack_text(turn.get("refusal"))
     except (UnicodeError, AttributeError):
         raise ReplayMismatch("holds a malformed escaped text", field="refusal", **at) from None
+    calls = turn.get("tool_calls")
+    if (problem := tool_calls_problem(calls)) is not None:
+        raise ReplayMismatch(problem.split(" ", 1)[1], field="tool_calls", **at)
     # A reply without content replays as one (a malformed turn); the protocol check in the
     # episode's step refuses ill-typed values of these fields.
     return AgentReply(text=text, prompt_tokens=turn.get("prompt_tokens"),
                       completion_tokens=turn.get("completion_tokens"), finish_reason=turn.get("finish_reason"),
-                      null_content=turn.get("null_content", False), refusal=refusal)
+                      null_content=turn.get("null_content", False), refusal=refusal, tool_calls=calls)
 
 
 def require_same(record: Mapping[str, Any], replayed: Mapping[str, Any], where: Mapping[str, Any]) -> None:
@@ -280,7 +304,12 @@ def require_same(record: Mapping[str, Any], replayed: Mapping[str, Any], where: 
         raise ReplayMismatch("a value is nested too deeply", **where) from None
     if difference is not None:
         turn_number, field, expected_value, found_value = difference
-        raise ReplayMismatch("differs from the replay", turn=turn_number, field=field,
+        problem = "differs from the replay"
+        turns = record.get("turns")
+        if turn_number is not None and type(turns) is list and "tool_calls" in turns[turn_number - 1]:
+            # What the replay fed in is the record's own tool_calls: an edit of them shows here first.
+            problem += " of the turn's recorded tool_calls"
+        raise ReplayMismatch(problem, turn=turn_number, field=field,
                              expected=expected_value, found=found_value, **where)
 
 

@@ -93,9 +93,11 @@ def agent_label(manifest: Mapping[str, Any]) -> str:
 
 
 def budget_label(chat: Any) -> str:
-    """A :class:`~ragen_bench.chat.ChatConfig`'s budget in a table cell: ``5/5/10``, ``800/1/700 h5``."""
+    """A :class:`~ragen_bench.chat.ChatConfig`'s budget in a table cell: ``5/5/10``, ``800/1/700 h5``, and
+    ``5/5/10 tools`` when actions are tool calls (so ``compare`` never shows such a run as a text one)."""
     window = "" if chat.history_window is None else f" h{chat.history_window}"
-    return f"{chat.max_turns}/{chat.max_actions_per_turn}/{chat.max_actions_per_episode}{window}"
+    tools = " tools" if chat.tools else ""
+    return f"{chat.max_turns}/{chat.max_actions_per_turn}/{chat.max_actions_per_episode}{window}{tools}"
 
 
 def run_budgets(manifest: Mapping[str, Any]) -> dict[str, str]:

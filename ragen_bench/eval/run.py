@@ -237,11 +237,16 @@ def _previous_manifest(out: Path, fingerprint_: Mapping[str, Any]) -> dict[str, 
 
 def _players(run: EvalConfig) -> tuple[Agent, Agent | None]:
     """The run's agent and, when an agent config plays the opponent, that opponent (it plays through
-    the chat layer like the agent); each checked against ``lockstep_episodes``."""
+    the chat layer like the agent); each checked against ``lockstep_episodes`` and, in tools mode, for
+    acting by tool calls, before the run folder is written."""
+    from ragen_bench.chat.protocol import require_acts_by_tools
+
     agent = build_agent(run.agent)
     rival = None if run.opponent_agent is None else build_agent(run.opponent_agent)
     for player in (agent, rival):
         check_batch_limit(player, run.lockstep_episodes)
+    if run.chat.tools:
+        require_acts_by_tools(agent)
     return agent, rival
 
 

@@ -20,8 +20,15 @@ __all__ = ["chat_config", "first_messages", "split_seeds"]
 
 
 def chat_config(env_id: str, chat: Mapping[str, Any] | None = None) -> ChatConfig:
-    """The chat settings eval plays ``env_id`` with: the id's budget, then ``chat`` (eval's ``chat.*``) on top."""
-    return check_chat(budgeted_settings(env_id, chat))
+    """The chat settings eval plays ``env_id`` with: the id's budget, then ``chat`` (eval's ``chat.*``) on top.
+
+    ``chat.action_format=tools`` is refused (``ValueError``): the trainers here send text replies.
+    """
+    config = check_chat(budgeted_settings(env_id, chat))
+    if config.tools:
+        raise ValueError("chat.action_format=tools is an eval mode; training integrations take text actions "
+                         "(chat.action_format=text)")
+    return config
 
 
 def first_messages(

@@ -7,6 +7,7 @@ checked turn by turn as a single-agent episode's turns are.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -35,7 +36,11 @@ def check_tokens(turn: Mapping[str, Any], prompt: tuple[int, int] | None, chat_c
                                found=chars, **where)
     completion = turn["completion_tokens"]
     if completion is not None:
-        problem = token_problem(completion, chars, 4 * chars + COMPLETION_SLACK)
+        # A tools-mode reply's tokens also wrote its calls (replay took them as JSON data): they raise the
+        # most it may count; the fewest stays the text's, as a call's JSON here may be longer than its tokens' text.
+        calls = turn.get("tool_calls")
+        call_chars = 0 if calls is None else len(json.dumps(calls, ensure_ascii=False))
+        problem = token_problem(completion, chars, 4 * (chars + call_chars) + COMPLETION_SLACK)
         if problem:
             raise LeaderboardError(f"implausible: {problem}", field="completion_tokens", **where)
     if prompt is not None:

@@ -53,7 +53,7 @@ def check_out(out: Path, config: TrainConfig) -> None:
     path = out / CONFIG
     if path.exists():
         previous = runfiles.identity(with_later_keys(_read_config(path)), FREE_KEYS)
-        wanted = runfiles.identity(config.to_dict(), FREE_KEYS)
+        wanted = runfiles.identity(config.recorded(), FREE_KEYS)
         runfiles.require_same_config(out, previous, wanted, error=CheckpointError)
     elif out.exists() and any(out.iterdir()):
         raise CheckpointError(f"{out} is not empty and holds no training run; out= must name a new or empty folder")
@@ -83,7 +83,7 @@ def prepare_out(out: Path, config: TrainConfig) -> None:
     """Create ``out`` with ``config.json``, or check that an existing run has the same config."""
     check_out(out, config)
     out.mkdir(parents=True, exist_ok=True)
-    runfiles.write_json_atomic(out / CONFIG, config.to_dict())
+    runfiles.write_json_atomic(out / CONFIG, config.recorded())
 
 
 def _read_config(path: Path) -> dict[str, Any]:

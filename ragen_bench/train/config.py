@@ -130,6 +130,13 @@ class TrainConfig:
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
 
+    def recorded(self) -> dict[str, Any]:
+        """:meth:`to_dict` as ``config.json`` records it: ``chat.action_format=text`` left out, as in the
+        runs written before the key existed (so they resume)."""
+        from ragen_bench.chat.config import recorded_chat
+
+        return {**self.to_dict(), "chat": recorded_chat(self.chat)}
+
 
 def compose(preset: str = DEFAULT_PRESET, overrides: Sequence[str] = ()) -> dict[str, Any]:
     """The plain dict ``configs/train/<preset>.yaml`` and ``overrides`` compose to."""
@@ -270,6 +277,9 @@ def _check(c: TrainConfig) -> None:
              c.advantage.score_placement)
     _require(chat.history_window is None or c.algo != "sft", "chat.history_window",
              "must be null with algo=sft (its records are whole conversations)", chat.history_window)
+    # Rollouts are sampled as text and laid out by the <answer> token layout; tool calls are eval-only.
+    _require(not chat.tools, "chat.action_format", "must be text for training (tools is an eval mode)",
+             chat.action_format)
 
 
 def _check_rollout(c: TrainConfig) -> None:

@@ -37,6 +37,7 @@ import gymnasium
 from ragen_bench import __version__, panels, runfiles, values
 from ragen_bench.agents.scripted import OptimalAgent, RandomAgent
 from ragen_bench.chat import ChatConfig, ChatEpisode, Trajectory, run_lockstep
+from ragen_bench.chat.config import recorded_chat
 from ragen_bench.chat.tokens import TokenLayout
 from ragen_bench.games.registry import GAME_IDS
 from ragen_bench.registry import ENV_IDS
@@ -169,7 +170,7 @@ def export_sft(
         "seeds_played": seeds,
         "count": len(records),
         "seeds": [record["seed"] for record in records],
-        "chat_config": chat_config.to_dict(),
+        "chat_config": recorded_chat(chat_config.to_dict()),
         "template_hash": chat_config.template_hash(),
         # Which held-out levels the seeds were checked against, and which train panel pins them.
         "panel_checksums": {name: panels.load(env_id, name).checksum for name in ("train", "val", "test")},
