@@ -54,13 +54,25 @@ def pool_streams(streams: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     }
 
 
+def stream_of(config: Mapping[str, Any]) -> dict[str, Any]:
+    """The seed the agent sampled with and its temperature.
+
+    The agent's own ``agent.sampling_seed`` when it has one (the value it was built with; the
+    top-level key only fills it in when the config is composed), else the top-level ``sampling_seed``.
+    """
+    agent = config.get("agent", {})
+    return {"sampling_seed": agent.get("sampling_seed", config.get("sampling_seed")),
+            "agent.temperature": agent.get("temperature")}
+
+
 def stream_name(config: Mapping[str, Any]) -> str:
-    """``T=0.5 seed 961660578``, or ``greedy`` (whose sampling seed draws nothing)."""
-    temperature = config["agent"].get("temperature")
+    """``T=0.5 seed 961660578``, ``greedy`` (whose sampling seed draws nothing), or ``seed 7`` (no temperature)."""
+    stream = stream_of(config)
+    temperature, seed = stream["agent.temperature"], stream["sampling_seed"]
     if temperature == 0:
         return "greedy"
     # A scripted agent has no temperature: its stream is its seed alone.
-    return f"seed {config['sampling_seed']}" if temperature is None else f"T={temperature:g} seed {config['sampling_seed']}"
+    return f"seed {seed}" if temperature is None else f"T={temperature:g} seed {seed}"
 
 
 def compare_streams(runs: Sequence[Path], *, seed: int = 0) -> dict[str, Any]:
@@ -72,7 +84,7 @@ def compare_streams(runs: Sequence[Path], *, seed: int = 0) -> dict[str, Any]:
                          f"got {len(runs)}")
     configs = [report.load_summary(run)[0]["config"] for run in runs]
     for index in range(0, len(runs), 2):
-        _same(configs[index], configs[index + 1], runs[index], runs[index + 1], keep=STREAM_KEYS)
+        _same(configs[index], configs[index + 1], runs[index], runs[index + 1], keep=True)
     for index in range(2, len(runs)):
         _same(configs[index % 2], configs[index], runs[index % 2], runs[index], drop=STREAM_KEYS)
     names = [stream_name(configs[index]) for index in range(0, len(runs), 2)]
@@ -94,11 +106,11 @@ def compare_streams(runs: Sequence[Path], *, seed: int = 0) -> dict[str, Any]:
 
 
 def _same(config_a: Mapping[str, Any], config_b: Mapping[str, Any], path_a: Path, path_b: Path, *,
-          keep: Sequence[tuple[str, ...]] = (), drop: Sequence[tuple[str, ...]] = ()) -> None:
-    """Refuse two runs whose configs differ in ``keep`` (only those keys) or outside ``drop``, naming the key."""
+          keep: bool = False, drop: Sequence[tuple[str, ...]] = ()) -> None:
+    """Refuse two runs on other streams (``keep``) or whose configs differ outside ``drop``, naming the key."""
     def project(config: Mapping[str, Any]) -> dict[str, Any]:
         if keep:
-            return {".".join(key): _get(config, key) for key in keep}
+            return stream_of(config)
         trimmed = {name: dict(value) if isinstance(value, Mapping) else value for name, value in config.items()}
         for key in drop:
             section = _get(trimmed, key[:-1])
