@@ -112,10 +112,10 @@ def _same(config_a: Mapping[str, Any], config_b: Mapping[str, Any], path_a: Path
         if keep:
             return stream_of(config)
         trimmed = {name: dict(value) if isinstance(value, Mapping) else value for name, value in config.items()}
-        for key in drop:
-            section = _get(trimmed, key[:-1])
-            if isinstance(section, dict):
-                section.pop(key[-1], None)
+        for *section, last in drop:
+            holder = trimmed.get(section[0]) if section else trimmed
+            if isinstance(holder, dict):
+                holder.pop(last, None)
         return trimmed
 
     found = runfiles.difference(project(config_a), project(config_b))
@@ -123,12 +123,6 @@ def _same(config_a: Mapping[str, Any], config_b: Mapping[str, Any], path_a: Path
         where, in_a, in_b = found
         what = "a pair's two runs must share their stream" if keep else "pairs may differ only in the stream"
         raise LeaderboardError(f"cannot pool {path_a} with {path_b}: {what} ({in_a!r} vs {in_b!r})", field=where)
-
-
-def _get(config: Mapping[str, Any], key: Sequence[str]) -> Any:
-    for part in key:
-        config = config.get(part, runfiles.ABSENT) if isinstance(config, Mapping) else runfiles.ABSENT
-    return config
 
 
 def _slots(run: Path) -> set[tuple[str, str, int, int]]:
