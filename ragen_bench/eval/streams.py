@@ -13,6 +13,8 @@ Configs reach the function through the OmegaConf resolver ``test_stream``:
 
 from __future__ import annotations
 
+from ragen_bench.agents.sampling import derived_seed
+
 RESOLVER = "test_stream"
 # The label of derived_seed: a stream's seed is independent of every other use of the recipe's seed.
 STREAM_LABEL = "test-stream"
@@ -20,8 +22,6 @@ STREAM_LABEL = "test-stream"
 
 def stream_seed(seed: int, k: int) -> int:
     """The sampling seed of test stream ``k`` (``k >= 1``) of a recipe with train seed ``seed``."""
-    from ragen_bench.train.schedule import derived_seed
-
     for name, value, low in (("seed", seed, 0), ("k", k, 1)):
         if type(value) is not int or not low <= value < 2**32:
             raise ValueError(f"{RESOLVER}: {name} must be an int in {low}..{2**32 - 1}, got {value!r}")

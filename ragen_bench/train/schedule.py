@@ -7,13 +7,14 @@ resumed at step *k* redoes exactly the steps an uninterrupted run does.
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 
 from ragen_bench import panels
+# Re-exported: the trainer's modules take their seeds from here; eval's test streams need it too, below train.
+from ragen_bench.agents.sampling import derived_seed as derived_seed
 from ragen_bench.starpo.algorithms import describe_estimator
 from ragen_bench.train.config import TrainConfig
 
@@ -34,12 +35,6 @@ def step_seeds(config: TrainConfig, step: int, round: int = 0) -> list[int]:
 def train_seeds(env_id: str, count: int) -> tuple[int, ...]:
     """The first ``count`` decontaminated train seeds of ``env_id`` (generating levels is not free)."""
     return tuple(islice(panels.decontaminated_train_seeds(env_id), count))
-
-
-def derived_seed(seed: int, *labels: object) -> int:
-    """A 32-bit seed for one purpose (``labels``), independent of every other purpose's."""
-    digest = hashlib.sha256("\x00".join(map(str, (seed, *labels))).encode()).digest()
-    return int.from_bytes(digest[:4], "big")
 
 
 def out_dir(config: TrainConfig) -> Path:
