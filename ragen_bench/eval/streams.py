@@ -3,9 +3,9 @@
 A claimed gain is scored on several sampling streams chosen before anyone looks at the test
 panel (docs/train.md, "Claiming a gain: the protocol").  Stream ``k`` (``k = 1, 2, ...``) of
 a recipe whose train ``seed`` is ``s`` samples with ``sampling_seed = stream_seed(s, k)``.
-The trainer's own validation and test evaluations sample with ``derived_seed(s, "eval")``,
-the stream its checkpoints were chosen on; the test streams use another label, so they are
-not that stream.
+The trainer's own validation and test evaluations sample with another stream (the
+``agent.sampling_seed`` their manifests record), the one its checkpoints were chosen on; the
+test streams are derived under their own label, so none of them is that stream.
 
 Configs reach the function through the OmegaConf resolver ``test_stream``:
 ``ragen-bench eval ... 'sampling_seed=${test_stream:0,1}'`` is stream 1 of seed 0.
