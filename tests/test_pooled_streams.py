@@ -97,3 +97,14 @@ def test_stream_seeds_are_fixed_and_not_the_selection_stream():
 def test_configs_name_a_stream_by_the_resolver():
     config = compose_config("eval", ["env=RAGEN/Bandit-v0", "sampling_seed=${test_stream:7,2}"])
     assert config["sampling_seed"] == stream_seed(7, 2)
+
+
+def test_a_dry_run_names_the_recipes_test_streams():
+    from ragen_bench.train.config import from_preset
+    from ragen_bench.train.schedule import describe
+
+    config = from_preset("starpo-s", ["seed=5"])
+    line = next(line for line in describe(config) if "test_stream" in line)
+    assert "${test_stream:5,K} = " + ", ".join(str(stream_seed(5, k)) for k in (1, 2, 3)) in line
+    # The resolver is a train config's too: a seed may be written as a stream.
+    assert from_preset("starpo-s", ["seed=${test_stream:0,1}"]).seed == 961660578

@@ -15,6 +15,7 @@ from pathlib import Path
 from ragen_bench import panels
 # Re-exported: the trainer's modules take their seeds from here; eval's test streams need it too, below train.
 from ragen_bench.agents.sampling import derived_seed as derived_seed
+from ragen_bench.eval.streams import stream_seed
 from ragen_bench.starpo.algorithms import describe_estimator
 from ragen_bench.train.config import TrainConfig
 
@@ -69,6 +70,9 @@ def describe(config: TrainConfig) -> Iterator[str]:
                   f"(T = {c.val.temperature})" if c.val.every else "no validation")
     test = f"final test on {c.test.split} ({panel_seeds(c.test.limit)})" if c.test.split else "no final test"
     yield f"{validation}; {test}; out {out_dir(c)}"
+    streams = ", ".join(str(stream_seed(c.seed, k)) for k in (1, 2, 3))
+    yield (f"a gain is claimed on the test panel's streams ${{test_stream:{c.seed},K}} = {streams} (K = 1, 2, 3) "
+           "plus greedy, with `compare --paired` (docs/train.md, 'Claiming a gain')")
     first = step_seeds(c, 0)[: min(4, c.rollout.groups)] if c.algo == "starpo" else []
     if first:
         yield f"first train seeds: {first} ..."
