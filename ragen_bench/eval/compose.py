@@ -31,7 +31,9 @@ def compose_config(name: str, overrides: Sequence[str]) -> dict[str, Any]:
 
     from ragen_bench.chat import context
     from ragen_bench.data import CONFIG_MODULE
+    from ragen_bench.eval.streams import register_resolver
 
+    register_resolver()
     for override in overrides:
         # Hydra's own settings (hydra.run.dir=..., hydra/job_logging=...) configure a
         # Hydra app, which this is not: accepted, they would silently do nothing.

@@ -19,6 +19,7 @@ for a differing value, the expected and the found one.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -36,14 +37,14 @@ EPISODE_ORDER = (
     "env_id", "split", "seed", "sample", "template_hash", "success", "total_reward", "num_turns",
     "num_actions", "num_valid_actions", "num_effective_actions", "optimal_length", "terminated", "truncated",
 )
-_WHERE = ("file", "line", "episode", "turn", "field")
+_WHERE = ("file", "line", "episode", "seat", "turn", "field")
 
 
 class ReplayMismatch(ValueError):
     """A record that is malformed or differs from its replay.
 
     ``problem`` says what is wrong; ``where`` holds the keyword arguments that locate it
-    (``file``, ``line``, ``episode``, ``turn``, ``field``, and ``expected``/``found`` for a
+    (``file``, ``line``, ``episode``, ``seat`` for a game, ``turn``, ``field``, and ``expected``/``found`` for a
     differing value), so a caller can re-raise it as its own error type unchanged.
     """
 
@@ -54,7 +55,7 @@ class ReplayMismatch(ValueError):
 
 
 def describe(problem: str, **where: Any) -> str:
-    """One line: the place (``file:line, episode K, turn N, field F``), the problem, the two values."""
+    """One line: the place (``file:line, episode K, seat S, turn N, field F``), the problem, the two values."""
     place = where.get("file") or ""
     if where.get("line") is not None:
         place += f":{where['line']}"
@@ -119,9 +120,7 @@ def replay_episode(record: Mapping[str, Any], env: Any, chat_config: Any, *,
 
 def _replayed(episode: Any, turns: list[dict[str, Any]]) -> dict[str, Any]:
     replayed = episode.trajectory().to_dict()
-    for turn, recorded in zip(replayed["turns"], turns):
-        # The only turn field replay cannot know: the reply's length before the cut.
-        turn["response_chars"] = recorded.get("response_chars")
+    _keep_response_chars(replayed, turns)
     return replayed
 
 
@@ -140,8 +139,13 @@ def _require_same_turns(record: Mapping[str, Any], episode: Any, turns: list[dic
 
 
 def replay_game(record: Mapping[str, Any], game_config: Any, env_kwargs: Mapping[str, Any], *,
-                where: Mapping[str, Any]) -> None:
-    """Replay a game record (both seats); raises :class:`ReplayMismatch` unless it matches."""
+                where: Mapping[str, Any], opponent: str | None = None) -> None:
+    """Replay a game record (both seats); raises :class:`ReplayMismatch` unless it matches.
+
+    The agent's seat is the seed's (:func:`~ragen_bench.games.seeds.agent_seat`), a scripted
+    opponent plays again from the seed, and a mismatch names the ``seat`` whose side differs.
+    ``opponent``: the run's opponent label, which the record's must equal (``None``: not checked).
+    """
     from ragen_bench.chat import GameMatch
     from ragen_bench.eval.config import scripted_opponents
     from ragen_bench.eval.games import game_record
@@ -152,20 +156,28 @@ def replay_game(record: Mapping[str, Any], game_config: Any, env_kwargs: Mapping
         raise ReplayMismatch("missing or not an object", field="game", **where)
     seat = agent_seat(record["seed"])
     other = "player_1" if seat == "player_0" else "player_0"
+    if game.get("agent_seat") != seat:
+        raise ReplayMismatch(f"the seats are swapped: the seed decides the seat, and on seed {record['seed']} "
+                             f"the agent plays {seat}", seat=seat, field="game.agent_seat", expected=seat,
+                             found=game.get("agent_seat"), **where)
     label = game.get("opponent")
+    if opponent is not None and label != opponent:
+        raise ReplayMismatch("is not the run's opponent (the manifest's config.opponent)", seat=other, field="game.opponent",
+                             expected=opponent, found=label, **where)
     scripted = scripted_opponents(record["env_id"])
     if type(label) is str and label in scripted:
         rival: Any = scripted[label]()
     elif type(label) is str and label.startswith("agent:"):
         rival_record = game.get("opponent_trajectory")
         if type(rival_record) is not dict:
-            raise ReplayMismatch("missing or not an object", field="game.opponent_trajectory", **where)
+            raise ReplayMismatch("missing or not an object", seat=other, field="game.opponent_trajectory", **where)
         rival = _RecordedSeat(_turns(rival_record.get("turns"), where, "game.opponent_trajectory.turns"),
-                              "game.opponent_trajectory", where)
+                              "game.opponent_trajectory", {**where, "seat": other})
     else:
         raise ReplayMismatch(f"names no opponent of this game (one of {sorted(scripted)} or agent:NAME)",
-                             field="game.opponent", found=label, **where)
-    players = {seat: _RecordedSeat(_turns(record.get("turns"), where, "turns"), "", where), other: rival}
+                             seat=other, field="game.opponent", found=label, **where)
+    players = {seat: _RecordedSeat(_turns(record.get("turns"), where, "turns"), "", {**where, "seat": seat}),
+               other: rival}
     match = GameMatch(record["env_id"], players, game_config, seed=record["seed"], split=record["split"],
                       sample=record["sample"], env_kwargs=env_kwargs)
     while not match.done:
@@ -179,7 +191,34 @@ def replay_game(record: Mapping[str, Any], game_config: Any, env_kwargs: Mapping
     for player in players.values():
         if isinstance(player, _RecordedSeat):
             player.require_all_played()
-    require_same(record, game_record(match.result(), label), where)
+    replayed = game_record(match.result(), label)
+    _keep_response_chars(replayed, record["turns"])
+    if replayed["game"]["opponent_trajectory"] is not None:  # an agent opponent: its turns were checked above
+        _keep_response_chars(replayed["game"]["opponent_trajectory"], game["opponent_trajectory"]["turns"])
+    try:
+        require_same(record, replayed, where)
+    except ReplayMismatch as error:
+        field = error.where.get("field") or ""
+        raise ReplayMismatch(error.problem, seat=_seat_of(field, replayed["game"], seat, other),
+                             **error.where) from None
+
+
+def _keep_response_chars(replayed: Mapping[str, Any], turns: Sequence[Mapping[str, Any]]) -> None:
+    """Give the replayed turns the recorded ``response_chars``: the one turn field replay cannot know (the
+    reply's length before the cut at ``max_response_chars``); the leaderboard bounds it by the text kept."""
+    for turn, recorded in zip(replayed["turns"], turns):
+        turn["response_chars"] = recorded.get("response_chars")
+
+
+def _seat_of(field: str, game: Mapping[str, Any], seat: str, other: str) -> str:
+    """The seat whose side a differing field of a game record is: a move's player, a total's, the opponent's record."""
+    if field.startswith("game.opponent"):
+        return other
+    move = re.match(r"game\.moves\[(\d+)\]", field)
+    if move and int(move[1]) < len(game["moves"]):
+        return game["moves"][int(move[1])][0]
+    total = re.match(r"game\.totals\.(player_\d)", field)
+    return total[1] if total and total[1] in (seat, other) else seat
 
 
 class _RecordedSeat:

@@ -36,8 +36,8 @@ from ragen_bench.leaderboard.figures import generalization_plot, learning_curves
 from ragen_bench.leaderboard.page import render_page
 from ragen_bench.leaderboard.tables import (
     ENTRY_COLUMNS, GENERALIZATION_COLUMNS, MAIN_COLUMNS, METHODS_HEADING, METRICS_TEXT, PAIRED_COLUMNS, PAIRED_HEADING,
-    PAIRED_TEXT, REPORTED_MARK, SCORE_TEXT, Board, Reported, anchor, markdown_table, short_env, sorted_rows,
-    suite_plot_name,
+    PAIRED_TEXT, REPORTED_MARK, SCORE_TEXT, Board, Reported, anchor, cell_text, markdown_table, short_env,
+    sorted_rows, suite_plot_name,
 )
 from ragen_bench.leaderboard.viewer import viewer_data, write_frames
 
@@ -65,7 +65,7 @@ class Entry:
 
 def build(submissions: Path, out: Path) -> list[Path]:
     """Verify every submission under ``submissions`` and write the outputs into ``out`` (each atomically)."""
-    entries = load_entries(submissions)
+    entries, games = load_entries(submissions)
     out.mkdir(parents=True, exist_ok=True)
     reported = reported_results()
     main_rows = [{**row, "paper": reported.success.get((row["env"], row["split"]))}
@@ -80,7 +80,7 @@ def build(submissions: Path, out: Path) -> list[Path]:
     }
     viewer, pictures = viewer_data(entries)
     outputs = {
-        "README.md": readme(board).encode(),
+        "README.md": readme(board, games).encode(),
         "leaderboard.csv": csv_text(board.rows).encode(),
         "ranking.csv": csv_text([{key: row[key] for key in RANKING_CSV} for row in board.ranking]).encode(),
         **plots,
@@ -94,23 +94,29 @@ def build(submissions: Path, out: Path) -> list[Path]:
     return [*written, write_frames(out, pictures)]  # the folder of frames once, not its ~2,000 files
 
 
-def load_entries(submissions: Path) -> list[Entry]:
-    """Every submission folder under ``submissions``, verified, in name order."""
+def load_entries(submissions: Path) -> tuple[list[Entry], list[str]]:
+    """Every submission folder under ``submissions``, verified, in name order: the single-agent entries,
+    and a line per game entry (verified too, but the tables have no games section yet: they skip it)."""
     from ragen_bench.leaderboard.verify import verify
 
     if not submissions.is_dir():
         raise LeaderboardError("no submissions folder", file=str(submissions))
-    entries = []
+    entries, games = [], []
     for folder in sorted(submissions.iterdir()):
         if folder.name.startswith(".") or (not folder.is_dir() and not folder.is_symlink()):
             continue  # README.md and the like
         run = verify(folder)  # every check of a submission, its folder's name and kind included
         config = run.manifest["config"]
+        if "games" in run.summary:  # verify holds a game run's summary to its recomputed games table
+            game = run.summary["games"][0]
+            games.append(f"{run.info.name} ({game['env_id']} against {game['opponent']}, {game['games']} games)")
+            continue
         suite = f"suite {config['suite']}" if config.get("suite") else f"env {config['env']}"
         entries.append(Entry(run, suite, entry_rows(run, suite)))
     if not entries:
-        raise LeaderboardError("holds no submission folders", file=str(submissions))
-    return entries
+        raise LeaderboardError("holds only game entries, which the tables do not show yet" if games
+                               else "holds no submission folders", file=str(submissions))
+    return entries, games
 
 
 def entry_rows(run: VerifiedRun, suite: str) -> list[dict[str, Any]]:
@@ -273,7 +279,8 @@ def paired_rows(entries: Sequence[Entry]) -> list[dict[str, Any]]:
         base = entry.run.info.base_entry
         if base is None:
             continue
-        # verify checked that base names a submission folder beside this one, so the build loaded it.
+        if base not in by_name:
+            continue  # a game entry: verified, not tabulated (load_entries)
         ours, theirs = shared_episodes(entry.run.rows, by_name[base].run.rows)
         groups = paired_comparison(ours, theirs, seed=0) if ours else []
         # With one env, "all" repeats its row.
@@ -348,7 +355,7 @@ def generalization_rows(entries: Sequence[Entry]) -> list[dict[str, Any]]:
 # -- text outputs ----------------------------------------------------------------------
 
 
-def readme(board: Board) -> str:
+def readme(board: Board, games: Sequence[str] = ()) -> str:
     links = " · ".join(f"[{title}](#{anchor(title)})" + (f" ({note})" if note else "")
                        for title, note in board.contents())
     parts = [README_HEADER, f"Sections, the broadest suite first: {links}."]
@@ -376,6 +383,9 @@ def readme(board: Board) -> str:
             + "\n\n![generalization heatmap](generalization.png)"
         )
     parts.append("## Entries\n\n" + markdown_table(board.info, ENTRY_COLUMNS, fold=False))
+    if games:
+        parts.append("Verified game entries, not in the tables above (there is no games section yet): "
+                     + "; ".join(cell_text(line) for line in games) + ".")
     return "\n\n".join(parts) + "\n"
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator
+from contextlib import contextmanager
 from types import ModuleType
 from typing import Any
 
@@ -21,8 +23,8 @@ def needs_extra(module: str) -> ModuleType:
 class LeaderboardError(RuntimeError):
     """A submission (or a leaderboard request) is refused.
 
-    Carries where the first problem is -- ``file``, ``line``, ``episode`` key, ``turn``
-    and ``field`` -- and, for a value that differs from what replay or recomputation
+    Carries where the first problem is -- ``file``, ``line``, ``episode`` key, ``seat`` (a
+    game's player whose side differs), ``turn`` and ``field`` -- and, for a value that differs from what replay or recomputation
     gives, ``expected`` and ``found``.  ``str()`` is one line naming all of them.
     """
 
@@ -33,6 +35,7 @@ class LeaderboardError(RuntimeError):
         file: str | None = None,
         line: int | None = None,
         episode: str | None = None,
+        seat: str | None = None,
         turn: int | None = None,
         field: str | None = None,
         expected: Any = _MISSING,
@@ -42,6 +45,7 @@ class LeaderboardError(RuntimeError):
         self.file = file
         self.line = line
         self.episode = episode
+        self.seat = seat
         self.turn = turn
         self.field = field
         self.expected = None if expected is _MISSING else expected
@@ -57,6 +61,8 @@ class LeaderboardError(RuntimeError):
         parts = [where] if where else []
         if self.episode is not None:
             parts.append(f"episode {self.episode}")
+        if self.seat is not None:
+            parts.append(f"seat {self.seat}")
         if self.turn is not None:
             parts.append(f"turn {self.turn}")
         if self.field is not None:
@@ -80,3 +86,14 @@ def _short(value: Any, limit: int = 120) -> str:
     """``repr`` cut to ``limit`` characters: an edited 4 KB reply must still give one readable line."""
     text = repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+@contextmanager
+def as_leaderboard_error() -> Iterator[None]:
+    """The shared replay rule's mismatch (:mod:`ragen_bench.eval.replay`), reported as this command's error."""
+    from ragen_bench.eval.replay import ReplayMismatch
+
+    try:
+        yield
+    except ReplayMismatch as error:
+        raise LeaderboardError(error.problem, **error.where) from None

@@ -7,7 +7,8 @@ layer under the recorded chat settings -- exactly the code path of ``ragen-bench
 eval`` -- and the record the replay produces must equal the submitted one, field by
 field and turn by turn.  The summary is then recomputed from the replayed episodes
 with :mod:`ragen_bench.eval.metrics`.  The one thing replay cannot reproduce is token
-counts; implausible ones are refused (:func:`token_problem`).
+counts; implausible ones are refused (:mod:`.tokens`).  A multi-agent game's records are
+replayed seat by seat, the opponent choosing again (:mod:`.verify_games`).
 
 Checks run in a fixed order and the first failure is raised as a
 :class:`~ragen_bench.leaderboard.errors.LeaderboardError` naming the file, line,
@@ -19,28 +20,20 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ragen_bench import runfiles
 from ragen_bench.leaderboard import files
-from ragen_bench.leaderboard.errors import LeaderboardError
+from ragen_bench.leaderboard.errors import LeaderboardError, as_leaderboard_error
 from ragen_bench.leaderboard.schema import SubmissionInfo, parse_submission
+from ragen_bench.leaderboard.tokens import check_tokens
 
 SUBMISSION = "submission.json"
 # Most episodes one submission may plan (every panel of every env 4 times over fits).
 MAX_EPISODES = 1_000_000
-# Token-count plausibility.  A token never stands for more than this many characters
-# of text (real tokenizers average about 4) ...
-MAX_CHARS_PER_TOKEN = 20
-# ... and, byte-level BPE being the worst case, never less than one UTF-8 byte; the
-# slack covers special tokens (end of turn) and a chat template's own text.
-COMPLETION_SLACK = 16
-PROMPT_SLACK_PER_MESSAGE = 64
-PROMPT_SLACK = 2048
 
 
 @dataclass(frozen=True)
@@ -105,8 +98,8 @@ def verify(path: str | Path) -> VerifiedRun:
     summary_path = run_dir / "summary.json"
     summary = files.read_json_file(summary_path, name="summary.json")
     episodes_path = files.find_episodes(run_dir)
-    rows, turns = _replay_log(episodes_path, spec)
-    check_summary(summary, expected_summary(spec, rows), name=str(summary_path))
+    rows, turns, games = _replay_log(episodes_path, spec)
+    check_summary(summary, expected_summary(spec, rows, games), name=str(summary_path))
     return VerifiedRun(
         path=root, run_dir=run_dir, episodes_path=episodes_path, info=info, manifest=manifest, summary=summary,
         rows=rows, turns=turns, seconds=time.perf_counter() - started, training=training,
@@ -196,9 +189,10 @@ def _log_rows(path: Path, limit_name: str, types: Mapping[str, tuple[type, ...]]
 def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     """The run a manifest describes, checked against today's registry, panels and templates."""
     from ragen_bench import panels as panels_module
-    from ragen_bench.eval.config import ConfigError, game_config, load
+    from ragen_bench.eval.config import ConfigError, load
     from ragen_bench.eval.plan import plan
     from ragen_bench.eval.provenance import FORMAT, MANIFEST_FIELDS, bad_manifest_field
+    from ragen_bench.leaderboard.verify_games import check_seats
 
     if not isinstance(manifest, dict):
         raise LeaderboardError("not a run manifest (a JSON object is expected)", file=name)
@@ -211,13 +205,6 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     if config.get("env_kwargs") or manifest["data_files"]:
         raise LeaderboardError("leaderboard runs use the envs' own data; env_kwargs must be empty",
                                file=name, field="config.env_kwargs", expected={}, found=config.get("env_kwargs"))
-    if game_config(config) is not None:
-        # Replay checks one chat against its env; a game record also holds the opponent's side.
-        raise LeaderboardError(f"{config['env']} is a multi-agent game; the leaderboard takes single-agent runs",
-                               file=name, field="config.env")
-    if config.get("shard") != "0/1":
-        raise LeaderboardError("a submission is a whole run; merge the shards first (ragen-bench merge)",
-                               file=name, field="config.shard", expected="0/1", found=config.get("shard"))
     try:
         # out/progress are not recorded (they do not change results); load wants them.
         run = load({**config, "out": None, "progress": False})
@@ -247,10 +234,15 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     if planned > MAX_EPISODES:
         raise LeaderboardError(f"the run plans {planned} episodes, over the limit of {MAX_EPISODES}",
                                file=name, field="config.samples")
+    instances = plan(panels, samples=run.samples, limit=run.limit, shard=run.shard)
+    if run.game is not None:
+        check_seats([i.slot for i in instances], name=name)
+    if config.get("shard") != "0/1":
+        raise LeaderboardError("a submission is a whole run; merge the shards first (ragen-bench merge)",
+                               file=name, field="config.shard", expected="0/1", found=config.get("shard"))
     if manifest["expected_episodes"] != planned:
         raise LeaderboardError("does not match the plan", file=name, field="expected_episodes",
                                expected=planned, found=manifest["expected_episodes"])
-    instances = plan(panels, samples=run.samples, limit=run.limit, shard=run.shard)
     if manifest["complete"] is not True:
         raise LeaderboardError("the run is incomplete; finish it (re-run the same eval command)",
                                file=name, field="complete", expected=True, found=False)
@@ -267,14 +259,17 @@ def _require_equal(found: Any, expected: Any, *, problem: str, **where: Any) -> 
 # -- episodes ------------------------------------------------------------------------
 
 
-def _replay_log(path: Path, spec: _RunSpec) -> tuple[list[dict[str, Any]], int]:
-    """Replay every record of the log; the rows of the summary and the number of turns."""
+def _replay_log(path: Path, spec: _RunSpec) -> tuple[list[dict[str, Any]], int, list[dict[str, Any]]]:
+    """Replay every record of the log; the rows of the summary, the number of turns and, for a game, what
+    its ``games`` summary reads of each record (:mod:`.verify_games`)."""
     from ragen_bench.eval import metrics
     from ragen_bench.eval.run import EnvPool
+    from ragen_bench.leaderboard.verify_games import replay_game_record
 
     planned = set(spec.plan)
     seen: dict[tuple[str, str, int, int], int] = {}
     rows = []
+    games: list[dict[str, Any]] = []
     turns = 0
     pool = EnvPool({})
     try:
@@ -289,8 +284,12 @@ def _replay_log(path: Path, spec: _RunSpec) -> tuple[list[dict[str, Any]], int]:
                                        episode=_key(slot), **where)
             seen[slot] = number
             try:
-                replayed = replay(record, pool.take([slot[0]])[0], spec.run.chat_for(slot[0]),
-                                  where={**where, "episode": _key(slot)})
+                if spec.run.game is not None:
+                    games.append(replay_game_record(record, spec.run, {**where, "episode": _key(slot)}))
+                    replayed = record
+                else:
+                    replayed = replay(record, pool.take([slot[0]])[0], spec.run.chat_for(slot[0]),
+                                      where={**where, "episode": _key(slot)})
             except RecursionError:
                 # Values nested just under the parser's limit can still exhaust the stack when compared.
                 raise LeaderboardError("a value is nested too deeply", episode=_key(slot), **where) from None
@@ -304,7 +303,7 @@ def _replay_log(path: Path, spec: _RunSpec) -> tuple[list[dict[str, Any]], int]:
                 "episode is missing: every panel instance must appear exactly `samples` times",
                 file=str(path), episode=_key(slot),
             )
-    return rows, turns
+    return rows, turns, games
 
 
 def _key(slot: tuple[str, str, int, int]) -> str:
@@ -316,19 +315,8 @@ def _key(slot: tuple[str, str, int, int]) -> str:
 def _slot(record: Mapping[str, Any], where: Mapping[str, Any]) -> tuple[str, str, int, int]:
     from ragen_bench.eval.replay import record_slot
 
-    with _as_leaderboard_error():
+    with as_leaderboard_error():
         return record_slot(record, where)
-
-
-@contextmanager
-def _as_leaderboard_error() -> Iterator[None]:
-    """The shared replay rule's mismatch (:mod:`ragen_bench.eval.replay`), reported as this command's error."""
-    from ragen_bench.eval.replay import ReplayMismatch
-
-    try:
-        yield
-    except ReplayMismatch as error:
-        raise LeaderboardError(error.problem, **error.where) from None
 
 
 def replay(record: Mapping[str, Any], env: Any, chat_config: Any, *, where: Mapping[str, Any]) -> dict[str, Any]:
@@ -339,65 +327,33 @@ def replay(record: Mapping[str, Any], env: Any, chat_config: Any, *, where: Mapp
     """
     from ragen_bench.eval.replay import replay_episode
 
-    with _as_leaderboard_error():
+    with as_leaderboard_error():
         prompts = replay_episode(record, env, chat_config, where=where)
     turns = record["turns"]
     # Last: what replay cannot reproduce, once everything it can has matched.
     for number, (turn, prompt) in enumerate(zip(turns, prompts), start=1):
-        _check_tokens(turn, prompt, chat_config, {**where, "turn": number})
+        check_tokens(turn, prompt, chat_config, {**where, "turn": number})
     return dict(record)
-
-
-def _check_tokens(turn: Mapping[str, Any], prompt: tuple[int, int] | None, chat_config: Any,
-                  where: Mapping[str, Any]) -> None:
-    """Refuse a response length or token count the turn's texts cannot have had."""
-    from ragen_bench.chat.trajectory import unpack_text
-
-    chars = turn["response_chars"]
-    kept = len(unpack_text(turn["raw_response"]))
-    # A reply longer than max_response_chars is stored cut; any other must be whole.
-    if type(chars) is not int or not (chars == kept or (kept == chat_config.max_response_chars and chars > kept)):
-        raise LeaderboardError("does not fit the recorded reply", field="response_chars", expected=kept,
-                               found=chars, **where)
-    completion = turn["completion_tokens"]
-    if completion is not None:
-        # A tools-mode reply's tokens also wrote its calls (replay took them as JSON data): they raise the
-        # most it may count; the fewest stays the text's, as a call's JSON here may be longer than its tokens' text.
-        calls = turn.get("tool_calls")
-        call_chars = 0 if calls is None else len(json.dumps(calls, ensure_ascii=False))
-        problem = token_problem(completion, chars, 4 * (chars + call_chars) + COMPLETION_SLACK)
-        if problem:
-            raise LeaderboardError(f"implausible: {problem}", field="completion_tokens", **where)
-    if prompt is not None:
-        text, messages = prompt
-        most = 4 * text + PROMPT_SLACK_PER_MESSAGE * messages + PROMPT_SLACK
-        problem = token_problem(turn["prompt_tokens"], text, most)
-        if problem:
-            raise LeaderboardError(f"implausible: {problem}", field="prompt_tokens", **where)
-
-
-def token_problem(tokens: int, chars: int, most: int) -> str | None:
-    """Why ``tokens`` cannot encode ``chars`` characters (at most ``most`` tokens), or ``None``."""
-    if tokens * MAX_CHARS_PER_TOKEN < chars:
-        return f"{tokens} tokens for {chars} characters (fewer than characters / {MAX_CHARS_PER_TOKEN})"
-    if tokens > most:
-        return f"{tokens} tokens for {chars} characters (more than the text can hold, {most})"
-    return None
 
 
 # -- summary -------------------------------------------------------------------------
 
 
-def expected_summary(spec: _RunSpec, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """What ``summary.json`` must hold for the replayed ``rows`` (as ``ragen-bench eval`` writes it)."""
+def expected_summary(spec: _RunSpec, rows: Sequence[Mapping[str, Any]],
+                     games: Sequence[Mapping[str, Any]] = ()) -> dict[str, Any]:
+    """What ``summary.json`` must hold for the replayed ``rows`` (and a game run's replayed ``games``),
+    as ``ragen-bench eval`` writes it."""
     from ragen_bench.eval import metrics
+    from ragen_bench.eval.games import summarize_games
 
-    summary = {
+    summary: dict[str, Any] = {
         "data_files": {},
         "groups": metrics.summarize(rows),
         "panels": spec.panels,
         "template_hash": spec.run.template_hash,
     }
+    if spec.run.game is not None:
+        summary["games"] = summarize_games(games)
     return json.loads(json.dumps(summary))
 
 

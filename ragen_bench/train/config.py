@@ -148,7 +148,9 @@ def compose(preset: str = DEFAULT_PRESET, overrides: Sequence[str] = ()) -> dict
 
     from ragen_bench.chat import context
     from ragen_bench.data import CONFIG_MODULE
+    from ragen_bench.eval.streams import register_resolver
 
+    register_resolver()
     if preset not in PRESETS:
         raise TrainConfigError(f"preset: unknown preset {preset!r}; choose one of {choices(PRESETS)}")
     # RAGEN-2's context_window_mode / max_context_window: the chat.history_window they mean, as in eval.

@@ -7,13 +7,15 @@ resumed at step *k* redoes exactly the steps an uninterrupted run does.
 from __future__ import annotations
 
 import functools
-import hashlib
 import math
 from collections.abc import Iterator
 from itertools import islice
 from pathlib import Path
 
 from ragen_bench import panels
+# Re-exported: the trainer's modules take their seeds from here; eval's test streams need it too, below train.
+from ragen_bench.agents.sampling import derived_seed as derived_seed
+from ragen_bench.eval.streams import stream_seed
 from ragen_bench.starpo.algorithms import describe_estimator
 from ragen_bench.train.config import TrainConfig
 
@@ -34,12 +36,6 @@ def step_seeds(config: TrainConfig, step: int, round: int = 0) -> list[int]:
 def train_seeds(env_id: str, count: int) -> tuple[int, ...]:
     """The first ``count`` decontaminated train seeds of ``env_id`` (generating levels is not free)."""
     return tuple(islice(panels.decontaminated_train_seeds(env_id), count))
-
-
-def derived_seed(seed: int, *labels: object) -> int:
-    """A 32-bit seed for one purpose (``labels``), independent of every other purpose's."""
-    digest = hashlib.sha256("\x00".join(map(str, (seed, *labels))).encode()).digest()
-    return int.from_bytes(digest[:4], "big")
 
 
 def out_dir(config: TrainConfig) -> Path:
@@ -74,6 +70,9 @@ def describe(config: TrainConfig) -> Iterator[str]:
                   f"(T = {c.val.temperature})" if c.val.every else "no validation")
     test = f"final test on {c.test.split} ({panel_seeds(c.test.limit)})" if c.test.split else "no final test"
     yield f"{validation}; {test}; out {out_dir(c)}"
+    streams = ", ".join(str(stream_seed(c.seed, k)) for k in (1, 2, 3))
+    yield (f"a gain is claimed on the test panel's streams ${{test_stream:{c.seed},K}} = {streams} (K = 1, 2, 3) "
+           "plus greedy, with `compare --paired` (docs/train.md, 'Claiming a gain')")
     first = step_seeds(c, 0)[: min(4, c.rollout.groups)] if c.algo == "starpo" else []
     if first:
         yield f"first train seeds: {first} ..."
