@@ -416,7 +416,8 @@ ENTRIES += tuple(
 ENTRIES += tuple(  # BabyAI (minigrid 3.2.0): ragen_bench/envs/babyai/backend.py's levels and their budgets
     EnvEntry(f"RAGEN/BabyAI-{level}-v0", "babyai", "ragen_bench.envs.babyai:BabyAIEnv", dict(level=level),
              description=f"BabyAI {level} (minigrid 3.2.0): {what}; a text view of its 7x7 view.", extra="babyai",
-             chat_budget=ChatBudget(max_turns=turns, max_actions_per_episode=turns, basis=_MEASURED))
+             chat_budget=ChatBudget(max_turns=turns, max_actions_per_turn=1, max_actions_per_episode=turns,
+                                    basis=f"{_MEASURED}, one action a turn as BALROG plays"))
     for level, (_, what, turns) in BABYAI_LEVELS.items()
 )
 

@@ -163,6 +163,18 @@ def test_optimal_wins_a_sample_of_the_test_panel_within_the_budget(minigrid, env
         assert info["success"] and len(actions) <= budget and env.optimal_action() is None
 
 
+@pytest.mark.parametrize("env_id", IDS)
+def test_the_optimal_agent_planning_several_actions_a_turn_wins_through_the_chat_layer(minigrid, env_id):
+    # It plans a turn's actions on a copy, so the live env's bot is asked for each action only as it is
+    # played: the bot must follow a plan it was not asked for one action at a time.
+    from ragen_bench.agents.scripted import play_optimal
+    from ragen_bench.chat import ChatConfig
+
+    played = play_optimal(env_id, ChatConfig(max_turns=40, max_actions_per_episode=40), _test_seeds(env_id, SAMPLE))
+    assert all(episode.success for episode in played)
+    assert max(len(turn.action_ids) for episode in played for turn in episode.turns) > 1
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("env_id", IDS)
 def test_optimal_wins_every_test_panel_episode(minigrid, env_id):

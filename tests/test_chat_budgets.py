@@ -281,5 +281,7 @@ def test_a_declared_budget_beyond_ragen_is_needed_and_no_larger(env_id):
     if env_id in ENV_CAPPED:
         return
     for name, value in chat_budget(env_id).chat_fields().items():
+        if value == 1:
+            continue  # nothing smaller exists (BabyAI's one action a turn is BALROG's protocol)
         smaller = dataclasses.replace(config, **{name: value - 1})
         assert _wins(env_id, smaller, seeds) < wins, (env_id, name)

@@ -25,6 +25,10 @@ VIEW = 7
 _AGENT_X, _AGENT_Y = VIEW // 2, VIEW - 1
 # Cells the list never names: nothing there, or not seen (behind a wall or a closed door).
 _NOT_LISTED = {"unseen", "empty", "floor", "agent"}
+# The object indices the list names (walls have their own lines).
+_LISTED = frozenset(index for index, kind in enumerate(OBJECTS) if kind not in _NOT_LISTED | {"wall"})
+_OPEN_GROUND = frozenset(OBJECTS.index(kind) for kind in ("empty", "floor"))
+_WALL = OBJECTS.index("wall")
 
 
 def _steps(count: int, word: str) -> str:
@@ -54,15 +58,21 @@ def object_name(object_index: int, color_index: int, state: int) -> str:
     return f"a {color} {kind}"
 
 
-def _nearest_wall(image: np.ndarray, cells: Sequence[tuple[int, int]]) -> str | None:
+def _nearest_wall(view: list[list[list[int]]], cells: Sequence[tuple[int, int]]) -> str | None:
     """The first wall along ``cells`` (nearest first), unless something else blocks the line first."""
     for x, y in cells:
-        kind = OBJECTS[int(image[x, y, 0])]
-        if kind == "wall":
+        kind = view[x][y][0]
+        if kind == _WALL:
             return f"a wall {relative_position(x, y)}"
-        if kind not in ("empty", "floor"):
+        if kind not in _OPEN_GROUND:
             return None
     return None
+
+
+# The cells straight ahead, to the left and to the right of the agent, nearest first.
+_AHEAD = tuple((_AGENT_X, y) for y in range(_AGENT_Y - 1, -1, -1))
+_LEFT = tuple((x, _AGENT_Y) for x in range(_AGENT_X - 1, -1, -1))
+_RIGHT = tuple((x, _AGENT_Y) for x in range(_AGENT_X + 1, VIEW))
 
 
 def describe_view(image: np.ndarray, direction: int, mission: str, carrying: str | None) -> str:
@@ -71,11 +81,11 @@ def describe_view(image: np.ndarray, direction: int, mission: str, carrying: str
     ``carrying`` is the carried object's name (``"a red key"``) or ``None``.  Objects are listed
     nearest first (then left to right); walls only straight ahead, left and right of the agent.
     """
+    view = image.tolist()  # plain ints: indexing a numpy array cell by cell costs more than the view's text
     seen = []
-    for y in range(VIEW - 1, -1, -1):
-        for x in range(VIEW):
-            object_index, color_index, state = (int(value) for value in image[x, y])
-            if (x, y) == (_AGENT_X, _AGENT_Y) or OBJECTS[object_index] in _NOT_LISTED | {"wall"}:
+    for x, column in enumerate(view):
+        for y, (object_index, color_index, state) in enumerate(column):
+            if object_index not in _LISTED or (x, y) == (_AGENT_X, _AGENT_Y):
                 continue
             distance = (_AGENT_Y - y) + abs(x - _AGENT_X)
             seen.append((distance, x, f"{object_name(object_index, color_index, state)} {relative_position(x, y)}"))
@@ -83,9 +93,9 @@ def describe_view(image: np.ndarray, direction: int, mission: str, carrying: str
     lines += [
         f"- {wall}"
         for wall in (
-            _nearest_wall(image, [(_AGENT_X, y) for y in range(_AGENT_Y - 1, -1, -1)]),
-            _nearest_wall(image, [(x, _AGENT_Y) for x in range(_AGENT_X - 1, -1, -1)]),
-            _nearest_wall(image, [(x, _AGENT_Y) for x in range(_AGENT_X + 1, VIEW)]),
+            _nearest_wall(view, _AHEAD),
+            _nearest_wall(view, _LEFT),
+            _nearest_wall(view, _RIGHT),
         )
         if wall is not None
     ]

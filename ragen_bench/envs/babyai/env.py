@@ -108,16 +108,19 @@ class BabyAIEnv(TextEnv):
         self._bot: BabyAIBot | None = None
         self._planned: int | None = None  # the bot's action for the current state, once asked
         self._last_action: int | None = None  # the action the bot saw taken last (None at the start)
+        self._consulted = False
         self._success = False
         self._text = ""
 
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         if self._level is None:
-            # minigrid draws only rgb_array pictures; the text view needs none.
-            self._level = backend.make_level(self.level, "rgb_array" if self.render_mode == "rgb_array" else None)
+            # minigrid draws only in rgb_array mode, and only when asked: render_rgb works whatever our
+            # render_mode (chat.images asks for the picture of an env made without one).
+            self._level = backend.make_level(self.level, "rgb_array")
         observation = backend.quiet_reset(self._level, seed)
         self._bot = backend.make_bot(self._level)
         self._planned = self._last_action = None
+        self._consulted = False  # whether optimal_action was asked this episode
         self._success = False
         self._show(observation)
         info = self._info()
@@ -126,8 +129,11 @@ class BabyAIEnv(TextEnv):
 
     def _step_action(self, action: int) -> tuple[str, float, bool, bool, dict[str, Any]]:
         assert self._level is not None
-        # The bot follows the episode only while each action is the one it planned for that state.
-        if self._bot is not None and action != self._planned:
+        # The bot follows the episode only while each action is the one it plans for that state.  Once
+        # someone follows it (the optimal agent plans several actions a turn on a copy, then plays them
+        # here), it is asked for each action it was not asked for; an episode nobody consults drops it
+        # at its first step, without the cost of a plan.
+        if self._bot is not None and (not self._consulted or action != self.optimal_action()):
             self._bot = None
         self._planned, self._last_action = None, action
         observation, reward, terminated, truncated, _ = self._level.step(action)
@@ -157,6 +163,7 @@ class BabyAIEnv(TextEnv):
         """BabyAIBot's action for this state, while every action so far was the bot's (else ``None``)."""
         if self.episode_finished or self._bot is None:
             return None
+        self._consulted = True
         if self._planned is None:
             self._planned = int(self._bot.replan(self._last_action))
         return self._planned
