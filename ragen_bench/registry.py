@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ragen_bench import values
-from ragen_bench.envs.babyai.backend import LEVELS as BABYAI_LEVELS
+from ragen_bench.data.babyai import LEVELS as BABYAI_LEVELS
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ import io
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+from ragen_bench.data.babyai import LEVELS  # the levels: a table the registry reads too
 from ragen_bench.envs.base import MissingExtra
 
 if TYPE_CHECKING:
@@ -22,17 +23,6 @@ LIBRARY = "minigrid"
 EXTRA = "babyai"
 INSTALL_HINT = f"the RAGEN/BabyAI-* ids need minigrid 3.2.0, the '{EXTRA}' extra: pip install 'ragen-bench[{EXTRA}]'"
 
-# Our level name -> (minigrid's level class in minigrid.envs.babyai, the task, the chat budget's turns).
-# One level per BALROG BabyAI task: BALROG plays the babyai-text fork's MixedTrainLocal split by
-# instruction kind (goto, pickup, open, putnext, pick up then go to); these are minigrid's own
-# single-room levels of the first four kinds (no minigrid level poses the fifth).  The turns are the
-# optimal agent's longest test-panel win (one action a turn, BabyAIBot driving).
-LEVELS: dict[str, tuple[str, str, int]] = {
-    "GoToLocal": ("GoToLocal", "go to an object in one room", 24),
-    "PickupLoc": ("PickupLoc", "pick up an object, maybe named by its place", 15),
-    "UnlockLocal": ("UnlockLocal", "fetch the key and open the locked door", 26),
-    "PutNextLocal": ("PutNextLocal", "put an object next to another", 35),
-}
 
 
 def _import(module: str) -> ModuleType:
