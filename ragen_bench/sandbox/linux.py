@@ -11,9 +11,12 @@ mount, network, PID, IPC and UTS namespaces, with a root file system of its own:
 * the host's root is detached after ``pivot_root``, so no path leads back to it (home folders,
   the project, ``/proc``, ``/sys``, ``/etc`` and other users' files are simply not there).
 
-Inside, the child's user id is :data:`SANDBOX_UID` (mapped to the caller's own id), not 0: its
-capabilities in the new user namespace end at ``exec``, so the code it runs cannot remount or
-``chroot``.  No ctypes library is loaded here at import time.
+Run by a user, the child makes the namespaces inside a new user namespace, where its id is
+:data:`SANDBOX_UID` (mapped to the user's own), not 0: its capabilities there end at ``exec``, so
+the code it runs cannot remount or ``chroot``.  Run by root, it makes them directly and, once the
+view is built, becomes ``nobody`` (:data:`NOBODY`) with no capabilities: root's processes are exempt
+from ``RLIMIT_NPROC``, and a user namespace mapped to root would own root's files.  Either way
+``no_new_privs`` is set.  No ctypes library is loaded here at import time.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
 MNT_DETACH = 2
 PR_SET_NO_NEW_PRIVS = 38
 SANDBOX_UID = 1000
+NOBODY = 65534  # the host user a sandbox started by root runs as
 # pivot_root has no glibc wrapper: its syscall number per architecture.
 _PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 # statvfs flags a read-only bind must keep: the kernel refuses to drop a locked one inside a user namespace.
@@ -62,6 +66,11 @@ def supported() -> str | None:
     return None
 
 
+def runs_as_root() -> bool:
+    """Whether the sandbox takes root's way in (see the module docstring)."""
+    return os.geteuid() == 0
+
+
 def read_only_paths(python: Path) -> list[Path]:
     """The host paths the sandbox sees read-only: system programs and libraries, and Python's prefix."""
     paths = [Path(p) for p in ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")]
@@ -77,23 +86,41 @@ def read_only_paths(python: Path) -> list[Path]:
 
 
 def enter(new_root: str, views: list[Path], scratch_mb: int, files: Mapping[str, bytes]) -> Callable[[], None]:
-    """The ``preexec_fn`` that builds the sandbox; on failure the child exits :data:`SETUP_FAILED`."""
+    """The ``preexec_fn`` that builds the sandbox; on failure the child exits :data:`SETUP_FAILED`.
+
+    A user makes the namespaces in a new user namespace (mapping :data:`SANDBOX_UID` to itself).
+    Root makes them directly, builds the view, then becomes :data:`NOBODY` for good: root's
+    processes are exempt from ``RLIMIT_NPROC``, and a sandbox mapped to root would own root's files.
+    """
     libc = ctypes.CDLL(None, use_errno=True)  # loaded before the fork: nothing to load in the child
     pivot = _PIVOT_ROOT.get(platform.machine(), -1)
+    as_root = runs_as_root()
     uid, gid = os.geteuid(), os.getegid()
+    plan = [(str(view), str(view.resolve()), view.is_symlink() and view.parent == Path("/"), view.resolve().is_dir())
+            for view in views]
+    scratch = f"size={scratch_mb}m,mode=0700" + (f",uid={NOBODY},gid={NOBODY}" if as_root else "")
+    namespaces = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS
 
     def preexec() -> None:
         try:
             os.setsid()
-            _call(libc.prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-            _call(libc.unshare, CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS)
-            _write("/proc/self/setgroups", "deny")
-            _write("/proc/self/gid_map", f"{SANDBOX_UID} {gid} 1")
-            _write("/proc/self/uid_map", f"{SANDBOX_UID} {uid} 1")
-            _build_root(libc, new_root, views, scratch_mb, files)
+            if as_root:
+                _call(libc.unshare, namespaces)
+            else:
+                _call(libc.prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+                _call(libc.unshare, CLONE_NEWUSER | namespaces)
+                _write("/proc/self/setgroups", "deny")
+                _write("/proc/self/gid_map", f"{SANDBOX_UID} {gid} 1")
+                _write("/proc/self/uid_map", f"{SANDBOX_UID} {uid} 1")
+            _build_root(libc, new_root, plan, scratch, files)
             os.chdir(new_root)
             _call(libc.syscall, pivot, b".", b".")
             _call(libc.umount2, b".", MNT_DETACH)
+            if as_root:
+                os.setgroups([])
+                os.setresgid(NOBODY, NOBODY, NOBODY)
+                os.setresuid(NOBODY, NOBODY, NOBODY)  # drops every capability
+                _call(libc.prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
             os.chdir("/tmp")
         except OSError as error:
             os.write(2, f"{SETUP_MARK} {error}\n".encode())
@@ -102,25 +129,26 @@ def enter(new_root: str, views: list[Path], scratch_mb: int, files: Mapping[str,
     return preexec
 
 
-def _build_root(libc: ctypes.CDLL, root: str, views: list[Path], scratch_mb: int, files: Mapping[str, bytes]) -> None:
+def _build_root(
+    libc: ctypes.CDLL, root: str, plan: list[tuple[str, str, bool, bool]], scratch: str, files: Mapping[str, bytes],
+) -> None:
     mount = libc.mount
     _call(mount, None, b"/", None, MS_REC | MS_PRIVATE, None)
     _call(mount, b"tmpfs", root.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=1m,mode=0755")
-    for view in views:
-        target = root + str(view)
-        if view.is_symlink() and view.parent == Path("/"):
+    for view, real, link, directory in plan:
+        target = root + view
+        if link:
             os.symlink(os.readlink(view), target)  # /bin -> usr/bin on merged-/usr systems
             continue
-        real = view.resolve()
-        _make_target(target, real.is_dir())
-        _bind_read_only(libc, str(real), target)
+        _make_target(target, directory)
+        _bind_read_only(libc, real, target)
     os.mkdir(root + "/dev")
     for device in DEVICES:
         if os.path.exists(f"/dev/{device}"):
             _make_target(f"{root}/dev/{device}", False)
             _call(mount, f"/dev/{device}".encode(), f"{root}/dev/{device}".encode(), None, MS_BIND, None)
     os.mkdir(root + "/tmp")
-    _call(mount, b"tmpfs", f"{root}/tmp".encode(), b"tmpfs", MS_NOSUID | MS_NODEV, f"size={scratch_mb}m,mode=0700".encode())
+    _call(mount, b"tmpfs", f"{root}/tmp".encode(), b"tmpfs", MS_NOSUID | MS_NODEV, scratch.encode())
     for name, content in files.items():
         with open(f"{root}/tmp/{name}", "wb") as handle:
             handle.write(content)

@@ -30,7 +30,7 @@ UNCONFINED_HINT = (
 )
 
 
-class SandboxUnavailable(RuntimeError):
+class SandboxUnavailable(OSError):
     """This machine cannot build the sandbox (the message says why and what to do)."""
 
 
