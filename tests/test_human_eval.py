@@ -144,8 +144,8 @@ def _canonical_seeds() -> list[int]:
 
 @pytest.mark.slow
 def test_the_optimal_agent_passes_every_problem(env: gymnasium.Env) -> None:
-    """All 164 with RAGEN_BENCH_FULL_SWEEPS=1 (about 15 s unloaded, 70 s on a loaded 2-core
-    machine); a sample across the splits otherwise."""
+    """All 164 with RAGEN_BENCH_FULL_SWEEPS=1 (30 s on the shared 2-core machine, 2026-12-03;
+    docs/performance.md); a sample across the splits otherwise."""
     for seed in _canonical_seeds():
         env.reset(seed=seed)
         assert env.step(env.unwrapped.optimal_action())[1] == 1.0, seed
