@@ -34,19 +34,19 @@ def test_reset_and_passing_step(benchmark, env) -> None:
     answer = env.unwrapped.optimal_action()
     results: list = []
     benchmark.pedantic(recorded(lambda: (env.reset(seed=0), env.step(answer)), results), rounds=ROUNDS, iterations=1)
-    assert all(step[1] == 1.0 and step[0] == "All tests passed." for _, step in results)
+    assert results and all(step[1] == 1.0 and step[0] == "All tests passed." for _, step in results)
 
 
 def test_reset_and_failing_step(benchmark, env) -> None:
     results: list = []
     benchmark.pedantic(recorded(lambda: (env.reset(seed=0), env.step(WRONG)), results), rounds=ROUNDS, iterations=1)
-    assert all(step[1] == 0.0 and "AssertionError" in step[0] for _, step in results)
+    assert results and all(step[1] == 0.0 and "AssertionError" in step[0] for _, step in results)
 
 
 def test_sandbox_empty_program(benchmark) -> None:
     results: list = []
     benchmark.pedantic(recorded(lambda: run_python("pass"), results), rounds=ROUNDS, iterations=1)
-    assert all(outcome.ok for outcome in results)
+    assert results and all(outcome.ok for outcome in results)
 
 
 def test_bare_python_process(benchmark) -> None:
@@ -54,4 +54,4 @@ def test_bare_python_process(benchmark) -> None:
     command = [sys.executable, "-S", "-c", "pass"]
     benchmark.pedantic(recorded(lambda: subprocess.run(command, check=False).returncode, results),
                        rounds=ROUNDS, iterations=1)
-    assert results == [0] * ROUNDS
+    assert results and set(results) == {0}
