@@ -161,3 +161,8 @@ def test_a_failed_setup_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> N
     monkeypatch.setattr(run.linux, "enter", broken)
     with pytest.raises(SandboxUnavailable, match="Operation not permitted.*user namespaces"):
         run_python("print(1)")
+
+
+def test_stdin_is_held_to_one_pipe() -> None:
+    with pytest.raises(ValueError, match="at most 65536"):
+        run_python("pass", stdin=b"x" * (run.MAX_STDIN + 1))

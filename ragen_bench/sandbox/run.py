@@ -23,6 +23,7 @@ from pathlib import Path
 from ragen_bench.sandbox import linux
 
 STUB = Path(__file__).with_name("stub.py")
+MAX_STDIN = 64 << 10
 UNCONFINED_HINT = (
     "enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0; on Ubuntu 24.04 "
     "kernel.apparmor_restrict_unprivileged_userns=0), or opt in to running without them "
@@ -66,7 +67,12 @@ class Outcome:
 def run_python(
     program: str, *, stdin: bytes = b"", limits: Limits = Limits(), allow_unconfined: bool = False,
 ) -> Outcome:
-    """Run ``program`` (Python source, as ``/tmp/main.py``) with ``limits``; see the package docstring."""
+    """Run ``program`` (Python source, as ``/tmp/main.py``) with ``limits``; see the package docstring.
+
+    ``stdin`` is written whole before the output is read, so it is held to one pipe's worth (64 KiB).
+    """
+    if len(stdin) > MAX_STDIN:
+        raise ValueError(f"stdin holds {len(stdin)} bytes; the sandbox takes at most {MAX_STDIN}")
     python = str(Path(sys.executable).resolve())
     files = {"main.py": program.encode("utf-8", "surrogatepass")}
     reason = linux.supported()

@@ -13,7 +13,7 @@ from ragen_bench.envs.human_eval.problems import NUM_PROBLEMS, Problem, extract_
 MAX_OBSERVATION_CHARS = 20_000
 MAX_ANSWER_CHARS = 20_000
 TASK = (
-    "Write the Python function below so that it passes its hidden unit tests. Reply with the whole "
+    "Write the Python function below so that it passes its hidden unit tests. Answer with the whole "
     "function, and any imports it needs, in a ```python fenced block."
 )
 
@@ -85,8 +85,9 @@ class HumanEvalEnv(TextEnv):
     action_names = None
     symbol_meanings: dict[str, str] = {}
     instruction = (
-        "You are solving a Python programming problem. Reply with the complete function in a "
-        "```python fenced block; its unit tests run on your code and you see the first failure, then may revise."
+        "You are solving a Python programming problem. Your answer is the complete function, with the imports "
+        "it needs, in a ```python fenced block; the problem's unit tests run on it, and you see the first "
+        "failure and may revise."
     )
     split_seeds: ClassVar[dict[str, range]] = {"train": range(100, 164), "val": range(82, 100), "test": range(0, 82)}
 
