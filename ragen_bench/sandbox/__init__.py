@@ -30,7 +30,8 @@ open) and no Landlock; the read-only view shows the system's own libraries and P
 Where the namespaces cannot be made (not Linux; user namespaces disabled, as on Ubuntu 24.04 by
 default through AppArmor), :func:`run_python` raises :class:`SandboxUnavailable` naming the cause,
 unless the caller opts in with ``allow_unconfined=True``: then only the limits and the
-process-group kill apply, in a temporary folder, with the caller's files and network reachable.
+process-group kill apply, in a temporary folder, with the caller's files and network reachable
+(and a process that leaves the group with ``setsid`` can outlive the run).
 """
 
 from ragen_bench.sandbox.run import Limits, Outcome, SandboxUnavailable, probe, run_python
