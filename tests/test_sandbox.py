@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import socket
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -166,3 +168,18 @@ def test_a_failed_setup_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> N
 def test_stdin_is_held_to_one_pipe() -> None:
     with pytest.raises(ValueError, match="at most 65536"):
         run_python("pass", stdin=b"x" * (run.MAX_STDIN + 1))
+
+
+def test_the_process_limit_is_each_runs_own() -> None:
+    # A run near its limit (28 children, itself and the sandbox's own processes: the limit counts them
+    # all) does not stop another run's forks: each run counts
+    # in its own user namespace, also when root's runs all become the same host user.
+    hog = ("import os, time\nfor _ in range(28):\n    if os.fork() == 0:\n        time.sleep(4)\n        os._exit(0)\n"
+           "print('held')\ntime.sleep(4)\n")
+    other = ("import os\nfor _ in range(8):\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n"
+             "    os.waitpid(pid, 0)\nprint('forked')\n")
+    with ThreadPoolExecutor(1) as pool:
+        held = pool.submit(run_python, hog, limits=Limits(wall_s=10))
+        time.sleep(1.5)  # lets the hog reach its limit first
+        assert run_python(other).stdout == "forked\n"
+        assert held.result().stdout == "held\n"

@@ -7,8 +7,8 @@ the source runs in the caller's process.
 
 What is limited (per run, :class:`Limits`): wall-clock time (the whole process group is killed
 at the deadline), CPU time (``RLIMIT_CPU``), address space (``RLIMIT_AS``: a memory bomb gets a
-``MemoryError``), file size (``RLIMIT_FSIZE``), processes (``RLIMIT_NPROC``, so a fork bomb
-stops at the limit: counted in the sandbox's user namespace, or, started by root, for ``nobody``), captured output (the run is
+``MemoryError``), file size (``RLIMIT_FSIZE``), processes (``RLIMIT_NPROC``, counted in the run's own
+user namespace, so a fork bomb stops at the limit and other runs keep theirs), captured output (the run is
 killed past the cap) and scratch space (a tmpfs of ``scratch_mb``).
 
 What is isolated (Linux, :mod:`.linux`; root not needed: a user needs unprivileged user namespaces):
@@ -21,9 +21,9 @@ What is isolated (Linux, :mod:`.linux`; root not needed: a user needs unprivileg
   scratch folders, ``/etc``, ``/proc`` and ``/sys`` do not exist inside;
 * **processes**: a PID namespace: the code sees only its own processes (it cannot signal the
   caller), and when the run ends every process it started ends with it, ``setsid`` or not;
-* **identity**: no capabilities and ``no_new_privs``: started by a user, id 1000 in a user
-  namespace of its own (mapped to the user); started by root, the host's ``nobody``; IPC and host
-  name namespaces of its own.
+* **identity**: id 1000 in a user namespace of its own, with no capabilities once it runs and
+  ``no_new_privs``; that id is the user's own on the host, or ``nobody`` when root started it
+  (root's processes would be exempt from the process limit); IPC and host name namespaces of its own.
 
 Not done: no seccomp filter (every system call the kernel allows an unprivileged user stays
 open) and no Landlock; the read-only view shows the system's own libraries and Python's.

@@ -13,9 +13,9 @@ mount, network, PID, IPC and UTS namespaces, with a root file system of its own:
 
 Run by a user, the child makes the namespaces inside a new user namespace, where its id is
 :data:`SANDBOX_UID` (mapped to the user's own), not 0: its capabilities there end at ``exec``, so
-the code it runs cannot remount or ``chroot``.  Run by root, it makes them directly and, once the
-view is built, becomes ``nobody`` (:data:`NOBODY`) with no capabilities: root's processes are exempt
-from ``RLIMIT_NPROC``, and a user namespace mapped to root would own root's files.  Either way
+the code it runs cannot remount or ``chroot``.  Run by root, it makes them directly, builds the
+view, becomes ``nobody`` (:data:`NOBODY`) with no capabilities, and then enters a user namespace
+of its own where it is :data:`SANDBOX_UID` too (see :func:`enter` for why).  Either way
 ``no_new_privs`` is set.  No ctypes library is loaded here at import time.
 """
 
@@ -38,7 +38,7 @@ MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REMOUNT, MS_BIND, MS_REC, MS_PRIVATE = 32, 4096, 16384, 1 << 18
 MS_NOATIME, MS_NODIRATIME, MS_RELATIME = 1024, 2048, 1 << 21
 MNT_DETACH = 2
-PR_SET_NO_NEW_PRIVS = 38
+PR_SET_DUMPABLE, PR_SET_NO_NEW_PRIVS = 4, 38
 SANDBOX_UID = 1000
 NOBODY = 65534  # the host user a sandbox started by root runs as
 # pivot_root has no glibc wrapper: its syscall number per architecture.
@@ -89,13 +89,16 @@ def enter(new_root: str, views: list[Path], scratch_mb: int, files: Mapping[str,
     """The ``preexec_fn`` that builds the sandbox; on failure the child exits :data:`SETUP_FAILED`.
 
     A user makes the namespaces in a new user namespace (mapping :data:`SANDBOX_UID` to itself).
-    Root makes them directly, builds the view, then becomes :data:`NOBODY` for good: root's
-    processes are exempt from ``RLIMIT_NPROC``, and a sandbox mapped to root would own root's files.
+    Root makes them directly and builds the view, then becomes :data:`NOBODY` for good and only
+    then enters a user namespace of its own (:data:`SANDBOX_UID` mapped to ``nobody``): root's
+    processes are exempt from ``RLIMIT_NPROC``, a sandbox mapped to root would own root's files,
+    and the user namespace keeps the process count per run (``nobody``'s other processes, other
+    sandboxes among them, do not count) and the id the program sees the same as a user's run.
     """
     libc = ctypes.CDLL(None, use_errno=True)  # loaded before the fork: nothing to load in the child
     pivot = _PIVOT_ROOT.get(platform.machine(), -1)
     as_root = runs_as_root()
-    uid, gid = os.geteuid(), os.getegid()
+    uid, gid = (NOBODY, NOBODY) if as_root else (os.geteuid(), os.getegid())
     plan = [(str(view), str(view.resolve()), view.is_symlink() and view.parent == Path("/"), view.resolve().is_dir())
             for view in views]
     scratch = f"size={scratch_mb}m,mode=0700" + (f",uid={NOBODY},gid={NOBODY}" if as_root else "")
@@ -104,14 +107,10 @@ def enter(new_root: str, views: list[Path], scratch_mb: int, files: Mapping[str,
     def preexec() -> None:
         try:
             os.setsid()
-            if as_root:
-                _call(libc.unshare, namespaces)
-            else:
-                _call(libc.prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
-                _call(libc.unshare, CLONE_NEWUSER | namespaces)
-                _write("/proc/self/setgroups", "deny")
-                _write("/proc/self/gid_map", f"{SANDBOX_UID} {gid} 1")
-                _write("/proc/self/uid_map", f"{SANDBOX_UID} {uid} 1")
+            _call(libc.unshare, namespaces if as_root else CLONE_NEWUSER | namespaces)
+            proc = os.open("/proc/self", os.O_RDONLY | os.O_DIRECTORY)  # the new root has no /proc
+            if not as_root:
+                _map_ids(proc, uid, gid)
             _build_root(libc, new_root, plan, scratch, files)
             os.chdir(new_root)
             _call(libc.syscall, pivot, b".", b".")
@@ -120,7 +119,11 @@ def enter(new_root: str, views: list[Path], scratch_mb: int, files: Mapping[str,
                 os.setgroups([])
                 os.setresgid(NOBODY, NOBODY, NOBODY)
                 os.setresuid(NOBODY, NOBODY, NOBODY)  # drops every capability
-                _call(libc.prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
+                _call(libc.prctl, PR_SET_DUMPABLE, 1, 0, 0, 0)  # a uid change clears it; the maps need it
+                _call(libc.unshare, CLONE_NEWUSER)
+                _map_ids(proc, uid, gid)
+            os.close(proc)
+            _call(libc.prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)
             os.chdir("/tmp")
         except OSError as error:
             os.write(2, f"{SETUP_MARK} {error}\n".encode())
@@ -168,9 +171,14 @@ def _bind_read_only(libc: ctypes.CDLL, source: str, target: str) -> None:
     _call(libc.mount, None, target.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY | kept, None)
 
 
-def _write(path: str, text: str) -> None:
-    with open(path, "w") as handle:
-        handle.write(text)
+def _map_ids(proc: int, uid: int, gid: int) -> None:
+    """Map :data:`SANDBOX_UID` (and its group) to ``uid``/``gid`` in the new user namespace (``proc``: /proc/self)."""
+    for name, text in (("setgroups", "deny"), ("gid_map", f"{SANDBOX_UID} {gid} 1"), ("uid_map", f"{SANDBOX_UID} {uid} 1")):
+        handle = os.open(name, os.O_WRONLY, dir_fd=proc)
+        try:
+            os.write(handle, text.encode())
+        finally:
+            os.close(handle)
 
 
 def _call(function: Callable[..., int], *args: object) -> None:

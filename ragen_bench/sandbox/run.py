@@ -37,7 +37,8 @@ class SandboxUnavailable(OSError):
 
 @dataclass(frozen=True)
 class Limits:
-    """What one run may use.  ``processes`` counts the sandbox's own processes (its user namespace's)."""
+    """What one run may use.  ``processes`` counts every process of the run in its user namespace,
+    the sandbox's own first ones (its stub and init) included."""
 
     wall_s: float = 10.0
     cpu_s: int = 5
