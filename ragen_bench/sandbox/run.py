@@ -3,8 +3,9 @@
 The host side: it makes the scratch root, starts the child through :mod:`.linux` (namespaces,
 read-only view) and :mod:`.stub` (PID-namespace init, resource limits), feeds it ``stdin``,
 reads its output up to a cap, and kills its whole process group at the wall-clock deadline or
-the output cap.  :class:`Outcome` holds no timings, process ids or paths of the host, so the
-same program always gives the same outcome (what :mod:`ragen_bench.leaderboard` replay needs).
+the output cap.  :class:`Outcome` holds no timings, process ids or paths of the host, so a
+program that exits gives the same outcome every time (what :mod:`ragen_bench.leaderboard` replay
+needs); one that is killed gives the same status, with whatever output arrived before the kill.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -113,10 +115,10 @@ def _unconfined(python: str, files: dict[str, bytes], stdin: bytes, limits: Limi
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _supervise(command: list[str], preexec: object, stdin: bytes, limits: Limits, cwd: str) -> Outcome:
+def _supervise(command: list[str], preexec: Callable[[], None], stdin: bytes, limits: Limits, cwd: str) -> Outcome:
     process = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        preexec_fn=preexec, cwd=cwd, env={}, close_fds=True,  # type: ignore[arg-type]
+        preexec_fn=preexec, cwd=cwd, env={}, close_fds=True,
     )
     try:
         _feed(process, stdin)
