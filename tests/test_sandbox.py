@@ -48,6 +48,8 @@ def test_an_infinite_loop_times_out() -> None:
 
 def test_sleeping_past_the_deadline_times_out() -> None:
     assert run_python("import time\ntime.sleep(60)\n", limits=FAST).status == "timeout"
+    # with its output closed, so only the deadline can tell
+    assert run_python("import os, time\nos.close(1)\nos.close(2)\ntime.sleep(60)\n", limits=FAST).status == "timeout"
 
 
 def test_huge_output_is_cut_at_the_cap_and_the_run_killed() -> None:

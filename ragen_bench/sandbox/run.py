@@ -26,6 +26,7 @@ from ragen_bench.sandbox import linux
 
 STUB = Path(__file__).with_name("stub.py")
 MAX_STDIN = 64 << 10
+STOP_GRACE_S = 10.0  # how long a stopped run may take to end its namespace before its group is killed
 UNCONFINED_HINT = (
     "enable unprivileged user namespaces (sysctl user.max_user_namespaces > 0; on Ubuntu 24.04 "
     "kernel.apparmor_restrict_unprivileged_userns=0), or opt in to running without them "
@@ -87,7 +88,7 @@ def run_python(
     try:
         preexec = linux.enter(root, linux.read_only_paths(Path(python)), limits.scratch_mb, files)
         command = [python, "-S", "-s", "-B", "-c", STUB.read_text(encoding="utf-8"), python, _limit_arg(limits)]
-        outcome = _supervise(command, preexec, stdin, limits, cwd="/")
+        outcome = _supervise(command, preexec, stdin, limits, cwd="/", confined=True)
     finally:
         os.rmdir(root)
     if outcome.status == "exited" and outcome.code == linux.SETUP_FAILED and linux.SETUP_MARK in outcome.stderr:
@@ -110,22 +111,30 @@ def _unconfined(python: str, files: dict[str, bytes], stdin: bytes, limits: Limi
             Path(scratch, name).write_bytes(content)
         program = STUB.read_text(encoding="utf-8").replace('"/tmp/main.py"', repr(f"{scratch}/main.py"))
         command = [python, "-S", "-s", "-B", "-c", program, python, _limit_arg(limits)]
-        return _supervise(command, os.setsid, stdin, limits, cwd=scratch)
+        return _supervise(command, os.setsid, stdin, limits, cwd=scratch, confined=False)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def _supervise(command: list[str], preexec: Callable[[], None], stdin: bytes, limits: Limits, cwd: str) -> Outcome:
+def _supervise(
+    command: list[str], preexec: Callable[[], None], stdin: bytes, limits: Limits, cwd: str, confined: bool,
+) -> Outcome:
     process = subprocess.Popen(
         command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         preexec_fn=preexec, cwd=cwd, env={}, close_fds=True,
     )
+    deadline = time.monotonic() + limits.wall_s
     try:
         _feed(process, stdin)
-        status, out, err = _read(process, limits)
+        status, out, err = _read(process, limits, deadline)
+        if status == "exited":  # its output closed; it may still run (it closed its own stdout and stderr)
+            try:
+                process.wait(timeout=max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                status = "timeout"
     finally:
-        _kill(process)
-    code = process.wait()
+        _stop(process, confined)
+    code = process.returncode
     if status == "exited" and code == 128 + signal.SIGXCPU:  # RLIMIT_CPU's signal: a timeout like the wall clock's
         status = "timeout"
     text = (out.decode("utf-8", "replace"), err.decode("utf-8", "replace"))
@@ -141,7 +150,7 @@ def _feed(process: subprocess.Popen[bytes], stdin: bytes) -> None:
         pass
 
 
-def _read(process: subprocess.Popen[bytes], limits: Limits) -> tuple[str, bytes, bytes]:
+def _read(process: subprocess.Popen[bytes], limits: Limits, deadline: float) -> tuple[str, bytes, bytes]:
     """Read both pipes until they close (``"exited"``), the deadline, or the output cap."""
     chunks: dict[int, bytearray] = {}
     selector = selectors.DefaultSelector()
@@ -149,7 +158,6 @@ def _read(process: subprocess.Popen[bytes], limits: Limits) -> tuple[str, bytes,
         assert stream is not None
         chunks[stream.fileno()] = bytearray()
         selector.register(stream.fileno(), selectors.EVENT_READ)
-    deadline = time.monotonic() + limits.wall_s
     status = "exited"
     with selector:
         while selector.get_map():
@@ -169,15 +177,27 @@ def _read(process: subprocess.Popen[bytes], limits: Limits) -> tuple[str, bytes,
     return status, out, err
 
 
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the run's process group; in the sandbox its init dies too, which ends every process it had."""
+def _stop(process: subprocess.Popen[bytes], confined: bool) -> None:
+    """End the run and reap it.  Confined: SIGTERM asks the stub to kill the namespace's init and to
+    exit only when every process of the namespace is gone (SIGKILL to the group if it does not, in
+    :data:`STOP_GRACE_S`).  Unconfined: SIGKILL to the process group at once."""
+    for stream in (process.stdout, process.stderr):
+        if stream is not None:
+            stream.close()
+    if process.poll() is not None:
+        return
+    if confined:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=STOP_GRACE_S)
+            return
+        except subprocess.TimeoutExpired:
+            pass
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-    for stream in (process.stdout, process.stderr):
-        if stream is not None:
-            stream.close()
+    process.wait()
 
 
 _PROBED: list[str | None] = []

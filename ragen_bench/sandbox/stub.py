@@ -6,7 +6,8 @@ only.  Its child is process 1 of the PID namespace: a small init that sets itsel
 dies with its parent, forks the untrusted program with its resource limits, reaps every orphan
 and exits with the program's status.  When process 1 exits or is killed, the kernel kills every
 process left in the namespace, so nothing the program starts (``setsid``, a double fork) outlives
-the run.  Exit status: the program's, or 128 + the signal that ended it.
+the run; the caller stops a run with SIGTERM to this process, which kills process 1 and exits
+once the namespace is gone.  Exit status: the program's, or 128 + the signal that ended it.
 """
 
 import ctypes
@@ -49,12 +50,18 @@ def init(python: str, limits: str) -> None:
 
 def main() -> None:
     python, limits = sys.argv[1], sys.argv[2]
+    # SIGTERM from the caller (a deadline) kills process 1, and the kernel ends the namespace with it;
+    # this process then exits only once that is done, so the caller's wait covers every process.
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     first = os.fork()
     if first == 0:
         try:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
             init(python, limits)
         finally:
             os._exit(126)
+    signal.signal(signal.SIGTERM, lambda *_: os.kill(first, signal.SIGKILL))
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
     _, status = os.waitpid(first, 0)
     os._exit(status_code(status))
 
