@@ -5,8 +5,8 @@ the same interpreter (with ``-S``: the standard library only) and returns an :cl
 ``exited`` with a status, ``timeout`` or ``output-limit``, and the output it wrote.  Nothing of
 the source runs in the caller's process.
 
-What is limited (per run, :class:`Limits`): wall-clock time (the whole process group is killed
-at the deadline), CPU time (``RLIMIT_CPU``), address space (``RLIMIT_AS``: a memory bomb gets a
+What is limited (per run, :class:`Limits`): wall-clock time (at the deadline the PID namespace's
+init is killed, which ends every process of the run before :func:`run_python` returns), CPU time (``RLIMIT_CPU``), address space (``RLIMIT_AS``: a memory bomb gets a
 ``MemoryError``), file size (``RLIMIT_FSIZE``), processes (``RLIMIT_NPROC``, counted in the run's own
 user namespace, so a fork bomb stops at the limit and other runs keep theirs), captured output (the run is
 killed past the cap) and scratch space (a tmpfs of ``scratch_mb``).

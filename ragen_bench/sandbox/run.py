@@ -2,8 +2,8 @@
 
 The host side: it makes the scratch root, starts the child through :mod:`.linux` (namespaces,
 read-only view) and :mod:`.stub` (PID-namespace init, resource limits), feeds it ``stdin``,
-reads its output up to a cap, and kills its whole process group at the wall-clock deadline or
-the output cap.  :class:`Outcome` holds no timings, process ids or paths of the host, so a
+reads its output up to a cap, and stops the run at the wall-clock deadline or the output cap
+(every process of its PID namespace ended before it returns).  :class:`Outcome` holds no timings, process ids or paths of the host, so a
 program that exits gives the same outcome every time (what :mod:`ragen_bench.leaderboard` replay
 needs); one that is killed gives the same status, with whatever output arrived before the kill.
 """
