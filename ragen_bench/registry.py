@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ragen_bench import values
+from ragen_bench.envs.babyai.backend import LEVELS as BABYAI_LEVELS
 
 
 @dataclass(frozen=True)
@@ -135,7 +136,6 @@ _TWX_GAMES = (
     ("peckingorder", "follow the instructions book, step by step",
      ChatBudget(max_turns=9, basis=_MEASURED)),
 )
-
 ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry(
         "RAGEN/Sokoban-6x6-v0",
@@ -406,16 +406,17 @@ _RG_BUDGETS = {
     "tower_of_hanoi": ChatBudget(max_response_chars=4136, basis=_MEASURED),
 }
 ENTRIES += tuple(
-    EnvEntry(
-        f"RAGEN/RG-{name}-v0",
-        "reasoning_gym",
-        "ragen_bench.envs.reasoning_gym:ReasoningGymEnv",
-        dict(dataset=name),
-        description=f"reasoning-gym '{name}': one question, graded by the dataset's own score_answer.",
-        extra="rg",
-        chat_budget=_RG_BUDGETS.get(name, NO_BUDGET),
-    )
+    EnvEntry(f"RAGEN/RG-{name}-v0", "reasoning_gym", "ragen_bench.envs.reasoning_gym:ReasoningGymEnv", dict(dataset=name),
+             description=f"reasoning-gym '{name}': one question, graded by the dataset's own score_answer.",
+             extra="rg", chat_budget=_RG_BUDGETS.get(name, NO_BUDGET))
     for name in RG_DATASETS
+)
+ENTRIES += tuple(  # BabyAI (minigrid 3.2.0): ragen_bench/envs/babyai/backend.py's levels and their budgets
+    EnvEntry(f"RAGEN/BabyAI-{level}-v0", "babyai", "ragen_bench.envs.babyai:BabyAIEnv", dict(level=level),
+             description=f"BabyAI {level} (minigrid 3.2.0): {what}; a text view of its 7x7 view.", extra="babyai",
+             chat_budget=ChatBudget(max_turns=turns, max_actions_per_turn=1, max_actions_per_episode=turns,
+                                    basis=f"{_MEASURED}, one action a turn as BALROG plays"))
+    for level, (_, what, turns) in BABYAI_LEVELS.items()
 )
 
 ENTRIES += (EnvEntry("RAGEN/HumanEval-v0", "human_eval", "ragen_bench.envs.human_eval:HumanEvalEnv", dict(max_attempts=5),
@@ -425,7 +426,6 @@ ENV_IDS: tuple[str, ...] = tuple(entry.id for entry in ENTRIES)
 # The ids whose env is this project's own code (no extra needed).
 BUILTIN_IDS: tuple[str, ...] = tuple(entry.id for entry in ENTRIES if entry.extra is None)
 _BY_ID = {entry.id: entry for entry in ENTRIES}
-
 
 # Rows of the plugins loaded so far, in load order (filled by plugins.register_all).
 PLUGIN_ENTRIES: list[EnvEntry] = []

@@ -282,6 +282,7 @@ def _check(c: TrainConfig) -> None:
     # Rollouts are sampled as text and laid out by the <answer> token layout; tool calls are eval-only.
     _require(not chat.tools, "chat.action_format", "must be text for training (tools is an eval mode)",
              chat.action_format)
+    _require(not chat.images, "chat.images", "must be false for training (pictures are an eval mode)", chat.images)
 
 
 def _check_rollout(c: TrainConfig) -> None:
