@@ -114,9 +114,7 @@ _V1_BANDIT_BUDGET = ChatBudget(**_BANDIT_ROLLOUT, basis="RAGEN v1 `config/_1_ban
 _R2_BANDIT_BUDGET = ChatBudget(**_BANDIT_ROLLOUT, basis="RAGEN-2 `config/_1_bandit.yaml`")
 # Bandit-v0's held-out variants are played as the suite's train id is, so a generalization gap measures
 # the names, not a different prompt.
-_V1_BANDIT_VARIANT_BUDGET = ChatBudget(
-    **_BANDIT_ROLLOUT, basis="RAGEN/Bandit-v0's (RAGEN v1 `config/_1_bandit.yaml`): the same one-pull task"
-)
+_V1_BANDIT_VARIANT_BUDGET = ChatBudget(**_BANDIT_ROLLOUT, basis="RAGEN/Bandit-v0's (RAGEN v1 `config/_1_bandit.yaml`): the same one-pull task")
 _2048_BUDGET = dict(
     max_turns=800, max_actions_per_turn=1, max_actions_per_episode=700, history_window=5, max_new_tokens=256
 )
@@ -420,6 +418,9 @@ ENTRIES += tuple(  # BabyAI (minigrid 3.2.0): ragen_bench/envs/babyai/backend.py
                                     basis=f"{_MEASURED}, one action a turn as BALROG plays"))
     for level, (_, what, turns) in BABYAI_LEVELS.items()
 )
+
+ENTRIES += (EnvEntry("RAGEN/HumanEval-v0", "human_eval", "ragen_bench.envs.human_eval:HumanEvalEnv", dict(max_attempts=5),
+                     description="HumanEval (164 problems): write the function, see the failing test, revise.", extra="code"),)
 
 ENV_IDS: tuple[str, ...] = tuple(entry.id for entry in ENTRIES)
 # The ids whose env is this project's own code (no extra needed).
