@@ -10,7 +10,7 @@
 # Re-scoring the committed pair on streams of your own (no training needed):
 #   START=baselines/cpu-sokoban-protocol/checkpoints/start \
 #   TRAINED=baselines/cpu-sokoban-protocol/checkpoints/trained \
-#   STREAMS="11 12 13" PHASE=test OUT=runs/my-streams baselines/cpu-sokoban-protocol/run.sh
+#   STREAMS="11 12 13 greedy" PHASE=test OUT=runs/my-streams baselines/cpu-sokoban-protocol/run.sh
 # scores both on streams stream_seed(0, 11..13) plus greedy and prints the pooled paired test.
 set -euo pipefail
 RB=${RB:-.venv/bin/ragen-bench}
@@ -45,7 +45,7 @@ EVAL="split=test agent=hf agent.num_threads=1 agent.max_new_tokens=24 chat.think
 #    SIDES="start" (or "trained") scores one model only; the pooled test runs once both are there.
 if [[ $PHASE == test || $PHASE == all ]]; then
   pairs=()
-  for k in ${STREAMS:-1 2 3} greedy; do
+  for k in ${STREAMS:-1 2 3 greedy}; do
     if [[ $k == greedy ]]; then stream="agent.temperature=0"; else stream="agent.temperature=0.5 sampling_seed=\${test_stream:0,$k}"; fi
     for side in ${SIDES:-start trained}; do
       model=$START; [[ $side == trained ]] && model=$TRAINED
