@@ -109,20 +109,23 @@ def _same(config_a: Mapping[str, Any], config_b: Mapping[str, Any], path_a: Path
           keep: bool = False, drop: Sequence[tuple[str, ...]] = ()) -> None:
     """Refuse two runs on other streams (``keep``) or whose configs differ outside ``drop``, naming the key."""
     def project(config: Mapping[str, Any]) -> dict[str, Any]:
-        if keep:
-            return stream_of(config)
-        trimmed = {name: dict(value) if isinstance(value, Mapping) else value for name, value in config.items()}
-        for *section, last in drop:
-            holder = trimmed.get(section[0]) if section else trimmed
-            if isinstance(holder, dict):
-                holder.pop(last, None)
-        return trimmed
+        return stream_of(config) if keep else without_keys(config, drop)
 
     found = runfiles.difference(project(config_a), project(config_b))
     if found is not None:
         where, in_a, in_b = found
         what = "a pair's two runs must share their stream" if keep else "pairs may differ only in the stream"
         raise LeaderboardError(f"cannot pool {path_a} with {path_b}: {what} ({in_a!r} vs {in_b!r})", field=where)
+
+
+def without_keys(config: Mapping[str, Any], drop: Sequence[tuple[str, ...]] = STREAM_KEYS) -> dict[str, Any]:
+    """A copy of ``config`` (two levels deep) without the ``drop`` keys: by default what is left once the stream is."""
+    trimmed = {name: dict(value) if isinstance(value, Mapping) else value for name, value in config.items()}
+    for *section, last in drop:
+        holder = trimmed.get(section[0]) if section else trimmed
+        if isinstance(holder, dict):
+            holder.pop(last, None)
+    return trimmed
 
 
 def _slots(run: Path) -> set[tuple[str, str, int, int]]:

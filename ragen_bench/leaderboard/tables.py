@@ -115,7 +115,7 @@ ENTRY_COLUMNS = {
 PAIRED_COLUMNS = {
     "entry": "entry", "base": "base entry", "env": "env", "pairs": "shared episodes", "success": "success",
     "base_success": "base success", "only_entry": "solved by entry only", "only_base": "solved by base only",
-    "mcnemar_p": "McNemar p",
+    "mcnemar_p": "McNemar p", "note": "note",
 }
 GENERALIZATION_COLUMNS = {
     "entry": "entry", "train_env": "train env", "test_env": "held-out env", "axis": "axis",
