@@ -305,7 +305,7 @@ def paired_rows(entries: Sequence[Entry]) -> list[dict[str, Any]]:
 
 def _runs_by_stream(run: VerifiedRun) -> dict[str, list[dict[str, Any]]]:
     """An entry's episode rows per sampling stream: ``run_dir``'s, then each of ``stream_runs``'."""
-    from ragen_bench.leaderboard.pooled import stream_name
+    from ragen_bench.leaderboard.streams import stream_name
 
     return {stream_name(run.manifest["config"]): run.rows, **{stream.name: stream.rows for stream in run.streams}}
 

@@ -49,7 +49,7 @@ class StreamRun:
     """One of an entry's ``stream_runs``, replayed: the same model and episodes sampled from another stream."""
 
     run_dir: Path
-    name: str  # pooled.stream_name: "T=0.5 seed 961660578", "greedy"
+    name: str  # streams.stream_name: "T=0.5 seed 961660578", "greedy"
     manifest: dict[str, Any]
     rows: list[dict[str, Any]]
 
@@ -127,7 +127,7 @@ def _verify_run_dir(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], Path
 
 def _stream_run(root: Path, relative: str, manifest: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> StreamRun:
     """One of ``stream_runs``, replayed like ``run_dir``: the same config but for the stream, the same episodes."""
-    from ragen_bench.leaderboard.pooled import stream_name, without_keys
+    from ragen_bench.leaderboard.streams import stream_name, without_keys
 
     where = f"{root / SUBMISSION}: stream_runs"
     run_dir = files.inside(root, relative, what=where)
@@ -151,7 +151,7 @@ def _stream_run(root: Path, relative: str, manifest: Mapping[str, Any], rows: Se
 
 def _check_distinct_streams(root: Path, manifest: Mapping[str, Any], streams: Sequence[StreamRun]) -> None:
     """Each stream once: a stream run repeating another's stream would count its episodes twice in the pooling."""
-    from ragen_bench.leaderboard.pooled import stream_name
+    from ragen_bench.leaderboard.streams import stream_name
 
     seen = [stream_name(manifest["config"])]
     for stream in streams:
