@@ -113,22 +113,21 @@ def test_without_isolation_the_draws_would_change_the_game():
 
 
 def test_isolated_random_keeps_its_own_stream_and_restores_the_processes():
+    from textarena import core  # a TextArena module that draws from ``random``
+
     own = random.Random(5)
-    random.seed(1)
     rng = IsolatedRandom(5)
-    assert rng.call(random.random) == own.random()
-    outside = random.random()
     random.seed(1)
-    assert random.random() == outside  # the call left the process's stream where it was
-    assert rng.call(random.random) == own.random()
-    random.seed(2)
+    assert rng.call(lambda: core.random.random()) == own.random()
+    assert random.random() == random.Random(1).random()  # the process's stream did not move
+    assert core.random is random
     with pytest.raises(ZeroDivisionError):
-        rng.call(lambda: [random.random() for _ in range(3)] and 1 / 0)
-    assert random.random() == random.Random(2).random()  # restored when the call raised, too
+        rng.call(lambda: [core.random.random() for _ in range(3)] and 1 / 0)
+    assert core.random is random  # put back when the call raised, too
     [own.random() for _ in range(3)]
-    assert rng.call(random.random) == own.random()  # the game keeps the draws of the failed call
+    assert rng.call(lambda: core.random.random()) == own.random()  # the game keeps the failed call's draws
     restored = pickle.loads(pickle.dumps(rng))
-    assert restored.call(random.random) == rng.call(random.random)
+    assert restored.call(lambda: core.random.random()) == rng.call(lambda: core.random.random())
 
 
 def test_same_episodes_in_fresh_processes():

@@ -34,10 +34,11 @@ class TextArenaEnv(TextEnv):
     ## Description
     TextArena's one-player games (Wordle, Minesweeper, 2048, Sudoku, Tower of Hanoi, ...) at
     the settings of TextArena's own ``<Game>-v0`` id, played through the library itself.
-    TextArena seeds and draws from Python's *global* ``random`` (and a few games from numpy's
-    global generator); here every call to the game runs on the game's own copies of both
-    states (:class:`~ragen_bench.envs.textarena.library.IsolatedRandom`), so an agent or a
-    library drawing random numbers between steps never changes the episode.
+    TextArena seeds and draws from Python's *global* ``random``; here every call to the game
+    runs on a generator of the game's own
+    (:class:`~ragen_bench.envs.textarena.library.IsolatedRandom`), so an agent or a library
+    drawing random numbers between steps never changes the episode, and the game never moves
+    the process's generator.
 
     ## Action Space
     ``AnyText(0, 2000)``: any ``str`` is a move; TextArena reads the move it asks for (mostly
@@ -50,8 +51,8 @@ class TextArenaEnv(TextEnv):
     at reset its rules and the opening board, then its answer to each move.
 
     ## Starting State
-    What TextArena 0.7.4 deals for the seed (its ``reset(seed=...)``), with both random
-    states started from the seed.
+    What TextArena 0.7.4 deals for the seed (its ``reset(seed=...)``), the game's generator
+    started from the seed.
 
     ## Rewards
     TextArena's outcome, paid on the last step: 1 for a solved game, the game's own share of
@@ -77,7 +78,7 @@ class TextArenaEnv(TextEnv):
 
     action_names = None
     symbol_meanings: dict[str, str] = {}
-    seed_limit = 2**32  # numpy's global generator takes seeds below 2**32
+    seed_limit = 2**32
     # Smaller panels than the default 256 per split (as reasoning-gym's): RushHour deals in about a
     # second, and `ragen-bench envs verify` deals every panel seed again.
     split_seeds = {"train": range(10_000, 10_032), "val": range(1000, 1032), "test": range(123, 187)}
@@ -93,6 +94,7 @@ class TextArenaEnv(TextEnv):
         )
         self._game: Env = make_game(self.game)  # also fails here, at make(), when the extra is missing
         self._rng = IsolatedRandom()
+        self._rng.adopt(self._game)
         self.observation_space = AnyText(min_length=1, max_length=MAX_OBSERVATION_CHARS, charset=_SAMPLE_CHARSET)
         self._set_action_space(AnyText(min_length=0, max_length=MAX_ACTION_CHARS, charset=_SAMPLE_CHARSET))
         self._text = ""
@@ -128,9 +130,14 @@ class TextArenaEnv(TextEnv):
         text = self._observe()
         if done:
             rewards, _ = self._call("close", self._game.close)
-            self._score = reward = float((rewards or {0: 0.0})[0])
-            self._success = self._score == 1.0
+            outcome = (rewards or {0: 0.0})[0]
             reason = self._game.state.game_info[0].get("reason")
+            if isinstance(outcome, str):
+                # Countdown, Slitherlink and others pass (reward, reason) to set_invalid_move, whose order
+                # is (reason, reward): the reward they meant is in the reason ("Invalid Move: 0.25").
+                outcome, reason = _meant_reward(str(reason)), outcome
+            self._score = reward = float(outcome)
+            self._success = self._score == 1.0
             text = "\n\n".join(part for part in (text, str(reason or "")) if part)
         self._text = text or ("The game is over." if done else "(no new message)")
         info = self._info()
@@ -146,6 +153,14 @@ class TextArenaEnv(TextEnv):
 
     def _info(self) -> dict[str, Any]:
         return {"success": self._success, "level_seed": self.level_seed, "score": self._score}
+
+
+def _meant_reward(swapped_reason: str) -> float:
+    """The reward a game meant when it swapped set_invalid_move's arguments (TextArena's -1 if none is there)."""
+    try:
+        return float(swapped_reason.rpartition(":")[2])
+    except ValueError:
+        return -1.0
 
 
 _SAMPLE_CHARSET = text_charset("[]0123456789abcdefghijklmnopqrstuvwxyz ")

@@ -1,27 +1,26 @@
 """TextArena 0.7.4 as this project uses it: the import, the isolated random state, the observation text.
 
 TextArena seeds Python's *global* ``random`` (``random.seed(seed)`` when a game builds its
-state) and its games draw from it -- and a few from numpy's global generator -- on every
-later call.  Anything else in the process that draws from those generators between two
-calls (an agent sampling, a library shuffling) changes the game.  :class:`IsolatedRandom`
-keeps a game's own copies of both states and swaps them in around each call, so a game's
-episode depends on its seed and its actions alone.
+state) and its games draw from it on every later call.  Anything else in the process that
+draws from it between two calls (an agent sampling, a library shuffling) changes the game.
+:class:`IsolatedRandom` gives each game a generator of its own, which TextArena's modules
+see as their ``random`` during the game's calls only, so a game's episode depends on its
+seed and its actions alone.
 """
 
 from __future__ import annotations
 
 import importlib
 import random
+import sys
 from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import numpy as np
 
 from ragen_bench.envs.base import MissingExtra
 
 if TYPE_CHECKING:
-    from types import ModuleType
-
     from textarena.core import Env
 
 LIBRARY = "textarena"
@@ -61,41 +60,85 @@ def _installed_version() -> str:
         return "unknown"
 
 
-class IsolatedRandom:
-    """One game's own Python ``random`` and numpy global states, swapped in around every call to it.
+class GameRandom(random.Random):
+    """A game's own generator, standing in for the ``random`` module inside TextArena's modules.
 
-    ``call(fn, ...)`` saves the process's two global states, installs the game's, runs ``fn``,
-    keeps the game's new states and puts the process's back -- also when ``fn`` raises.  The
-    game's states start from the seed (:meth:`restart`), before TextArena seeds ``random``
-    itself, so draws a game makes before that are pinned too.
+    TextArena calls only module functions (``random.choice``, ``random.seed`` ...), which a
+    ``random.Random`` has as methods, and ``random.Random(seed)`` to build a generator of its own.
     """
 
-    __slots__ = ("_python", "_numpy")
+    Random = random.Random
+
+
+class IsolatedRandom:
+    """One game's own ``random``, put in place of the module inside TextArena's modules around every call.
+
+    ``call(fn, ...)`` binds the name ``random`` in every TextArena module that imported the
+    module to this game's :class:`GameRandom`, runs ``fn``, and binds the module back -- also
+    when ``fn`` raises.  So the game never reads or moves the process's generator, and nothing
+    the process draws moves the game's.  The generator starts from the seed (:meth:`restart`),
+    before TextArena seeds it itself, so draws a game makes before that are pinned too.  No
+    game that is an id here draws from numpy's global generator (Sokoban builds its own from
+    the seed), so numpy's is left alone.
+    """
+
+    __slots__ = ("random", "_modules")
 
     def __init__(self, seed: int = 0) -> None:
-        self.restart(seed)
+        self.random = GameRandom(seed)
+        self._modules = _modules_using_random()
+
+    def adopt(self, game: object) -> None:
+        """Point the game's attributes that hold a method of the process's generator at the game's own.
+
+        Secretary keeps ``random.random`` itself (bound when the game is built) as its sampler,
+        which no module binding reaches.
+        """
+        for name, value in list(vars(game).items()):
+            if getattr(value, "__self__", None) is _PROCESS_GENERATOR:
+                setattr(game, name, getattr(self.random, value.__name__))
 
     def restart(self, seed: int) -> None:
-        """Start both of the game's states from ``seed``."""
-        self._python = random.Random(seed).getstate()
-        self._numpy = np.random.RandomState(seed).get_state()
+        """Start the game's generator from ``seed`` (and find the TextArena modules loaded since the last reset)."""
+        self.random.seed(seed)
+        self._modules = _modules_using_random()
 
     def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        outer_python, outer_numpy = random.getstate(), np.random.get_state()
-        random.setstate(self._python)
-        np.random.set_state(self._numpy)
+        own = self.random
+        for module in self._modules:
+            module.random = own  # type: ignore[attr-defined]
         try:
             return fn(*args, **kwargs)
         finally:
-            self._python, self._numpy = random.getstate(), np.random.get_state()
-            random.setstate(outer_python)
-            np.random.set_state(outer_numpy)
+            for module in self._modules:
+                module.random = random  # type: ignore[attr-defined]
 
-    def __getstate__(self) -> tuple[Any, Any]:
-        return self._python, self._numpy
+    def __getstate__(self) -> GameRandom:
+        return self.random
 
-    def __setstate__(self, state: tuple[Any, Any]) -> None:
-        self._python, self._numpy = state
+    def __setstate__(self, state: GameRandom) -> None:
+        self.random = state
+        self._modules = _modules_using_random()
+
+
+def _modules_using_random() -> tuple[ModuleType, ...]:
+    """TextArena's loaded modules that imported ``random`` (between calls every one holds the module itself).
+
+    Scanning ``sys.modules`` costs more than a game's reset, so the answer is kept until the
+    process loads another module.
+    """
+    global _SCANNED
+    if _SCANNED[0] != len(sys.modules):
+        found = tuple(
+            module for name, module in list(sys.modules.items())
+            if name.partition(".")[0] == LIBRARY and getattr(module, "random", None) is random
+        )
+        _SCANNED = (len(sys.modules), found)
+    return _SCANNED[1]
+
+
+_SCANNED: tuple[int, tuple[ModuleType, ...]] = (-1, ())
+_PROCESS_GENERATOR = random.random.__self__  # the hidden random.Random behind the module's functions
 
 
 def make_game(ta_id: str) -> Env:
