@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 from dataclasses import dataclass
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -103,10 +101,7 @@ class TextArenaEnv(TextEnv):
 
     def _call(self, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         try:
-            # Some games print (RushHour's generator): kept out of the user's stdout, which may be
-            # a table, a JSON stream or a server's protocol.
-            with contextlib.redirect_stdout(io.StringIO()):
-                return self._rng.call(fn, *args, **kwargs)
+            return self._rng.call(fn, *args, **kwargs)
         except Exception as error:  # a game bug is reported with the game, seed and call, not as a bare trace
             raise TextArenaError(
                 f"TextArena '{self.game}' failed in {what} (seed {self.level_seed}): {type(error).__name__}: {error}"
@@ -114,20 +109,20 @@ class TextArenaEnv(TextEnv):
 
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         self._rng.restart(seed)
-        self._call("reset", self._game.reset, num_players=1, seed=seed)
+        messages = self._call("reset", self._deal, seed)
         self._score, self._success = 0.0, False
-        self._text = self._observe() or "(no message)"
+        self._text = message_text(messages) or "(no message)"
         info = self._info()
         info["optimal_length"] = None
         return self._text, info
 
     def _step_action(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         turn = self._game.state.turn
-        done, _ = self._call("step", self._game.step, action)
+        done, messages = self._call("step", self._play, action)
         # TextArena counts a turn only for a move it took (an invalid one is answered, not played).
         valid = self._game.state.turn > turn
         reward = 0.0
-        text = self._observe()
+        text = message_text(messages)
         if done:
             rewards, _ = self._call("close", self._game.close)
             outcome = (rewards or {0: 0.0})[0]
@@ -144,12 +139,24 @@ class TextArenaEnv(TextEnv):
         info["action_is_valid"] = info["action_is_effective"] = valid
         return self._text, reward, bool(done), False, info
 
-    def _observe(self) -> str:
-        _, messages = self._call("get_observation", self._game.get_observation)
-        return message_text(messages)
+    # One isolated call a reset or step: the move and the messages it brings.
+
+    def _deal(self, seed: int) -> list[Any]:
+        self._game.reset(num_players=1, seed=seed)
+        return self._game.get_observation()[1]
+
+    def _play(self, action: str) -> tuple[bool, list[Any]]:
+        done, _ = self._game.step(action)
+        return done, self._game.get_observation()[1]
 
     def render_text(self) -> str:
         return self._text
+
+    def _check_action(self, action: Any) -> str:
+        # The common case without the base class's message building (a step is tens of microseconds).
+        if action.__class__ is str and len(action) <= MAX_ACTION_CHARS:
+            return action
+        return str(super()._check_action(action))
 
     def _info(self) -> dict[str, Any]:
         return {"success": self._success, "level_seed": self.level_seed, "score": self._score}

@@ -60,6 +60,19 @@ def _installed_version() -> str:
         return "unknown"
 
 
+class _Dropped:
+    """A stdout that keeps nothing (cheaper per call than ``contextlib.redirect_stdout``)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass
+
+
+_DROPPED = _Dropped()
+
+
 class GameRandom(random.Random):
     """A game's own generator, standing in for the ``random`` module inside TextArena's modules.
 
@@ -104,12 +117,16 @@ class IsolatedRandom:
         self._modules = _modules_using_random()
 
     def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        own = self.random
+        """``fn(...)`` with the game's generator in place, and what the game prints dropped: some games
+        print (RushHour's generator), and the user's stdout may be a table, a JSON stream or a protocol."""
+        own, stdout = self.random, sys.stdout
         for module in self._modules:
             module.random = own  # type: ignore[attr-defined]
+        sys.stdout = _DROPPED
         try:
             return fn(*args, **kwargs)
         finally:
+            sys.stdout = stdout
             for module in self._modules:
                 module.random = random  # type: ignore[attr-defined]
 
@@ -156,8 +173,10 @@ def message_text(messages: list[Any]) -> str:
     """
     parts = []
     for message in messages:
-        sender, text = message[0], next((part for part in message if isinstance(part, str)), "")
+        sender, text = message[0], message[1]
+        if text.__class__ is not str:
+            text = next((part for part in message if isinstance(part, str)), "")
         text = text.strip()
         if text:
-            parts.append(f"[Player {sender}] {text}" if type(sender) is int and sender >= 0 else text)
+            parts.append(text if sender.__class__ is not int or sender < 0 else f"[Player {sender}] {text}")
     return "\n\n".join(parts)
