@@ -50,6 +50,7 @@ def play(game: str, mode: str) -> dict[str, object]:
     digests, players, steps = [], None, 0
     for seed in SEEDS:
         env, rng = make_game(game), IsolatedRandom(seed)
+        rng.adopt(env)
         call = rng.call if mode != "global" else (lambda fn, *a, **k: fn(*a, **k))
         players = players or _players(env, call, seed)
         call(env.reset, num_players=players, seed=seed)
