@@ -49,8 +49,8 @@ def play(game: str, mode: str) -> dict[str, object]:
     socket.socket.connect = _no_network  # type: ignore[method-assign]
     digests, players, steps = [], None, 0
     for seed in SEEDS:
-        env, rng = make_game(game), IsolatedRandom(seed)
-        rng.adopt(env)
+        rng = IsolatedRandom(seed)
+        env = make_game(game, rng if mode != "global" else None)
         call = rng.call if mode != "global" else (lambda fn, *a, **k: fn(*a, **k))
         players = players or _players(env, call, seed)
         call(env.reset, num_players=players, seed=seed)

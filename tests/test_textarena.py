@@ -97,6 +97,17 @@ def test_the_process_random_state_is_left_as_it_was(env_id):
     env_contract.assert_global_rngs_untouched(env_id, MOVES[:6])
 
 
+def test_making_and_playing_leave_a_fresh_process_random_state_as_it_was():
+    """Importing textarena draws from ``random``, and RushHour deals a puzzle when it is built: neither shows."""
+    out = run_python(
+        "import random, gymnasium, ragen_bench\n"
+        "random.seed(99); before = random.getstate()\n"
+        "env = gymnasium.make('RAGEN/TA-RushHour-v0'); env.reset(seed=0); env.step('[A+]')\n"
+        "print(random.getstate() == before)"
+    )
+    assert out.split() == ["True"]
+
+
 def test_without_isolation_the_draws_would_change_the_game():
     """The failure the isolation prevents: TextArena's Minesweeper reads the global ``random`` on its first move."""
     from ragen_bench.envs.textarena.library import make_game
@@ -131,7 +142,9 @@ def test_isolated_random_keeps_its_own_stream_and_restores_the_processes():
 
 
 def test_same_episodes_in_fresh_processes():
-    plan = {env_id: MOVES for env_id in (ALL_IDS if FULL_SWEEPS else SAMPLE)}
+    # Four fresh interpreters: the default run plays the three ids the agent's draws changed (Sokoban's
+    # generation, ~0.7 s a deal, only in the full sweep).
+    plan = {env_id: MOVES for env_id in (ALL_IDS if FULL_SWEEPS else [i for i in SAMPLE if "Sokoban" not in i])}
     env_contract.assert_same_in_fresh_processes(plan)
 
 
@@ -158,7 +171,8 @@ def test_outcome_is_paid_on_the_last_step_and_success_is_a_solved_game():
 
 
 def test_panels_are_frozen_and_disjoint():
-    for env_id in SAMPLE:
+    # Sokoban deals in ~0.7 s a seed: its panels are regenerated in the full sweep (and by `envs verify`).
+    for env_id in (ALL_IDS if FULL_SWEEPS else [env_id for env_id in SAMPLE if "Sokoban" not in env_id]):
         seeds = {split: set(panels.load(env_id, split).seeds) for split in panels.SPLITS}
         assert not seeds["train"] & seeds["val"] and not seeds["val"] & seeds["test"]
         assert not seeds["train"] & seeds["test"]

@@ -90,9 +90,8 @@ class TextArenaEnv(TextEnv):
             "the move format come with the first observation; answer each turn with one move written exactly "
             "in that format (usually in square brackets)."
         )
-        self._game: Env = make_game(self.game)  # also fails here, at make(), when the extra is missing
         self._rng = IsolatedRandom()
-        self._rng.adopt(self._game)
+        self._game: Env = make_game(self.game, self._rng)  # also fails here, at make(), when the extra is missing
         self.observation_space = AnyText(min_length=1, max_length=MAX_OBSERVATION_CHARS, charset=_SAMPLE_CHARSET)
         self._set_action_space(AnyText(min_length=0, max_length=MAX_ACTION_CHARS, charset=_SAMPLE_CHARSET))
         self._text = ""

@@ -37,6 +37,7 @@ class TextArenaError(RuntimeError):
 
 def load_library() -> ModuleType:
     """``textarena`` at the pinned version, or the one-line error naming the extra."""
+    outer = random.getstate()
     try:
         library = importlib.import_module(LIBRARY)
     except ModuleNotFoundError as error:
@@ -44,6 +45,8 @@ def load_library() -> ModuleType:
         if (error.name or "").split(".")[0] in (LIBRARY, "numpy"):
             raise MissingExtra(INSTALL_HINT) from None
         raise TextArenaError(f"{LIBRARY} failed to import: {type(error).__name__}: {error}") from error
+    finally:
+        random.setstate(outer)  # importing textarena draws from the process's generator: undone
     version = _installed_version()
     if version != LIBRARY_VERSION:
         # The panels freeze what 0.7.4 deals; another version may deal other games under the same ids.
@@ -114,6 +117,10 @@ class IsolatedRandom:
     def restart(self, seed: int) -> None:
         """Start the game's generator from ``seed`` (and find the TextArena modules loaded since the last reset)."""
         self.random.seed(seed)
+        self.refresh()
+
+    def refresh(self) -> None:
+        """Find the TextArena modules that imported ``random`` (again: a game may have loaded more)."""
         self._modules = _modules_using_random()
 
     def call(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
@@ -158,10 +165,24 @@ _SCANNED: tuple[int, tuple[ModuleType, ...]] = (-1, ())
 _PROCESS_GENERATOR = random.random.__self__  # the hidden random.Random behind the module's functions
 
 
-def make_game(ta_id: str) -> Env:
-    """TextArena's game ``ta_id`` without its wrappers (``-raw``): the text is ours to lay out."""
+def make_game(ta_id: str, rng: IsolatedRandom | None = None) -> Env:
+    """TextArena's game ``ta_id`` without its wrappers (``-raw``): the text is ours to lay out.
+
+    With ``rng`` the game is built inside its isolation (RushHour deals a puzzle in its
+    constructor): the game's module is imported first, so that its ``random`` is bound too,
+    and any bound sampler of the process's generator is then pointed at the game's.
+    """
     library = load_library()
-    return library.make(f"{ta_id}-raw")
+    raw = f"{ta_id}-raw"
+    if rng is None:
+        return library.make(raw)
+    entry_point = library.envs.registration.ENV_REGISTRY[raw].entry_point
+    if isinstance(entry_point, str):
+        importlib.import_module(entry_point.partition(":")[0])
+    rng.refresh()
+    game = rng.call(library.make, raw)
+    rng.adopt(game)
+    return game
 
 
 def message_text(messages: list[Any]) -> str:
