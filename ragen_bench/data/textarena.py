@@ -30,10 +30,14 @@ LEFT_OUT: dict[str, str] = {
     **dict.fromkeys(("Hangman-v0", "WordLadder-v0", "Wordle-v0", "WordSearch-v0",
                      "SpellingBee-v0", "DontSayIt-v0", "Codenames-v0", "LetterAuction-v0", "WordChains-v0"), _NLTK),
     **dict.fromkeys(("GuessWho-v0", "TwentyQuestions-v0", "Debate-v0", "ScenarioPlanning-v0"), _JUDGE),
-    **dict.fromkeys(("Checkers-v0", "Chess-v0", "IteratedStagHunt-v0", "Klondike-v0"), _PY312),
+    **dict.fromkeys(("Checkers-v0", "Chess-v0", "IteratedStagHunt-v0", "Klondike-v0", "ReverseTicTacToe-v0",
+                     "UltimateTexasHoldem-v0"), _PY312),
     "BabyAiText-v0": "needs the old `gym` package (and BabyAI), which TextArena does not declare",
     "SpiteAndMalice-v0": "broken in 0.7.4: 'TwoPlayerState' object has no attribute 'logs'",
     "Stratego-v0": "hangs: no answer within 90 s",
+    "UsedCarNegotiation-v0": "broken in the 0.7.4 wheel: its data file instructions/blue_book.txt is missing",
+    "ScorableGames-v0": "broken in the 0.7.4 wheel: its games_descriptions/base folder is missing",
+    "CharacterConclave-v0": "broken in 0.7.4: it calls State.add_observation without observation_type",
 }
 
 
