@@ -1,4 +1,4 @@
-"""TextArena's games as ids: the frozen tables (``ragen_bench/data/textarena.py``) the env, the catalog and the tests share."""
+"""TextArena's games as ids: the frozen tables (``ragen_bench/data/textarena.py``) the env and the tests share."""
 
 from __future__ import annotations
 
