@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ragen_bench import values
+from ragen_bench.data import reasoning_gym, textarena
 from ragen_bench.data.babyai import LEVELS as BABYAI_LEVELS
 
 
@@ -374,31 +375,8 @@ ENTRIES: tuple[EnvEntry, ...] = (
     ),
 )
 
-# reasoning-gym's datasets (extra 'rg'), one id each, kept here as frozen data so that registering
-# them imports nothing of the library.  ragen_bench/envs/reasoning_gym/ids.py says which eight of
-# reasoning-gym 0.1.25's 106 datasets are left out, and why.
-RG_DATASETS: tuple[str, ...] = (
-    "ab", "acre", "advanced_geometry", "aiw", "arc_1d", "arc_agi", "base_conversion",
-    "basic_arithmetic", "bf", "binary_alternation", "binary_matrix", "bitwise_arithmetic",
-    "caesar_cipher", "calendar_arithmetic", "chain_sum", "circuit_logic", "coin_flip",
-    "color_cube_rotation", "complex_arithmetic", "count_bits", "count_primes", "countdown",
-    "course_schedule", "cryptarithm", "decimal_arithmetic", "decimal_chain_sum", "dice",
-    "emoji_mystery", "family_relationships", "figlet_font", "fraction_simplification",
-    "futoshiki", "game_of_life", "game_of_life_halting", "gcd", "graph_color", "group_anagrams",
-    "gsm_symbolic", "intermediate_integration", "jugs", "kakurasu", "knight_swap",
-    "knights_knaves", "largest_island", "lcm", "leg_counting", "letter_counting",
-    "letter_jumble", "mahjong_puzzle", "manipulate_matrix", "maze", "mini_sudoku",
-    "modulo_grid", "n_queens", "needle_haystack", "number_filtering", "number_format",
-    "number_sequence", "number_sorting", "palindrome_generation", "palindrome_partitioning",
-    "path_star", "polynomial_equations", "pool_matrix", "power_function", "prime_factorization",
-    "products", "propositional_logic", "puzzle24", "quantum_lock", "rearc", "rectangle_count",
-    "rotate_matrix", "rotten_oranges", "rubiks_cube", "self_reference", "sentence_reordering",
-    "shortest_path", "simple_equations", "simple_geometry", "simple_integration", "sokoban",
-    "spell_backward", "spiral_matrix", "string_insertion", "string_manipulation",
-    "string_splitting", "string_synthesis", "sudoku", "survo", "syllogism", "time_intervals",
-    "tower_of_hanoi", "tsumego", "word_ladder", "word_sequence_reversal", "word_sorting",
-    "zebra_puzzles",
-)
+# reasoning-gym's datasets (extra 'rg'), frozen in ragen_bench/data/reasoning_gym.py.
+RG_DATASETS: tuple[str, ...] = reasoning_gym.DATASETS
 # The datasets whose reference answer, in the optimal agent's reply, outgrows the default reply
 # length on a test seed: that reply's length (tower_of_hanoi: 7 disks, 127 moves).
 _RG_BUDGETS = {
@@ -421,6 +399,9 @@ ENTRIES += tuple(  # BabyAI (minigrid 3.2.0): ragen_bench/envs/babyai/backend.py
 
 ENTRIES += (EnvEntry("RAGEN/HumanEval-v0", "human_eval", "ragen_bench.envs.human_eval:HumanEvalEnv", dict(max_attempts=5),
                      description="HumanEval (164 problems): write the function, see the failing test, revise.", extra="code"),)
+
+# TextArena's single-player games (extra 'textarena'): frozen in ragen_bench/data/textarena.py with those left out.
+ENTRIES += tuple(EnvEntry(**row, chat_budget=ChatBudget(**budget)) for row, budget in textarena.rows())
 
 ENV_IDS: tuple[str, ...] = tuple(entry.id for entry in ENTRIES)
 # The ids whose env is this project's own code (no extra needed).
