@@ -62,7 +62,12 @@ class TrainConfig:
     algo: str = documented("starpo", help="starpo: reinforcement learning (the PPO / GRPO losses of advantage.*, "
                            "actor.*) | sft: a supervised warm start (sft.*)")
     backend: str = documented("local", help="local: this package's trainer | verl: veRL on Ray (its own venv, GPUs)")
-    env: str = documented("RAGEN/Bandit-v0", help="the single-agent env id trained on (`ragen-bench envs list`)")
+    env: str = documented("RAGEN/Bandit-v0", help="the env id trained on: a single-agent env or a two-player game "
+                          "(`ragen-bench envs list`)")
+    opponent: str | None = documented(None, help="a game's opponent: one of its scripted players (random, minimax, "
+                                      "...) or self (self-play: the policy in both seats); null for single-agent envs")
+    game: dict[str, Any] = documented(factory=lambda: {"max_retries": 2, "on_illegal": "forfeit"},
+                                      help="a game's illegal-move rules, as eval's game.* (max_retries, on_illegal)")
     model: str = documented("smollm2-135m", help="a checkpoint directory, a LoRA adapter directory, or an alias "
                             "(smollm2-135m, tiny)")
     dtype: str = documented("float32", help=f"the training precision: {', '.join(DTYPES)}")
@@ -254,7 +259,9 @@ def _check(c: TrainConfig) -> None:
 
     _require(c.algo in ALGORITHMS, "algo", f"must be one of {choices(ALGORITHMS)}", c.algo)
     _require(c.backend in BACKENDS, "backend", f"must be one of {', '.join(BACKENDS)}", c.backend)
-    _require(c.env in ENV_IDS, "env", "not a single-agent env id (see `ragen-bench envs list`)", c.env)
+    from ragen_bench.train import games
+
+    _require(c.env in ENV_IDS or games.is_game(c.env), "env", "not an env id (see `ragen-bench envs list`)", c.env)
     # Whether a model path exists is checked when training starts (a preset may name a hub id
     # that only backend=verl or another machine resolves); an empty one never names a model.
     _require(bool(c.model.strip()), "model", "must name a model (an alias such as tiny, or a directory)", c.model)
@@ -282,6 +289,7 @@ def _check(c: TrainConfig) -> None:
     # Rollouts are sampled as text and laid out by the <answer> token layout; tool calls are eval-only.
     _require(not chat.tools, "chat.action_format", "must be text for training (tools is an eval mode)",
              chat.action_format)
+    games.check(c)
 
 
 def _check_rollout(c: TrainConfig) -> None:
@@ -330,6 +338,7 @@ def _check_actor(p: ActorConfig) -> None:
 
 def _check_schedule(c: TrainConfig) -> None:  # critic, KL, SFT, validation and its panels, checkpoints, ...
     from ragen_bench import panels
+    from ragen_bench.registry import ENV_IDS
 
     _require(c.critic.lr > 0, "critic.lr", "must be > 0", c.critic.lr)
     _require(c.critic.value_clip > 0, "critic.value_clip", "must be > 0", c.critic.value_clip)
@@ -338,7 +347,8 @@ def _check_schedule(c: TrainConfig) -> None:  # critic, KL, SFT, validation and 
     _require(c.kl.estimator in ("k1", "low_var_kl"), "kl.estimator", "must be k1 or low_var_kl", c.kl.estimator)
     _require(c.kl.placement in ("loss", "reward"), "kl.placement", "must be loss or reward", c.kl.placement)
     s = c.sft
-    _require(s.agent in ("optimal", "random"), "sft.agent", "must be optimal or random", s.agent)
+    _require(s.agent in ("optimal", "random") or c.env not in ENV_IDS, "sft.agent", "must be optimal or random",
+             s.agent)  # a game's warm start plays one of its scripted players (train.games.check)
     _require(s.episodes >= 1, "sft.episodes", "must be >= 1", s.episodes)
     _require(s.epochs >= 1, "sft.epochs", "must be >= 1", s.epochs)
     _require(s.lr > 0, "sft.lr", "must be > 0", s.lr)
