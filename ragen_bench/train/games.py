@@ -57,6 +57,8 @@ def check(c: TrainConfig) -> None:
                                    f"(e.g. RAGEN/TicTacToe-v0) take {key}=")
         return
     known = sorted(scripted_opponents(c.env))
+    if c.backend == "verl":  # its agent loop plays games (agent_loop.py); its dataset rows and recipe do not yet
+        raise TrainConfigError(f"backend: {c.env} is a two-player game; train it with backend=local")
     if c.opponent is None:
         raise TrainConfigError(f"opponent: {c.env} is a two-player game; name the opponent the policy trains "
                                f"against ({', '.join(known)}) or opponent={SELF_PLAY} for self-play")
