@@ -38,6 +38,7 @@ def small(*extra: str, out: Path | None = None) -> train_config.TrainConfig:
     (["opponent=random", "chat.history_window=1"], ["chat.history_window", "game"]),
     (["opponent=random", "algo=sft", "sft.agent=optimal"], ["sft.agent", "minimax", "optimal"]),
     (["opponent=self", "algo=sft", "sft.agent=minimax"], ["opponent:", "warm start", "self"]),
+    (["opponent=random", "backend=verl"], ["backend:", "two-player game", "backend=local"]),
 ])
 def test_bad_game_settings_are_one_error_naming_the_key(overrides, names):
     with pytest.raises(TrainConfigError) as refused:
@@ -181,3 +182,28 @@ def test_the_warm_start_plays_the_scripted_player_and_keeps_its_games_it_did_not
         assert record["messages"][-1]["role"] == "assistant"
         assert all(m["content"].startswith("<answer>") for m in record["messages"] if m["role"] == "assistant")
         assert record["total_reward"] >= 0  # minimax never loses; only won and drawn games are kept
+
+
+# -- the episode veRL's agent loop plays -----------------------------------------------------------------
+
+
+def test_the_verl_loops_game_episode_is_the_policy_seat_against_the_opponent():
+    from ragen_bench.chat import AgentReply, ChatConfig
+    from ragen_bench.integrations.verl.game_seat import GameSeatEpisode
+
+    chat = ChatConfig(think=False)
+    for seed in (10000, 10001):
+        episode = GameSeatEpisode(GAME, chat, opponent="random", seed=seed)
+        assert episode.seat == ("player_0" if seed % 2 == 0 else "player_1")
+        # The opponent already moved when the policy sits second.
+        assert len(episode.match.moves) == seed % 2 and episode.turn == 1
+        assert episode.messages[-1]["role"] == "user"
+        while not episode.done:
+            legal = episode.match.game.legal_moves(episode.seat)
+            episode.step(AgentReply(text=f"<answer>{episode.match.game.action_names[legal[0]]}</answer>"))
+        trajectory = episode.trajectory()
+        assert all(turn.valid for turn in trajectory.turns)
+        assert trajectory.total_reward == {"win": 1.0, "draw": 0.0, "loss": -1.0}[
+            episode.match.result().outcome(episode.seat)]
+    with pytest.raises(ValueError, match="no scripted player 'grandmaster'"):
+        GameSeatEpisode(GAME, chat, opponent="grandmaster", seed=1)
