@@ -56,7 +56,19 @@ class GameSeatEpisode:
         self.match.answer(self.seat, reply)
 
     def trajectory(self) -> Trajectory:
-        return self.match.result().trajectories[self.seat]
+        """The seat's trajectory; a game the loop stopped early (no room left) is scored on the turns played."""
+        if self.match.done:
+            return self.match.result().trajectories[self.seat]
+        from ragen_bench.chat import Trajectory
+
+        chat = self.match.seats[self.seat]
+        return Trajectory(
+            env_id=self.env_id, split=self.match.split, seed=self.seed, sample=self.match.sample,
+            template_hash=self.match.config.template_hash(), messages=[dict(m) for m in chat.transcript],
+            turns=list(chat.turns), success=False, total_reward=sum(t.reward for t in chat.turns),
+            num_turns=len(chat.turns), num_actions=chat.moves, num_valid_actions=sum(t.valid for t in chat.turns),
+            num_effective_actions=chat.moves, optimal_length=None, terminated=False, truncated=True,
+        )
 
 
 class _Seat:
