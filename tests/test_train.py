@@ -97,7 +97,7 @@ def test_presets_differ_where_they_should():
         ("actor.dual_clip=1.0", "actor.dual_clip"),
         ("advantage.estimator=td", "advantage.estimator"),
         ("env=RAGEN/Nope-v0", "env"),
-        ("env=RAGEN/TicTacToe-v0", "env"),
+        ("env=RAGEN/TicTacToe-v0", "opponent"),  # a game trains against a named opponent
         ("val.split=nope", "val.split"),
         ("rollout.temperature=0", "rollout.temperature"),
         ("actor.lr=nan", "actor.lr"),

@@ -34,7 +34,7 @@ batched ``act`` call per distinct agent per step.  Every chat seat's record is a
 :class:`~ragen_bench.chat.Trajectory` (``success`` = won), so self-play gives one
 trajectory per seat for the trainer; :class:`MatchResult` holds them with the
 outcome.  Both seats of a game share ``episode_key``; :attr:`MatchResult.seat_keys`
-tells them apart.
+tells them apart, and an agent that holds both seats (self-play) is asked under those keys.
 """
 
 from __future__ import annotations
@@ -236,8 +236,11 @@ class GameMatch:
             raise ValueError(f"{env_id}: players must be given for exactly the seats {seats}, got {sorted(players)}")
         self.players = dict(players)
         key = episode_key(env_id, split, seed, sample)
+        # One agent in several seats (self-play) holds one conversation per seat: each gets its own key.
+        shared = [id(p) for p in self.players.values()]
         self.seats = {
-            seat: _ChatSeat(self.game, seat, config, self.game.max_seat_moves, key)
+            seat: _ChatSeat(self.game, seat, config, self.game.max_seat_moves,
+                            f"{key}/{seat}" if shared.count(id(player)) > 1 else key)
             for seat, player in self.players.items() if is_chat_agent(player)
         }
         self.moves: list[tuple[str, int]] = []

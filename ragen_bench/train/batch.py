@@ -58,6 +58,7 @@ def build_batch(
     pad_id: int,
     score_placement: str = "last",
     per_turn: bool = False,
+    groups: Sequence[int] | None = None,
 ) -> RolloutBatch:
     """Stack finished episodes and their :class:`TurnSample` records into a :class:`RolloutBatch`.
 
@@ -70,6 +71,8 @@ def build_batch(
     ``per_turn`` (a context window): one row per turn, its sample's prompt and response ids
     as sampled, each row scored as RAGEN-2 scores windowed samples: the trajectory's
     ``total_reward`` on the row's last token (``score_placement`` must be ``"last"``).
+
+    ``groups``: each trajectory's group id (default: its seed; self-play's are per seed and seat).
     """
     import torch
 
@@ -79,6 +82,8 @@ def build_batch(
         raise ValueError("build_batch: per-turn rows carry their episode's score (score_placement='last')")
     if not trajectories:
         raise ValueError("build_batch needs at least one trajectory")
+    if groups is not None and len(groups) != len(trajectories):
+        raise ValueError(f"build_batch: {len(groups)} group ids for {len(trajectories)} trajectories")
     # (trajectory index, row) pairs: one row per trajectory, or one per turn.
     rows = [
         (episode, row)
@@ -106,7 +111,7 @@ def build_batch(
     return RolloutBatch(
         **batch,
         scores=torch.tensor([trajectories[e].total_reward for e in episode_ids], dtype=torch.float32),
-        group_ids=[trajectories[e].seed for e in episode_ids],
+        group_ids=[trajectories[e].seed if groups is None else groups[e] for e in episode_ids],
         prompt_lengths=[len(ids) - sum(mask) for ids, mask, _, _ in rows] if per_turn
         else [len(samples[t.episode_key][0].prompt_ids) for t in trajectories],
         episode_ids=episode_ids,

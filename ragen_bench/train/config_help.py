@@ -17,9 +17,21 @@ import yaml
 
 from ragen_bench.chat import ChatConfig
 from ragen_bench.train.config import TrainConfig
+from ragen_bench.values import documented
+
+
+
+@dataclasses.dataclass(frozen=True)
+class GameRules:
+    """The ``game.*`` keys (eval's; checked with the train config's other keys)."""
+
+    max_retries: int = documented(2, help="invalid replies a seat may retry per move (0..10)")
+    on_illegal: str = documented("forfeit", help="then: forfeit (the seat loses) or random (a random legal move is "
+                                 "played for it)")
+
 
 # Sections held as a mapping (what config.json records) and checked as a dataclass: their keys are its fields.
-MAPPED_SECTIONS = {"chat": ChatConfig}
+MAPPED_SECTIONS = {"chat": ChatConfig, "game": GameRules}
 
 
 class Key(NamedTuple):

@@ -48,6 +48,10 @@ def describe(config: TrainConfig) -> Iterator[str]:
     kept = c.kept_groups * c.rollout.group_size
     updates = c.actor.ppo_epochs * math.ceil(kept / c.actor.mini_batch)
     yield f"preset {c.preset}: algo={c.algo}, env {c.env}, model {c.model} ({'LoRA rank ' + str(c.lora.rank) if c.lora.rank else 'full fine-tuning'})"
+    from ragen_bench.train import games
+
+    if games.is_game(c.env):
+        yield games.describe(c)
     if c.algo == "sft":
         yield f"sft: {c.sft.episodes} optimal episodes on train seeds, {c.sft.epochs} epochs, batch {c.sft.batch}, lr {c.sft.lr}"
     else:

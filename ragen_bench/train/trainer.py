@@ -55,7 +55,7 @@ from ragen_bench.train.minibatches import Averages, clip_grad, micro_weight, min
 from ragen_bench.train.schedule import derived_seed, out_dir, step_seeds, train_seeds
 from ragen_bench.train.logbook import METRICS, Logbook, plot_curves, read_lines
 from ragen_bench.train.sft_step import sft_update
-from ragen_bench.train import validation
+from ragen_bench.train import games, validation
 from ragen_bench.starpo.forward import token_log_probs
 from ragen_bench.starpo.groups import group_index, group_stats
 from ragen_bench.train.models import make_critic, reference_of, trainable
@@ -123,7 +123,8 @@ class Trainer:
                                  stop_strings=config.rollout.stop_strings,
                                  generate_batch=config.rollout.generate_batch,
                                  extend_context=self.chat.history_window is None, name=f"policy:{config.model}")
-        self.envs = [gymnasium.make(config.env) for _ in range(config.batch_size)] if config.algo == "starpo" else []
+        single = config.algo == "starpo" and not games.is_game(config.env)  # a game makes its own envs each match
+        self.envs = [gymnasium.make(config.env) for _ in range(config.batch_size)] if single else []
 
     # -- the loop --------------------------------------------------------------------------
 
@@ -240,6 +241,7 @@ class Trainer:
             trajectories += played
             samples.update(played_samples)
             batch = build_batch(trajectories, samples, pad_id=self.agent.pad_id,
+                                groups=[games.group_of(t, c.opponent) for t in trajectories],
                                 score_placement=c.advantage.score_placement,
                                 per_turn=self.chat.history_window is not None)
             # The filter ranks episodes, however many rows (turns) each one has.
@@ -305,15 +307,14 @@ class Trainer:
         """``group_size`` episodes of each seed, played in lockstep; their trajectories and the policy's samples."""
         c = self.config
         self.agent.sampling = replace(self.agent.sampling, sampling_seed=sampling_seed)
-        episodes = [
-            ChatEpisode(self.envs[g * c.rollout.group_size + j], self.chat, env_id=c.env, seed=seed, sample=j,
-                        split="train")
-            for g, seed in enumerate(seeds)
-            for j in range(c.rollout.group_size)
-        ]
-        with torch.no_grad(), torch_threads(self.sampling_threads):
-            played = run_lockstep(episodes, self.agent)
-        return played, self.agent.pop_samples([t.episode_key for t in played])
+        with torch.no_grad(), torch_threads(self.sampling_threads):  # a game: ragen_bench.train.games
+            played = games.play(c, seeds, self.agent) if games.is_game(c.env) else run_lockstep([
+                ChatEpisode(self.envs[g * c.rollout.group_size + j], self.chat, env_id=c.env, seed=seed, sample=j,
+                            split="train") for g, seed in enumerate(seeds) for j in range(c.rollout.group_size)
+            ], self.agent)
+        # Keyed by each trajectory's own key (a self-play seat's conversation was sampled under its seat's key).
+        sampled = self.agent.pop_samples([games.samples_key(t, c.opponent) for t in played])
+        return played, {t.episode_key: sampled[games.samples_key(t, c.opponent)] for t in played}
 
     def _update(self, batch: RolloutBatch, advantages: torch.Tensor, returns: torch.Tensor, values: torch.Tensor | None,
                 old_log_probs: torch.Tensor | None, ref_log_probs: torch.Tensor | None) -> dict[str, float]:
@@ -404,14 +405,14 @@ class Trainer:
 
     def sft_data(self) -> list[dict[str, Any]]:
         """The warm-start records (built once): ``sft.agent``'s episodes on the first train seeds; the optimal
-        agent's only when won, the random agent's (a format-only warm start: right syntax, uninformed choices) all."""
+        agent's only when won, the random agent's (right syntax, uninformed choices) all; a game's: train.games."""
         if not hasattr(self, "_sft_data"):
             from ragen_bench.train.sft_data import sft_records
 
             c = self.config
             seeds = train_seeds(c.env, c.sft.episodes)
-            self._sft_data = sft_records(c.env, seeds, self.chat, agent=c.sft.agent,
-                                         only_successful=c.sft.agent == "optimal")
+            self._sft_data = games.sft_records(c, seeds) if games.is_game(c.env) else sft_records(
+                c.env, seeds, self.chat, agent=c.sft.agent, only_successful=c.sft.agent == "optimal")
         return self._sft_data
 
     def sft_step(self) -> dict[str, float]:
@@ -433,7 +434,7 @@ class _UpdateInputs(NamedTuple):
     ref_log_probs: torch.Tensor | None  # the reference's (with KL only)
 
 
-def _kl(config: TrainConfig) -> str:
+def _kl(config: TrainConfig) -> str:  # veRL's names of the estimators
     return "k3" if config.kl.estimator == "low_var_kl" else "k1"
 
 

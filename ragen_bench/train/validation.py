@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ragen_bench.train import checkpoint as ckpt
+from ragen_bench.train import games
 from ragen_bench.train.config import TrainConfig
 from ragen_bench.train.logbook import Logbook, plot_curves
 from ragen_bench.train.schedule import derived_seed, panel_seeds
@@ -63,5 +64,6 @@ def evaluate(config: TrainConfig, model: str, split: str, *, limit: int | None, 
                                 dtype=config.dtype)
     if "stop_strings" in eval_config["agent"]:
         eval_config["agent"]["stop_strings"] = list(config.rollout.stop_strings)
+    eval_config.update(games.eval_keys(config))  # a game: its opponent and illegal-move rules
     eval_config.update(chat=dict(config.chat), limit=limit, samples=samples, out=str(out), progress=False)
     return run_eval(eval_config)

@@ -38,6 +38,12 @@ row, broadcast to its other rows (each episode counts once in its group's mean a
 local trainer's episode deduplication); GAE runs on each row as its own sequence.  An empty reply
 has no row; its turn record goes with the next row that has one.  DAPO's overlong charge per
 reply needs the full history (veRL's score copy leaves no row of its own for it).
+
+A row whose env is a two-player game (``RAGEN/TicTacToe-v0`` ...) is played as the policy's seat of
+one game against the loop's scripted ``opponent`` (:class:`~ragen_bench.integrations.verl.game_seat.GameSeatEpisode`:
+the seed decides the seat, the opponent moves between the policy's replies, ``game`` holds eval's
+illegal-move rules), with the full history: the same row and score as the local trainer's
+``opponent=<name>`` rollouts.
 """
 
 from __future__ import annotations
@@ -49,12 +55,14 @@ import gymnasium
 import torch
 
 import ragen_bench  # noqa: F401  (registers the env ids in this worker process)
+from ragen_bench.games.registry import GAME_IDS
 from ragen_bench.agents.local_models import DEFAULT_STOP_STRINGS
 from ragen_bench.chat import AgentReply, ChatEpisode
 from ragen_bench.chat.config import check_chat
 from ragen_bench.chat.tokens import TokenLayout
 from ragen_bench.chat.trajectory import Trajectory
 from ragen_bench.integrations.verl.data import AGENT_NAME
+from ragen_bench.integrations.verl.game_seat import GameSeatEpisode
 from ragen_bench.starpo.shaping import overlong_penalty
 from ragen_bench.train.stops import ReplyStops
 from verl.experimental.agent_loop.agent_loop import AgentLoopBase, AgentLoopOutput, register
@@ -66,7 +74,8 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
 
     Constructor keys beyond veRL's (set in the agent-loop YAML the recipe writes):
     ``chat`` (:class:`ChatConfig` fields), ``max_new_tokens`` (per turn), ``stop_strings`` and
-    ``overlong_buffer`` (``len``, ``penalty_factor``: the train config's; ``len`` 0 or absent: off).
+    ``overlong_buffer`` (``len``, ``penalty_factor``: the train config's; ``len`` 0 or absent: off),
+    ``opponent`` and ``game`` (a game's scripted opponent and illegal-move rules; module docstring).
     """
 
     def __init__(
@@ -76,9 +85,12 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
         max_new_tokens: int = 128,
         stop_strings: list[str] | tuple[str, ...] = DEFAULT_STOP_STRINGS,
         overlong_buffer: dict[str, Any] | None = None,
+        opponent: str | None = None,
+        game: dict[str, Any] | None = None,
         **kwargs: Any,
     ) -> None:
         super().__init__(*args, **kwargs)
+        self.opponent, self.game = opponent, dict(game or {})
         self.chat = check_chat(dict(chat or {}))
         if max_new_tokens < 1:
             raise ValueError(f"agent loop {AGENT_NAME!r}: max_new_tokens must be >= 1, got {max_new_tokens}")
@@ -106,6 +118,8 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
         if missing:
             raise ValueError(f"agent loop {AGENT_NAME!r}: the dataset row's extra_info lacks {missing}")
         env_id, seed = str(info["env_id"]), int(info["seed"])
+        if env_id in GAME_IDS:
+            return await self._play_extending(self._game_episode(env_id, seed, kwargs, info), sampling_params)
         episode = ChatEpisode(
             gymnasium.make(env_id),
             self.chat,
@@ -119,7 +133,18 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
             return await self._play_extending(episode, sampling_params)
         return await self._play_windowed(episode, sampling_params)
 
-    def _prompt_ids(self, episode: ChatEpisode) -> list[int]:
+    def _game_episode(self, env_id: str, seed: int, kwargs: dict[str, Any], info: dict[str, Any]) -> GameSeatEpisode:
+        """The policy's seat of a game against the loop's opponent (full history only)."""
+        if self.opponent is None:
+            raise ValueError(f"agent loop {AGENT_NAME!r}: {env_id} is a two-player game; the loop's config names "
+                             "no opponent (opponent: random, minimax, ...)")
+        if self.chat.history_window is not None:
+            raise ValueError(f"agent loop {AGENT_NAME!r}: a game is played with the full history (chat.history_window "
+                             f"null), got {self.chat.history_window}")
+        return GameSeatEpisode(env_id, self.chat, opponent=self.opponent, game=self.game, seed=seed,
+                               sample=int(kwargs.get("session_id", 0)), split=str(info.get("split", "train")))
+
+    def _prompt_ids(self, episode: ChatEpisode | GameSeatEpisode) -> list[int]:
         """The chat template's rendering of the next turn's messages, checked against ``rollout.prompt_length``."""
         prompt_ids = self.layout.prompt_ids(episode.messages)
         if len(prompt_ids) > self.rollout_config.prompt_length:
@@ -129,7 +154,7 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
             )
         return prompt_ids
 
-    async def _reply(self, episode: ChatEpisode, request_id: str, context: list[int], sampling_params: dict[str, Any],
+    async def _reply(self, episode: ChatEpisode | GameSeatEpisode, request_id: str, context: list[int], sampling_params: dict[str, Any],
                      room: int) -> tuple[list[int], list[float], bool]:
         """One turn: sample at most ``room`` ids after ``context``, cut them at a stop string, play the reply;
         its ids (the end-of-turn id a stop string adds included), their log-probs and whether it ended."""
@@ -149,7 +174,7 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
                                 finish_reason="stop" if stopped else "length"))
         return ids, log_probs, bool(ids) and ids[-1] == self.layout.end_id
 
-    async def _play_extending(self, episode: ChatEpisode, sampling_params: dict[str, Any]) -> AgentLoopOutput:
+    async def _play_extending(self, episode: ChatEpisode | GameSeatEpisode, sampling_params: dict[str, Any]) -> AgentLoopOutput:
         """The full history: one row, every turn extending the last one's ids (module docstring)."""
         layout = self.layout
         prompt_ids = self._prompt_ids(episode)
@@ -233,7 +258,7 @@ class ChatEpisodeAgentLoop(AgentLoopBase):
             ))
         return outputs
 
-    def _require_tokens(self, episode: ChatEpisode, any_tokens: bool) -> None:
+    def _require_tokens(self, episode: ChatEpisode | GameSeatEpisode, any_tokens: bool) -> None:
         if not any_tokens:
             raise RuntimeError(
                 f"agent loop {AGENT_NAME!r}: the server returned no token for any turn of {episode.env_id} seed "

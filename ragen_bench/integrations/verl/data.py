@@ -64,9 +64,11 @@ def write_parquet(path: Path, rows: list[dict[str, Any]]) -> None:
 
 def agent_loop_file(
     path: Path, *, chat: Mapping[str, Any], max_new_tokens: int, stop_strings: list[str],
-    overlong_buffer: Mapping[str, Any] | None = None,
+    overlong_buffer: Mapping[str, Any] | None = None, opponent: str | None = None,
+    game: Mapping[str, Any] | None = None,
 ) -> None:
-    """The ``agent_loop_config_path`` file: our loop under :data:`AGENT_NAME`, with its constructor keys."""
+    """The ``agent_loop_config_path`` file: our loop under :data:`AGENT_NAME`, with its constructor keys
+    (``opponent`` and ``game``: a game's scripted opponent and illegal-move rules)."""
     from omegaconf import OmegaConf
 
     entry = {
@@ -76,5 +78,7 @@ def agent_loop_file(
         "max_new_tokens": max_new_tokens,
         "stop_strings": list(stop_strings),
         "overlong_buffer": dict(overlong_buffer or {}),
+        "opponent": opponent,
+        "game": dict(game or {}),
     }
     OmegaConf.save(OmegaConf.create([entry]), path)
