@@ -203,6 +203,8 @@ class Board:
     general: list[dict[str, Any]]
     info: list[dict[str, Any]]
     reported: Reported
+    # ``(heading, note)`` of the sections other modules render (the games), listed before the entries.
+    sections: tuple[tuple[str, str], ...] = ()
 
     def suites(self) -> list[str]:
         """Broadest first (most envs, then by name): the first ranking is the broad score."""
@@ -239,7 +241,7 @@ class Board:
             sections.append((PAIRED_HEADING, ""))
         if self.general:
             sections.append(("Generalization", ""))
-        return [*sections, ("Entries", "")]
+        return [*sections, *self.sections, ("Entries", "")]
 
 
 def _envs(count: int) -> str:

@@ -17,6 +17,7 @@ episode key, turn and field, with the expected and the found value.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -58,6 +59,8 @@ class VerifiedRun:
     turns: int
     seconds: float
     training: TrainingLog | None = None
+    # A game run's replayed games in log order, beside ``rows`` (what the games summary and the ladder read).
+    games: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     @property
     def episodes_per_second(self) -> float:
@@ -102,7 +105,7 @@ def verify(path: str | Path) -> VerifiedRun:
     check_summary(summary, expected_summary(spec, rows, games), name=str(summary_path))
     return VerifiedRun(
         path=root, run_dir=run_dir, episodes_path=episodes_path, info=info, manifest=manifest, summary=summary,
-        rows=rows, turns=turns, seconds=time.perf_counter() - started, training=training,
+        rows=rows, turns=turns, seconds=time.perf_counter() - started, training=training, games=games,
     )
 
 
