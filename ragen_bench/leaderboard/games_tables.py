@@ -22,10 +22,12 @@ if TYPE_CHECKING:
     from ragen_bench.leaderboard.verify import VerifiedRun
 
 GAMES_HEADING = "Games"
+OUTCOMES = ("win", "draw", "loss")
 RECORD_COLUMNS = {
-    "entry": "entry", "player": "player", "opponent": "opponent", "coverage": "coverage", "win": "win",
-    "win_ci95": "win 95% CI", "draw": "draw", "draw_ci95": "draw 95% CI", "loss": "loss",
-    "loss_ci95": "loss 95% CI", "illegal": "illegal moves", "forfeits": "forfeits", "length": "mean length",
+    "entry": "entry", "player": "player", "opponent": "opponent", "coverage": "coverage",
+    **{key: title for outcome in OUTCOMES
+       for key, title in ((outcome, outcome), (f"{outcome}_ci95", f"{outcome} 95% CI"))},
+    "illegal": "illegal moves", "forfeits": "forfeits", "length": "mean length",
 }
 RECORD_TEXT = (
     "record: per game, each entry against each fixed opponent on the test panel (both seats, the seed deciding "
@@ -65,9 +67,8 @@ def games_board(runs: Sequence[VerifiedRun]) -> GamesBoard:
                 "env": group["env_id"], "entry": run.info.name, "player": player_of(run),
                 "opponent": group["opponent"], "games": group["games"],
                 "coverage": f"{seeds}/{panels[(group['env_id'], group['split'])]} seeds x {config['samples']}",
-                **{outcome: group[f"{outcome}_rate"] for outcome in ("win", "draw", "loss")},
-                **{f"{outcome}_ci95": "[{:.3f}, {:.3f}]".format(*group[f"{outcome}_ci95"])
-                   for outcome in ("win", "draw", "loss")},
+                **{outcome: group[f"{outcome}_rate"] for outcome in OUTCOMES},
+                **{f"{outcome}_ci95": "[{:.3f}, {:.3f}]".format(*group[f"{outcome}_ci95"]) for outcome in OUTCOMES},
                 "illegal": group["illegal_move_rate"], "forfeits": group["forfeits"],
                 "length": group["mean_game_length"],
             })
