@@ -105,6 +105,11 @@ def test_cli_prints_the_ladder_of_verified_games(ttt: Path, capsys: pytest.Captu
     assert "minimax (opponent)  opponent" in out and " ttt " in out
 
 
+def test_cli_refuses_an_entry_given_twice(ttt: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["leaderboard", "ladder", str(ttt), str(ttt)]) == 2
+    one_line_error(capsys, "entry 'ttt' is given twice")
+
+
 def test_cli_refuses_a_tampered_game_before_rating(ttt: Path, tmp_path: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     sub = copy(ttt, tmp_path)

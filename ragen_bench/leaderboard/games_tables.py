@@ -58,6 +58,10 @@ def player_of(run: VerifiedRun) -> str:
 def games_board(runs: Sequence[VerifiedRun]) -> GamesBoard:
     """The games section of the verified game runs ``runs`` (none: an empty board)."""
     records, games = [], []
+    names = [run.info.name for run in runs]
+    if len(set(names)) < len(names):
+        twice = next(name for name in names if names.count(name) > 1)
+        raise LeaderboardError(f"entry {twice!r} is given twice: its games would be rated twice", field="name")
     for run in runs:
         config = run.manifest["config"]
         panels = {(env["env_id"], env["split"]): env["panel_seeds"] for env in run.manifest["envs"]}
