@@ -83,9 +83,10 @@ def suite_plot_name(suite: str) -> str:
     return f"success-{anchor(suite)}.png"
 
 
-# Cells :func:`display_row` formats from numbers alone ("[0.100, 0.200]", "0.500 (k=2)", "+0.010"):
-# no submission text, so their brackets stay as written.
-FORMATTED_COLUMNS = frozenset({"ci95", "pass@k", "gap", "gap_ci95", "score_ci95", "mcnemar_p"})
+# Cells :func:`display_row` (and the games section's outcome intervals) formats from numbers alone ("[0.100, 0.200]",
+# "0.500 (k=2)", "+0.010"): no submission text, so their brackets stay as written.
+FORMATTED_COLUMNS = frozenset({"ci95", "pass@k", "gap", "gap_ci95", "score_ci95", "mcnemar_p", "win_ci95", "draw_ci95",
+                               "loss_ci95"})
 
 
 def markdown_cell(key: str, value: Any, fold: bool = True) -> str:
