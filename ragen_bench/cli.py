@@ -11,6 +11,7 @@ Subcommands::
     ragen-bench leaderboard verify PATH       check a submission by replaying every episode
     ragen-bench leaderboard build             leaderboard/ tables, plots and page from submissions
     ragen-bench leaderboard compare A B       paired test of two submissions on the same instances
+    ragen-bench leaderboard ladder [PATH ...] verify game submissions, print each game's rating ladder
     ragen-bench train [preset=NAME] key=value ... [--dry-run] [-- VERL_KEY=VALUE ...]  StarPO / StarPO-S / SFT
     ragen-bench data sft ENV --split train --out DIR            the optimal agent's chat records (SFT data)
     ragen-bench render RUN_DIR --episode K [--out FILE.gif|.mp4]  replay an episode of a run as an animation
@@ -33,6 +34,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ragen_bench.integrations.openenv.command import add_serve as _add_serve
+from ragen_bench.leaderboard.ladder_command import add_ladder
 
 # Exit status of a command stopped by Ctrl-C (128 + SIGINT), as shells report it.
 EXIT_INTERRUPTED = 130
@@ -94,8 +96,7 @@ def _compare(args: argparse.Namespace) -> int:
         print(paired_text([Path(run) for run in args.runs], seed=args.seed))
         return 0
 
-    rows = []
-    summaries, budgets = {}, {}
+    rows, summaries, budgets = [], {}, {}
     for run in args.runs:
         manifest, summary = report.load_summary(Path(run))
         rows.extend(report.run_rows(manifest, summary))
@@ -112,9 +113,7 @@ def _envs_list(args: argparse.Namespace) -> int:
     from ragen_bench.catalog import env_rows, family_rows
     from ragen_bench.eval.report import format_table
 
-    print(format_table(env_rows()))
-    print()
-    print(format_table(family_rows()))
+    print(format_table(env_rows()), format_table(family_rows()), sep="\n\n")
     return 0
 
 
@@ -356,6 +355,7 @@ def _add_leaderboard(commands: argparse._SubParsersAction) -> None:
     pair.add_argument("b")
     pair.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     pair.set_defaults(handler=_leaderboard_compare)
+    add_ladder(board_commands)
 
 
 def _add_train(commands: argparse._SubParsersAction) -> None:

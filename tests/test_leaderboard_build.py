@@ -430,7 +430,7 @@ def test_committed_leaderboard_is_up_to_date(tmp_path: Path) -> None:
     see test_rebuild_is_byte_identical).
     """
     build(REPO_ROOT / "leaderboard" / "submissions", tmp_path)
-    for name in ("README.md", "leaderboard.csv"):
+    for name in ("README.md", "leaderboard.csv", "ladder.csv", "games.csv"):
         assert (tmp_path / name).read_bytes() == (REPO_ROOT / "leaderboard" / name).read_bytes(), (
             f"leaderboard/{name} is stale: run `ragen-bench leaderboard build`")
     fresh, committed = ((folder / "index.html").read_bytes() for folder in (tmp_path, REPO_ROOT / "leaderboard"))

@@ -361,7 +361,7 @@ def test_any_edit_of_a_game_record_is_refused(duel: Path, data: st.DataObject) -
 # -- build -----------------------------------------------------------------------------------
 
 
-def test_build_verifies_a_game_entry_and_skips_it_with_a_note(ttt: Path, tmp_path: Path) -> None:
+def test_build_verifies_a_game_entry_and_shows_it_in_the_games_section(ttt: Path, tmp_path: Path) -> None:
     from ragen_bench.leaderboard.build import build
 
     subs = tmp_path / "subs"
@@ -369,9 +369,8 @@ def test_build_verifies_a_game_entry_and_skips_it_with_a_note(ttt: Path, tmp_pat
     copy(ttt, subs)
     build(subs, tmp_path / "board")
     readme = (tmp_path / "board" / "README.md").read_text()
-    assert "Verified game entries, not in the tables above (there is no games section yet): ttt " \
-           "\\(RAGEN/TicTacToe-v0 against minimax, 6 games\\)." in readme
-    assert "ttt" not in (tmp_path / "board" / "leaderboard.csv").read_text()
+    assert "### TicTacToe: ladder" in readme and "| ttt | ttt | minimax | 6/256 seeds x 1 |" in readme
+    assert "ttt" not in (tmp_path / "board" / "leaderboard.csv").read_text()  # no single-agent row
     # A tampered game entry stops the build as any other would.
     edit_record(subs / "ttt", 0, lambda r: r["game"].update(outcome="win"))
     with pytest.raises(LeaderboardError) as caught:
@@ -385,7 +384,7 @@ def test_build_of_game_entries_alone_is_one_clear_error(ttt: Path, tmp_path: Pat
     copy(ttt, tmp_path / "subs")
     with pytest.raises(LeaderboardError) as caught:
         build(tmp_path / "subs", tmp_path / "board")
-    assert caught.value.problem == "holds only game entries, which the tables do not show yet"
+    assert caught.value.problem.startswith("holds only game entries; the leaderboard needs a single-agent entry too")
 
 
 # -- a person's games ------------------------------------------------------------------------

@@ -211,7 +211,7 @@ REFUSALS = {
     "train ratio keeping nothing": (lambda out: train_argv(out, "filter.ratio=0.1"), ["filter.ratio"]),
     "train missing model": (lambda out: train_argv(out, "model=/no/such/model"), ["/no/such/model"]),
     "train veRL overrides without veRL": (lambda out: [*train_argv(out), "--", "trainer.x=1"], ["backend=verl"]),
-    "train a game id": (lambda out: train_argv(out, "env=RAGEN/TicTacToe-v0"), ["env"]),
+    "train a game without an opponent": (lambda out: train_argv(out, "env=RAGEN/TicTacToe-v0"), ["opponent"]),
     "play seed outside the panel": (lambda out: ["play", BANDIT, "--seed", "99999", "--out", str(out)], ["--seed"]),
     "play seed and limit": (lambda out: ["play", BANDIT, "--seed", "123", "--limit", "2", "--out", str(out)],
                             ["--limit"]),

@@ -8,9 +8,11 @@ Outputs (in ``out``, by default ``leaderboard/``):
   verified), the suite's plot, then the detail: per env, success with its 95%
   Wilson interval, pass@k, mean return, efficiency, valid-action rate, tokens per episode
   and how much of each panel the entry covers; then trained entries against their base
-  entries (paired), the generalization table and the entries;
+  entries (paired), the generalization table, the games (:mod:`.games_tables`: per game the rating ladder
+  and each entry's win/draw/loss record against each opponent) and the entries;
 * ``leaderboard.csv`` -- the detail table, one row per entry and env (pandas);
 * ``ranking.csv`` -- the rankings, one row per suite and entry, with its rank (pandas);
+* ``ladder.csv``, ``games.csv`` -- the games' ladders and records (pandas), when there are game entries;
 * ``success-<suite>.png`` (one per suite), ``generalization.png``, ``learning_curves.png`` -- the plots
   (:mod:`.figures`);
 * ``index.html`` -- one static page (:mod:`.page`), and ``frames/`` -- the pictures of
@@ -33,10 +35,11 @@ from typing import TYPE_CHECKING, Any
 from ragen_bench import runfiles
 from ragen_bench.leaderboard.errors import LeaderboardError, needs_extra
 from ragen_bench.leaderboard.figures import generalization_plot, learning_curves_plot, success_plot
+from ragen_bench.leaderboard.games_tables import GAMES_HEADING, GamesBoard, games_board, games_readme, refuse_player
 from ragen_bench.leaderboard.page import render_page
 from ragen_bench.leaderboard.tables import (
     ENTRY_COLUMNS, GENERALIZATION_COLUMNS, MAIN_COLUMNS, METHODS_HEADING, METRICS_TEXT, PAIRED_COLUMNS, PAIRED_HEADING,
-    PAIRED_TEXT, REPORTED_MARK, SCORE_TEXT, Board, Reported, anchor, cell_text, markdown_table, short_env,
+    PAIRED_TEXT, REPORTED_MARK, SCORE_TEXT, Board, Reported, anchor, markdown_table, short_env,
     sorted_rows, suite_plot_name,
 )
 from ragen_bench.leaderboard.viewer import viewer_data, write_frames
@@ -65,14 +68,16 @@ class Entry:
 
 def build(submissions: Path, out: Path) -> list[Path]:
     """Verify every submission under ``submissions`` and write the outputs into ``out`` (each atomically)."""
-    entries, games = load_entries(submissions)
+    entries, game_runs = load_entries(submissions)
+    games = games_board(game_runs)
     out.mkdir(parents=True, exist_ok=True)
     reported = reported_results()
     main_rows = [{**row, "paper": reported.success.get((row["env"], row["split"]))}
                  for entry in entries for row in entry.rows]
+    runs = sorted([*(entry.run for entry in entries), *game_runs], key=lambda run: run.info.name)
     board = Board(ranking=ranking_rows(main_rows), rows=sorted_rows(main_rows), paired=paired_rows(entries),
-                  general=generalization_rows(entries), info=[info_row(entry) for entry in entries],
-                  reported=reported)
+                  general=generalization_rows(entries), info=[info_row(run) for run in runs],
+                  reported=reported, sections=((GAMES_HEADING, games.note()),) if game_runs else ())
     plots = {
         **{suite_plot_name(suite): success_plot(board.detail_of(suite), suite) for suite in board.suites()},
         "generalization.png": generalization_plot(board.general),
@@ -83,8 +88,10 @@ def build(submissions: Path, out: Path) -> list[Path]:
         "README.md": readme(board, games).encode(),
         "leaderboard.csv": csv_text(board.rows).encode(),
         "ranking.csv": csv_text([{key: row[key] for key in RANKING_CSV} for row in board.ranking]).encode(),
+        **({"ladder.csv": csv_text(games.ladder).encode(), "games.csv": csv_text(games.records).encode()}
+           if game_runs else {}),
         **plots,
-        "index.html": render_page(board, plots, viewer).encode(),
+        "index.html": render_page(board, plots, viewer, games if game_runs else None).encode(),
     }
     written = []
     for name, data in outputs.items():
@@ -94,9 +101,9 @@ def build(submissions: Path, out: Path) -> list[Path]:
     return [*written, write_frames(out, pictures)]  # the folder of frames once, not its ~2,000 files
 
 
-def load_entries(submissions: Path) -> tuple[list[Entry], list[str]]:
-    """Every submission folder under ``submissions``, verified, in name order: the single-agent entries,
-    and a line per game entry (verified too, but the tables have no games section yet: they skip it)."""
+def load_entries(submissions: Path) -> tuple[list[Entry], list[VerifiedRun]]:
+    """Every submission folder under ``submissions``, verified, in name order: the single-agent entries
+    and the game runs (for the games section)."""
     from ragen_bench.leaderboard.verify import verify
 
     if not submissions.is_dir():
@@ -108,13 +115,14 @@ def load_entries(submissions: Path) -> tuple[list[Entry], list[str]]:
         run = verify(folder)  # every check of a submission, its folder's name and kind included
         config = run.manifest["config"]
         if "games" in run.summary:  # verify holds a game run's summary to its recomputed games table
-            game = run.summary["games"][0]
-            games.append(f"{run.info.name} ({game['env_id']} against {game['opponent']}, {game['games']} games)")
+            games.append(run)
             continue
+        refuse_player(run)
         suite = f"suite {config['suite']}" if config.get("suite") else f"env {config['env']}"
         entries.append(Entry(run, suite, entry_rows(run, suite)))
     if not entries:
-        raise LeaderboardError("holds only game entries, which the tables do not show yet" if games
+        raise LeaderboardError("holds only game entries; the leaderboard needs a single-agent entry too (the "
+                               "games' ladder alone: ragen-bench leaderboard ladder)" if games
                                else "holds no submission folders", file=str(submissions))
     return entries, games
 
@@ -159,13 +167,13 @@ def entry_rows(run: VerifiedRun, suite: str) -> list[dict[str, Any]]:
     return rows
 
 
-def info_row(entry: Entry) -> dict[str, Any]:
-    """Who made an entry and how (from submission.json), with the episodes it holds."""
-    info = entry.run.info
+def info_row(run: VerifiedRun) -> dict[str, Any]:
+    """Who made an entry and how (from submission.json), with the episodes (or games) it holds."""
+    info = run.info
     return {
         "entry": info.name, "model": info.model, "recipe": info.recipe,
         "trained_on_train": info.trained_on_train_panels, "date": info.date, "contact": info.contact,
-        "link": info.link, "episodes": len(entry.run.rows), "notes": info.notes,
+        "link": info.link, "episodes": len(run.rows), "notes": info.notes,
     }
 
 
@@ -386,7 +394,7 @@ def generalization_rows(entries: Sequence[Entry]) -> list[dict[str, Any]]:
 # -- text outputs ----------------------------------------------------------------------
 
 
-def readme(board: Board, games: Sequence[str] = ()) -> str:
+def readme(board: Board, games: GamesBoard | None = None) -> str:
     links = " · ".join(f"[{title}](#{anchor(title)})" + (f" ({note})" if note else "")
                        for title, note in board.contents())
     parts = [README_HEADER, f"Sections, the broadest suite first: {links}."]
@@ -413,10 +421,9 @@ def readme(board: Board, games: Sequence[str] = ()) -> str:
             "difference of two independent proportions.\n\n" + markdown_table(board.general, GENERALIZATION_COLUMNS)
             + "\n\n![generalization heatmap](generalization.png)"
         )
+    if games is not None and games.records:
+        parts.append(games_readme(games))
     parts.append("## Entries\n\n" + markdown_table(board.info, ENTRY_COLUMNS, fold=False))
-    if games:
-        parts.append("Verified game entries, not in the tables above (there is no games section yet): "
-                     + "; ".join(cell_text(line) for line in games) + ".")
     return "\n\n".join(parts) + "\n"
 
 

@@ -14,14 +14,17 @@ import html
 import json
 import re
 from collections.abc import Collection, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench.leaderboard.tables import (
     ABBREVIATIONS, ENTRY_COLUMNS, FOLDED, GENERALIZATION_COLUMNS, MAIN_COLUMNS, METHODS_HEADING, METRICS_TEXT,
     PAIRED_COLUMNS, PAIRED_HEADING, PAIRED_TEXT, RANKING_HELP, REPORTED_MARK, SCORE_TEXT, Board, anchor, cell_value,
-    display_row, env_help, short_text, suite_plot_name,
+    display_row, env_help, short_env, short_text, suite_plot_name,
 )
 from ragen_bench.leaderboard.viewer import VIEWER_MARKUP, VIEWER_SCRIPT, VIEWER_STYLE
+
+if TYPE_CHECKING:
+    from ragen_bench.leaderboard.games_tables import GamesBoard
 
 _STYLE = """
 body { font-family: system-ui, sans-serif; margin: 1.5em auto; max-width: 1600px; color: #222; padding: 0 0.5em; }
@@ -215,9 +218,25 @@ def _contents(board: Board) -> str:
     return f'<nav id="contents" aria-label="sections">{" ".join(links)}</nav>'
 
 
-def render_page(board: Board, plots: Mapping[str, bytes], viewer: Mapping[str, Any]) -> str:
+def games_page(board: GamesBoard, linked: Sequence[str]) -> str:
+    """The page's games section (sortable tables as the rest of the page has them; entries link to their rows)."""
+    from ragen_bench.leaderboard.games_tables import (
+        GAMES_HEADING, LADDER_COLUMNS, LADDER_TEXT, RECORD_COLUMNS, RECORD_TEXT, rows_of,
+    )
+
+    body = [f'<p class="note">{html.escape(LADDER_TEXT)} {html.escape(RECORD_TEXT)}</p>']
+    for number, env in enumerate(board.envs()):
+        body.append(f'<h3 id="game-{html.escape(anchor(short_env(env)))}">{html.escape(short_env(env))}</h3>'
+                    + html_table(f"ladder-{number}", rows_of(board.ladder, env), LADDER_COLUMNS, css="ladder")
+                    + html_table(f"record-{number}", rows_of(board.records, env), RECORD_COLUMNS, linked=linked))
+    return (f'<section id="{html.escape(anchor(GAMES_HEADING))}"><h2>{GAMES_HEADING}</h2>'
+            f'<p class="size">{html.escape(board.note())}</p>{"".join(body)}</section>')
+
+
+def render_page(board: Board, plots: Mapping[str, bytes], viewer: Mapping[str, Any],
+                games: GamesBoard | None = None) -> str:
     """The page: the sections' links, each suite (broadest first: the overall ranking leads), the shared tables,
-    the episode viewer; each plot in the section it belongs to."""
+    the games, the episode viewer; each plot in the section it belongs to."""
     sections = [_suite_section(board, number, suite, plots) for number, suite in enumerate(board.suites())]
     reported = board.reported
     sections.append(_section(METHODS_HEADING, f'<p class="note">{html.escape(SCORE_TEXT)} {html.escape(METRICS_TEXT)} '
@@ -233,6 +252,8 @@ def render_page(board: Board, plots: Mapping[str, bytes], viewer: Mapping[str, A
                                  "Newcombe's 95% interval.</p>"
                                  + html_table("generalization", board.general, GENERALIZATION_COLUMNS)
                                  + _image("generalization.png", plots["generalization.png"])))
+    if games is not None:
+        sections.append(games_page(games, [row["entry"] for row in board.info]))
     sections.append(_section("Entries", html_table("entries", board.info, ENTRY_COLUMNS, fold=False,
                                                    row_ids=True)))
     return f"""<!DOCTYPE html>

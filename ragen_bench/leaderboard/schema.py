@@ -54,6 +54,11 @@ class SubmissionInfo(BaseModel):
         description=("for a trained entry: the entry of the checkpoint it was trained from (a folder beside this "
                      "one); the leaderboard pairs the two on their shared episodes"),
     )
+    player: Name | None = Field(
+        default=None,
+        description=("for a game entry: the player it is rated as on the games' ladder (default: its name); the "
+                     "entries of one agent against different opponents name one player and pool their games"),
+    )
     training_metrics: Annotated[str, StringConstraints(strict=True, min_length=1, max_length=200)] | None = Field(
         default=None,
         description=("the metrics.jsonl copied from the training run, relative to this file, inside the submission "

@@ -83,9 +83,10 @@ def suite_plot_name(suite: str) -> str:
     return f"success-{anchor(suite)}.png"
 
 
-# Cells :func:`display_row` formats from numbers alone ("[0.100, 0.200]", "0.500 (k=2)", "+0.010"):
-# no submission text, so their brackets stay as written.
-FORMATTED_COLUMNS = frozenset({"ci95", "pass@k", "gap", "gap_ci95", "score_ci95", "mcnemar_p"})
+# Cells :func:`display_row` (and the games section's outcome intervals) formats from numbers alone ("[0.100, 0.200]",
+# "0.500 (k=2)", "+0.010"): no submission text, so their brackets stay as written.
+FORMATTED_COLUMNS = frozenset({"ci95", "pass@k", "gap", "gap_ci95", "score_ci95", "mcnemar_p", "win_ci95", "draw_ci95",
+                               "loss_ci95"})
 
 
 def markdown_cell(key: str, value: Any, fold: bool = True) -> str:
@@ -205,6 +206,8 @@ class Board:
     general: list[dict[str, Any]]
     info: list[dict[str, Any]]
     reported: Reported
+    # ``(heading, note)`` of the sections other modules render (the games), listed before the entries.
+    sections: tuple[tuple[str, str], ...] = ()
 
     def suites(self) -> list[str]:
         """Broadest first (most envs, then by name): the first ranking is the broad score."""
@@ -241,7 +244,7 @@ class Board:
             sections.append((PAIRED_HEADING, ""))
         if self.general:
             sections.append(("Generalization", ""))
-        return [*sections, ("Entries", "")]
+        return [*sections, *self.sections, ("Entries", "")]
 
 
 def _envs(count: int) -> str:

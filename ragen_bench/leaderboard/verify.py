@@ -17,6 +17,7 @@ episode key, turn and field, with the expected and the found value.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -69,6 +70,8 @@ class VerifiedRun:
     seconds: float
     training: TrainingLog | None = None
     streams: tuple[StreamRun, ...] = ()
+    # A game run's replayed games in log order, beside ``rows`` (what the games summary and the ladder read).
+    games: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
     @property
     def episodes_per_second(self) -> float:
@@ -103,17 +106,19 @@ def verify(path: str | Path) -> VerifiedRun:
         raise LeaderboardError(f"run_dir {info.run_dir!r} is not a folder", file=str(root / SUBMISSION))
     check_base_entry(root, info)
     training = read_training_log(root, info)
-    manifest, summary, episodes_path, rows, turns = _verify_run_dir(run_dir)
+    manifest, summary, episodes_path, rows, turns, games = _verify_run_dir(run_dir)
     streams = tuple(_stream_run(root, relative, manifest, rows) for relative in info.stream_runs)
     _check_distinct_streams(root, manifest, streams)
     return VerifiedRun(
         path=root, run_dir=run_dir, episodes_path=episodes_path, info=info, manifest=manifest, summary=summary,
         rows=rows, turns=turns, seconds=time.perf_counter() - started, training=training, streams=streams,
+        games=games,
     )
 
 
-def _verify_run_dir(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], Path, list[dict[str, Any]], int]:
-    """Replay one eval run directory: its manifest, summary, episode log, replayed rows and turn count."""
+def _verify_run_dir(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], Path, list[dict[str, Any]], int,
+                                           list[dict[str, Any]]]:
+    """Replay one eval run directory: its manifest, summary, episode log, replayed rows, turn count and games."""
     manifest_path = run_dir / "manifest.json"
     manifest = files.read_json_file(manifest_path, name="manifest.json")
     spec = check_manifest(manifest, name=str(manifest_path))
@@ -122,7 +127,7 @@ def _verify_run_dir(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], Path
     episodes_path = files.find_episodes(run_dir)
     rows, turns, games = _replay_log(episodes_path, spec)
     check_summary(summary, expected_summary(spec, rows, games), name=str(summary_path))
-    return manifest, summary, episodes_path, rows, turns
+    return manifest, summary, episodes_path, rows, turns, games
 
 
 def _stream_run(root: Path, relative: str, manifest: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> StreamRun:
@@ -133,7 +138,7 @@ def _stream_run(root: Path, relative: str, manifest: Mapping[str, Any], rows: Se
     run_dir = files.inside(root, relative, what=where)
     if not run_dir.is_dir():
         raise LeaderboardError(f"stream run {relative!r} is not a folder", file=str(root / SUBMISSION))
-    stream_manifest, _, _, stream_rows, _ = _verify_run_dir(run_dir)
+    stream_manifest, _, _, stream_rows, _, _ = _verify_run_dir(run_dir)
 
     found = runfiles.difference(without_keys(manifest["config"]), without_keys(stream_manifest["config"]))
     if found is not None:
