@@ -88,8 +88,9 @@ def recomputed_summary(run_dir: Path, out: Path) -> tuple[dict[str, Any], dict[s
     current = {f"{env['env_id']}:{env['split']}": panels.load(env["env_id"], env["split"]).checksum
                for env in manifest["envs"]}
     assert manifest["panels"] == current, "the run's panels are no longer the frozen ones"
-    # A game's hash covers its game.* rules too: the eval config the manifest records computes it.
-    template_hash = eval_config(manifest).template_hash if is_game_run(manifest) else \
+    # A game's hash covers its game.* rules too, a budgeted run's its ids' budgets: the eval config the
+    # manifest records computes those (runs recorded before either existed hash their chat section).
+    template_hash = eval_config(manifest).template_hash if needs_eval_config(manifest) else \
         ChatConfig(**manifest["config"]["chat"]).template_hash()
     assert manifest["template_hash"] == template_hash, "today's chat templates give another template hash"
     path = run_dir / EPISODES
@@ -105,6 +106,11 @@ def recomputed_summary(run_dir: Path, out: Path) -> tuple[dict[str, Any], dict[s
 
 def is_game_run(manifest: dict[str, Any]) -> bool:
     return manifest["config"].get("opponent") is not None
+
+
+def needs_eval_config(manifest: dict[str, Any]) -> bool:
+    """A game run, or one played under eval's per-id budgets (``budget`` resolved to each id's limits)."""
+    return is_game_run(manifest) or isinstance(manifest["config"].get("budget"), dict)
 
 
 def eval_config(manifest: dict[str, Any]) -> Any:
@@ -140,9 +146,10 @@ def replay_run(run_dir: Path) -> int:
     slots = [slot(record) for _, record in records]
     assert len(slots) == len(set(slots)) == manifest["expected_episodes"], "an episode is missing or repeated"
     assert set(slots) == planned, f"episodes outside the plan: {sorted(set(slots) ^ planned)[:3]}"
+    run = eval_config(manifest) if needs_eval_config(manifest) else None
     chat = ChatConfig(**config["chat"])
     if is_game_run(manifest):  # both seats: the recorded replies, the scripted opponent choosing again
-        game = eval_config(manifest).game
+        game = run.game
         for number, record in records:
             where = {"file": str(run_dir / EPISODES), "line": number}
             replay_game(record, game, config["env_kwargs"], where=where, opponent=config["opponent"])
@@ -153,7 +160,7 @@ def replay_run(run_dir: Path) -> int:
             if record["env_id"] not in envs:
                 envs[record["env_id"]] = gymnasium.make(record["env_id"], **config["env_kwargs"])
             where = {"file": str(run_dir / EPISODES), "line": number}
-            replay_episode(record, envs[record["env_id"]], chat, where=where)
+            replay_episode(record, envs[record["env_id"]], run.chat_for(record["env_id"]) if run else chat, where=where)
     finally:
         for env in envs.values():
             env.close()
