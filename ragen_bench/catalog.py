@@ -14,7 +14,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ragen_bench.envs.babyai import backend as babyai
+from ragen_bench.envs.human_eval import problems as human_eval
 from ragen_bench.envs.reasoning_gym import ids as reasoning_gym_ids
+from ragen_bench.envs.textarena import library as textarena
 from ragen_bench.envs.textworld_express import backend as textworld_express
 
 if TYPE_CHECKING:
@@ -24,6 +27,9 @@ if TYPE_CHECKING:
 _EXTRA_LIBRARIES = {
     reasoning_gym_ids.EXTRA: (reasoning_gym_ids.LIBRARY, reasoning_gym_ids.INSTALL_HINT),
     "twx": ("textworld_express", textworld_express.LIBRARY_HINT),
+    babyai.EXTRA: (babyai.LIBRARY, babyai.INSTALL_HINT),
+    human_eval.EXTRA: (human_eval.LIBRARY, human_eval.INSTALL_HINT),
+    textarena.EXTRA: (textarena.LIBRARY, textarena.INSTALL_HINT),
 }
 
 

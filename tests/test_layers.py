@@ -11,7 +11,8 @@ import pytest
 from tests.conftest import REPO_ROOT
 
 # Bottom to top.  runfiles (atomic writes, config comparison), values (config value types) and
-# plots (free text in matplotlib labels) import nothing of the project.
+# plots (free text in matplotlib labels) import nothing of the project; nor does sandbox (untrusted code in
+# a separate process), which the envs that run a model's code call.
 # plugins (the entry-point loader and register_all) sits on the id table (registry).
 # catalog (what `ragen-bench envs` prints) reads the registries, games and panels and plays nothing.
 # Envs know nothing of chat, agents or training; the chat layer (which owns the agent
@@ -21,6 +22,7 @@ LAYERS = (
     "runfiles",
     "values",
     "plots",
+    "sandbox",
     "data",
     "cache",
     "registry",

@@ -25,12 +25,16 @@ def test_names_lists_the_frozen_suites():
     assert suites.names() == SUITE_NAMES == sorted(suites.DEFINITIONS)
 
 
+# Families added after breadth-v0 was frozen (a suite never gains a member: they wait for breadth-v1).
+AFTER_BREADTH_V0 = {"babyai", "human_eval", "textarena"}
+
+
 def test_breadth_suite_samples_every_single_agent_family_once_or_more():
     from ragen_bench.registry import ENTRIES
 
     suite = suites.get("breadth-v0")
     families = {panels.family(track.train.env_id) for track in suite.tracks}
-    assert families == {row.family for row in ENTRIES}
+    assert families == {row.family for row in ENTRIES} - AFTER_BREADTH_V0
     for track in suite.tracks:  # each id trained on its train panel, tested on its own test panel
         assert (track.train.split, [(p.env_id, p.split, p.axis) for p in track.evaluate]) == (
             "train", [(track.train.env_id, "test", "in-distribution")])

@@ -24,6 +24,9 @@ model write text first, on servers that parse tool calls from free text); the re
 answers by a call is not a null-content one.  A body whose ``tool_calls`` is no list of objects is
 a server fault (retried).
 
+A request with an ``image`` (``chat.images=true``) sends the last user message as OpenAI content
+parts: its text, then the picture as an ``image_url`` part holding a ``data:image/png`` URL.
+
 Ctrl-C stops a batch at once: pending requests are cancelled, not awaited.  ``act`` runs its
 own event loop, so it must not be called from inside a running one.
 
@@ -45,6 +48,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ragen_bench.agents.sampling import EVAL_SAMPLING, SamplingSettings, request_seed
+from ragen_bench.chat.images import with_picture
 from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest, tool_calls_problem
 
 RETRY_STATUSES = frozenset({408, 409, 429}) | frozenset(range(500, 600))
@@ -85,12 +89,18 @@ class CompletionSettings:
     sampling: SamplingSettings
     seeded: bool = True
     tool_choice: str = "required"
+    # Send eval's episode key in the X-Ragen-Bench-Episode header: ragen-bench's scripted endpoint
+    # (integrations/scripted_server.py) needs it; a model server has no use for it, so it is off by default.
+    episode_header: bool = False
+
+    def headers(self, request: AgentRequest) -> dict[str, str]:
+        return {"X-Ragen-Bench-Episode": request.episode_key} if self.episode_header else {}
 
     def body(self, request: AgentRequest) -> dict[str, Any]:
         sampling = self.sampling
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": request.messages,
+            "messages": request.messages if request.image is None else with_picture(request.messages, request.image),
             "temperature": sampling.temperature,
             "top_p": sampling.top_p,
             "max_tokens": sampling.max_new_tokens,
@@ -211,7 +221,8 @@ class OpenAICompatAgent:
             retry_after = None
             try:
                 async with self._slots, asyncio.timeout(self.timeout_s):
-                    response = await self.client.post("chat/completions", content=body)
+                    response = await self.client.post("chat/completions", content=body,
+                                                      headers=self.settings.headers(request))
             except TimeoutError:
                 failure = f"no complete answer within timeout_s={self.timeout_s}"
             except httpx.TransportError as error:  # refused and dropped connections
@@ -279,6 +290,7 @@ def make_openai_agent(
     backoff_base_s: float = 0.5,
     backoff_cap_s: float = 30.0,
     tool_choice: str = "required",
+    episode_header: bool = False,
     name: str | None = None,
 ) -> OpenAICompatAgent:
     """Factory behind ``make_agent("openai", ...)``.
@@ -287,6 +299,8 @@ def make_openai_agent(
     (``http://127.0.0.1:8000/v1``).  ``sampling_seed=None`` sends no seed.  The key in
     ``$<api_key_env>`` is sent as a bearer token when set (a local server needs none).
     ``tool_choice`` (``required`` or ``auto``) goes with tools-mode requests (``+agent.tool_choice=auto``).
+    ``episode_header=True`` names each request's episode in a header, for ragen-bench's scripted endpoint
+    (``+agent.episode_header=true``).
     """
     import httpx
 
@@ -299,7 +313,7 @@ def make_openai_agent(
     if tool_choice not in TOOL_CHOICES:
         raise ValueError(f"tool_choice must be one of {', '.join(TOOL_CHOICES)}, got {tool_choice!r}")
     settings = CompletionSettings(model=model, sampling=sampling, seeded=sampling_seed is not None,
-                                  tool_choice=tool_choice)
+                                  tool_choice=tool_choice, episode_header=episode_header)
     retry = RetryPolicy(max_retries=max_retries, base_s=backoff_base_s, cap_s=backoff_cap_s)
     url = base_url or os.environ.get("OPENAI_BASE_URL") or "http://127.0.0.1:8000/v1"
     headers = {"Content-Type": "application/json"}

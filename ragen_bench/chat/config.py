@@ -150,6 +150,9 @@ class ChatConfig:
     action_format: str = values.documented("text", help="text: the reply names its actions in <answer>; tools: "
                                            "it calls the act function (OpenAI tools schema; eval of single-agent "
                                            "envs only, docs/eval.md)")
+    images: bool = values.documented(False, help="true: each request also carries a picture of the current state "
+                                     "(PNG; ragen_bench/chat/images.py) for vision models; eval of ids that draw "
+                                     "their states only (render_modes lists rgb_array)")
 
     def __post_init__(self) -> None:
         for name in ("max_turns", "max_actions_per_turn", "max_actions_per_episode", "max_response_chars"):
@@ -231,13 +234,23 @@ def check_chat(settings: Any, error: type[Exception] = ValueError) -> ChatConfig
         raise error(f"chat.{message}" if message.split(" ", 1)[0] in hints else f"chat: {message}") from None
 
 
-def recorded_chat(settings: Mapping[str, Any]) -> dict[str, Any]:
-    """``chat`` settings as a run records them: ``action_format`` only when it is not ``text``.
+# Fields added after runs were recorded, with the default that leaves them out of a record.
+_LATE_DEFAULTS = {"action_format": "text", "images": False}
 
-    Runs recorded before the field existed hold no such key; leaving the default out keeps
+
+def recorded_chat(settings: Mapping[str, Any]) -> dict[str, Any]:
+    """``chat`` settings as a run records them: ``action_format`` only when it is not ``text``, ``images``
+    only when true.
+
+    Runs recorded before those fields existed hold no such keys; leaving the defaults out keeps
     their identity, manifest and ``config.json`` byte-identical, so they resume and verify.
     """
-    return {key: value for key, value in settings.items() if not (key == "action_format" and value == "text")}
+    return {key: value for key, value in settings.items()
+            if not (key in _LATE_DEFAULTS and _is_default(value, _LATE_DEFAULTS[key]))}
+
+
+def _is_default(value: object, default: object) -> bool:
+    return type(value) is type(default) and value == default
 
 
 def budgeted_settings(env_id: str, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -39,6 +39,7 @@ from typing import Any
 import gymnasium
 import numpy as np
 
+from ragen_bench.chat.images import draws_pictures, picture, pixels_digest, png_bytes
 from ragen_bench.chat.config import ChatConfig
 from ragen_bench.chat.parser import ParsedResponse, parse_response
 from ragen_bench.chat.protocol import AgentError, AgentReply, AgentRequest, LiveEnvView, reply_problem
@@ -93,6 +94,7 @@ class ChatEpisode:
         )
         self._started = True
         self._observation = observation
+        self._draw()
         self._turns: list[TurnRecord] = []
         # user_blocks[k] is the state text of turn k+1; user messages are assembled
         # from them so a history window can re-slice without re-rendering.
@@ -144,6 +146,7 @@ class ChatEpisode:
             actions_left=self.config.max_actions_per_episode - self._actions_taken,
             live_env=LiveEnvView(self.env) if live_env else None,
             tools=self._tools,
+            image=self._png,
         )
 
     # -- one turn -------------------------------------------------------------------
@@ -209,6 +212,7 @@ class ChatEpisode:
                 null_content=reply.null_content,
                 refusal=reply.refusal,
                 tool_calls=reply.tool_calls if config.tools else None,
+                image_sha256=self._digest,
                 info=info_lite(info),
             )
         )
@@ -290,6 +294,19 @@ class ChatEpisode:
         block = self._turn_block(self.turn, observation, actions_left)
         self._user_blocks.append(block)
         self._transcript.append(answer_message(assistant, reward_text + block))
+        self._draw()
+
+    def _draw(self) -> None:
+        """The current state's picture for the next request (``chat.images``), and its digest for the record."""
+        self._png: bytes | None = None
+        self._digest: str | None = None
+        if not self.config.images:
+            return
+        if not draws_pictures(self.env):
+            raise ValueError(f"chat.images: {self.env_id} draws no picture of its states (its render modes: "
+                             f"{', '.join(self.env.unwrapped.metadata.get('render_modes', ())) or 'none'})")
+        pixels = picture(self.env)
+        self._png, self._digest = png_bytes(pixels), pixels_digest(pixels)
 
     def _windowed_prompt(self, window: int) -> list[dict[str, str]]:
         """System + intro, then only the last ``window`` turns (current one included).

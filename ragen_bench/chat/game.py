@@ -83,6 +83,8 @@ class GameChatConfig:
         if self.chat.tools:
             # A seat's replies go through the <answer> parser; tool calls are single-agent eval only.
             raise ValueError("chat.action_format=tools: multi-agent games take text actions only (action_format=text)")
+        if self.chat.images:
+            raise ValueError("chat.images: multi-agent games send text only (chat.images=false)")
 
     def template_hash(self) -> str:
         """The chat template's hash extended with this config's fields and texts."""

@@ -18,6 +18,11 @@ Tool calls
     declares that it can answer so with the class attribute ``acts_by_tools = True``;
     :func:`ragen_bench.chat.run_lockstep` refuses a tools-mode episode to any other agent.
 
+Pictures
+    Under ``chat.images=true`` each request also carries :attr:`AgentRequest.image`, a PNG of the
+    current state (:mod:`ragen_bench.chat.images`), shown with the last user message.  An agent that
+    reads no pictures ignores it; the OpenAI-compatible agent sends it as an ``image_url`` part.
+
 What a reply must be
     ``act`` returns one :class:`AgentReply` per request, in order; ``text`` is a ``str``,
     token counts are ``None`` or non-negative ``int`` (not ``bool``), ``finish_reason`` and
@@ -116,6 +121,8 @@ class AgentRequest:
     live_env: LiveEnvView | None = None
     # chat.action_format=tools: the OpenAI tools schema the reply must call (None in text mode).
     tools: list[dict[str, Any]] | None = None
+    # chat.images=true: the current state's picture, a PNG file's bytes (None otherwise).
+    image: bytes | None = None
 
 
 @dataclass(frozen=True)

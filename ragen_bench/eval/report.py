@@ -93,11 +93,13 @@ def agent_label(manifest: Mapping[str, Any]) -> str:
 
 
 def budget_label(chat: Any) -> str:
-    """A :class:`~ragen_bench.chat.ChatConfig`'s budget in a table cell: ``5/5/10``, ``800/1/700 h5``, and
-    ``5/5/10 tools`` when actions are tool calls (so ``compare`` never shows such a run as a text one)."""
+    """A :class:`~ragen_bench.chat.ChatConfig`'s budget in a table cell: ``5/5/10``, ``800/1/700 h5``,
+    ``5/5/10 tools`` when actions are tool calls and ``5/5/10 vision`` when each request carried the state's
+    picture (so ``compare`` never shows such a run as a text one, and the leaderboard ranks it apart)."""
     window = "" if chat.history_window is None else f" h{chat.history_window}"
     tools = " tools" if chat.tools else ""
-    return f"{chat.max_turns}/{chat.max_actions_per_turn}/{chat.max_actions_per_episode}{window}{tools}"
+    vision = " vision" if chat.images else ""
+    return f"{chat.max_turns}/{chat.max_actions_per_turn}/{chat.max_actions_per_episode}{window}{tools}{vision}"
 
 
 def run_budgets(manifest: Mapping[str, Any]) -> dict[str, str]:

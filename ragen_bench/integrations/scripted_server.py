@@ -14,7 +14,9 @@ model endpoint ignores the header).  The server is stateless: it plays the reque
 messages again on a fresh env as :class:`~ragen_bench.chat.ChatEpisode`, checks that the request's
 messages are exactly the chat layer's prompt at that turn (any other text is refused, naming the
 first differing message), then asks the agent for the next reply with the live env.  Chat settings
-are eval's: the id's budget with ``--chat`` on top.  Ids whose prompt shows only the last turns
+are eval's: the id's budget with ``--chat`` on top.  With ``--chat '{"images": true}'`` the last
+user message must carry the picture eval's OpenAI agent sends (an ``image_url`` part, the PNG of
+the current state, exactly), and no earlier message a picture: a vision client is checked too.  Ids whose prompt shows only the last turns
 (a ``history_window``) cannot be replayed from their prompt and are refused; so are games.
 
 Every request a client can get wrong is answered 400 with a one-line JSON error; nothing it sends
@@ -34,9 +36,9 @@ from typing import Any
 import gymnasium
 
 from ragen_bench.chat import AgentReply, ChatEpisode
-from ragen_bench.chat.config import ChatConfig
+from ragen_bench.chat.config import ChatConfig, budgeted_settings, check_chat
+from ragen_bench.chat.images import data_url
 from ragen_bench.chat.protocol import Agent, AgentError
-from ragen_bench.integrations.tasks import chat_config
 from ragen_bench.registry import ENV_IDS
 
 EPISODE_HEADER = "X-Ragen-Bench-Episode"
@@ -73,6 +75,36 @@ def _message_text(message: Any, index: int) -> tuple[str, str]:
     return role, content
 
 
+def served_chat(env_id: str, chat: Mapping[str, Any]) -> ChatConfig:
+    """Eval's chat settings for ``env_id`` (its budget, ``chat`` on top); tools mode is refused (replies are text)."""
+    config = check_chat(budgeted_settings(env_id, chat))
+    if config.tools:
+        raise ValueError("chat.action_format=tools is not served: this endpoint answers with text")
+    return config
+
+
+def _pictures(message: Any) -> list[str]:
+    """The ``image_url`` URLs among a message's content parts."""
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if not isinstance(content, list):
+        return []
+    return [str((part.get("image_url") or {}).get("url", "")) if isinstance(part.get("image_url"), Mapping) else ""
+            for part in content if isinstance(part, Mapping) and part.get("type") == "image_url"]
+
+
+def picture_problem(messages: Sequence[Any], expected: bytes | None) -> str | None:
+    """What is wrong with the pictures a request sent, ``expected`` being the chat layer's PNG (``None``: none)."""
+    sent = [(index, url) for index, message in enumerate(messages) for url in _pictures(message)]
+    if expected is None:
+        return None if not sent else f"messages[{sent[0][0]}] holds a picture; this endpoint serves text (chat.images=false)"
+    last = len(messages) - 1
+    if [index for index, _ in sent] != [last]:
+        return f"the last message (messages[{last}]) must hold the state's picture, and only it; pictures sent: {len(sent)}"
+    if sent[0][1] != data_url(expected):
+        return f"the picture in messages[{last}] is not the chat layer's picture of this state"
+    return None
+
+
 def _first_difference(sent: Sequence[tuple[str, str]], expected: Sequence[Mapping[str, str]]) -> str | None:
     for index, (got, want) in enumerate(zip(sent, expected)):
         if got != (want["role"], want["content"]):
@@ -80,6 +112,17 @@ def _first_difference(sent: Sequence[tuple[str, str]], expected: Sequence[Mappin
     if len(sent) != len(expected):
         return f"{len(sent)} messages sent, the chat layer's prompt at this turn has {len(expected)}"
     return None
+
+
+def scripted_usage(messages: Sequence[Any], text: str) -> dict[str, int]:
+    """Token counts for a scripted reply, which has none: characters / 4 rounded up, as a tokenizer averages.
+
+    Counts of 0 for a reply with text would be implausible to ``leaderboard verify``, which bounds each
+    turn's counts by its texts; these are inside those bounds.
+    """
+    prompt = sum(len(_message_text(message, index)[1]) for index, message in enumerate(messages))
+    counts = {"prompt_tokens": -(-prompt // 4), "completion_tokens": -(-len(text) // 4)}
+    return {**counts, "total_tokens": counts["prompt_tokens"] + counts["completion_tokens"]}
 
 
 class ScriptedEndpoint:
@@ -96,7 +139,7 @@ class ScriptedEndpoint:
     def reply(self, key: str | None, messages: Any) -> str:
         """The agent's reply to ``messages``, the prompt of episode ``key`` (module docstring)."""
         env_id, split, seed, sample = parse_episode_key(key)
-        config = chat_config(env_id, self.chat)
+        config = served_chat(env_id, self.chat)
         if config.history_window is not None:
             raise RequestError(f"{env_id} shows only the last {config.history_window} turns: its episodes "
                                "cannot be replayed from a prompt")
@@ -113,10 +156,11 @@ class ScriptedEndpoint:
                     episode.step(AgentReply(content))
             if episode.done:
                 raise RequestError(f"episode {key} is over: the request holds its last reply")
-            problem = _first_difference(sent, episode.messages)
+            request = episode.request(live_env=True)
+            problem = _first_difference(sent, episode.messages) or picture_problem(messages, request.image)
             if problem is not None:
                 raise RequestError(f"not the chat layer's prompt of {key} at turn {episode.turn}: {problem}")
-            return self._agent(config).act([episode.request(live_env=True)])[0].text
+            return self._agent(config).act([request])[0].text
         finally:
             episode.env.close()
 
@@ -142,7 +186,7 @@ class ScriptedEndpoint:
             "id": f"chatcmpl-ragen-{time.time_ns()}", "object": "chat.completion", "created": int(time.time()),
             "model": str(body.get("model") or self.model_name),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            "usage": scripted_usage(body.get("messages"), text),
         }
 
     @property
@@ -217,7 +261,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         chat = json.loads(args.chat)
         if not isinstance(chat, dict):
             raise ValueError("not a JSON object")
-        chat_config(next(iter(ENV_IDS)), chat)  # a bad key or value fails here, before serving
+        served_chat(next(iter(ENV_IDS)), chat)  # a bad key or value fails here, before serving
     except ValueError as error:
         parser.error(f"--chat: {error}")
     if not 0 <= args.port <= 65535:

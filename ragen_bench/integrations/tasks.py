@@ -22,12 +22,15 @@ __all__ = ["chat_config", "first_messages", "split_seeds"]
 def chat_config(env_id: str, chat: Mapping[str, Any] | None = None) -> ChatConfig:
     """The chat settings eval plays ``env_id`` with: the id's budget, then ``chat`` (eval's ``chat.*``) on top.
 
-    ``chat.action_format=tools`` is refused (``ValueError``): the trainers here send text replies.
+    ``chat.action_format=tools`` and ``chat.images`` are refused (``ValueError``): the trainers here
+    send text replies to text prompts.
     """
     config = check_chat(budgeted_settings(env_id, chat))
     if config.tools:
         raise ValueError("chat.action_format=tools is an eval mode; training integrations take text actions "
                          "(chat.action_format=text)")
+    if config.images:
+        raise ValueError("chat.images is an eval mode; training integrations send text prompts (chat.images=false)")
     return config
 
 

@@ -269,28 +269,59 @@ def paired_rows(entries: Sequence[Entry]) -> list[dict[str, Any]]:
 
     The numbers are :func:`ragen_bench.leaderboard.stats.paired_comparison`'s (``compare``'s
     McNemar test), on the shared ``(env, split, seed, sample)`` slots: a base run on a
-    slice of the panels is compared on that slice.
+    slice of the panels is compared on that slice.  When both entries hold several sampling
+    streams (``stream_runs``), each shared stream gets its row (over all envs) and a last row
+    pools them (:func:`ragen_bench.leaderboard.pooled.pool_streams`, ``compare --paired``'s sign test).
     """
-    from ragen_bench.leaderboard.stats import p_text, paired_comparison, shared_episodes
+    from ragen_bench.leaderboard.pooled import pool_streams
+    from ragen_bench.leaderboard.stats import p_text
 
     by_name = {entry.run.info.name: entry for entry in entries}
     rows = []
     for entry in entries:
-        base = entry.run.info.base_entry
-        if base is None:
-            continue
-        if base not in by_name:
-            continue  # a game entry: verified, not tabulated (load_entries)
-        ours, theirs = shared_episodes(entry.run.rows, by_name[base].run.rows)
-        groups = paired_comparison(ours, theirs, seed=0) if ours else []
-        # With one env, "all" repeats its row.
-        for group in groups[:1] if len(groups) == 2 else groups:
-            rows.append({
-                "entry": entry.run.info.name, "base": base, "env": group["env"], "pairs": group["pairs"],
-                "success": group["success_a"], "base_success": group["success_b"], "only_entry": group["only_a"],
-                "only_base": group["only_b"], "mcnemar_p": p_text(group["mcnemar_p"]),
-            })
+        info = entry.run.info
+        if info.base_entry is None or info.base_entry not in by_name:
+            continue  # not trained, or a game entry: verified, not tabulated (load_entries)
+        base = by_name[info.base_entry].run
+        ours, theirs = _runs_by_stream(entry.run), _runs_by_stream(base)
+        shared = [name for name in ours if name in theirs]
+        if len(shared) < 2:
+            found = _pair_rows(entry.run.rows, base.rows)
+        else:
+            found = [{**row, "env": f"{row['env']}, {name}"} for name in shared
+                     for row in _pair_rows(ours[name], theirs[name], every_env=False)]
+            pooled = pool_streams([{"pairs": r["pairs"], "success_a": r["success"], "success_b": r["base_success"],
+                                    "only_a": r["only_entry"], "only_b": r["only_base"]} for r in found])
+            agree = "the streams disagree in direction" if pooled["disagree"] else "every stream the same way"
+            found.append({"env": f"pooled over {len(found)} streams (exact sign test; {agree})",
+                          "pairs": pooled["pairs"], "success": pooled["success_a"],
+                          "base_success": pooled["success_b"], "only_entry": pooled["only_a"],
+                          "only_base": pooled["only_b"], "mcnemar_p": pooled["mcnemar_p"]})
+        note = "test runs chose this checkpoint: no test on fresh data" if info.selected_on_test else ""
+        rows += [{"entry": info.name, "base": info.base_entry, **row, "mcnemar_p": p_text(row["mcnemar_p"]),
+                  "note": note} for row in found]
     return rows
+
+
+def _runs_by_stream(run: VerifiedRun) -> dict[str, list[dict[str, Any]]]:
+    """An entry's episode rows per sampling stream: ``run_dir``'s, then each of ``stream_runs``'."""
+    from ragen_bench.leaderboard.streams import stream_name
+
+    return {stream_name(run.manifest["config"]): run.rows, **{stream.name: stream.rows for stream in run.streams}}
+
+
+def _pair_rows(rows: list[dict[str, Any]], base_rows: list[dict[str, Any]], *,
+               every_env: bool = True) -> list[dict[str, Any]]:
+    """The paired rows of two runs' shared episodes: per env and over all (one row for one env), or over all alone."""
+    from ragen_bench.leaderboard.stats import paired_comparison, shared_episodes
+
+    ours, theirs = shared_episodes(rows, base_rows)
+    groups = paired_comparison(ours, theirs, seed=0) if ours else []
+    # With one env, "all" repeats its row.
+    groups = groups[:1] if len(groups) == 2 else groups if every_env else groups[-1:]
+    return [{"env": group["env"], "pairs": group["pairs"], "success": group["success_a"],
+             "base_success": group["success_b"], "only_entry": group["only_a"], "only_base": group["only_b"],
+             "mcnemar_p": group["mcnemar_p"]} for group in groups]
 
 
 # -- generalization --------------------------------------------------------------------

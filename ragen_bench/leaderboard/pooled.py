@@ -14,7 +14,7 @@ test is a test over episodes *given these seeds* (a gain larger than these seeds
 noise), not a claim about new seeds; a claim about new seeds needs more seeds.
 
 Between pairs only the stream may differ: the top-level ``sampling_seed``, ``agent.sampling_seed``
-and ``agent.temperature`` (:data:`STREAM_KEYS`).  Everything else in each side's config (model,
+and ``agent.temperature`` (:data:`ragen_bench.leaderboard.streams.STREAM_KEYS`).  Everything else in each side's config (model,
 chat, panels, samples) and the set of episodes must be the pair's first's.
 """
 
@@ -27,10 +27,7 @@ from typing import Any
 from ragen_bench import runfiles
 from ragen_bench.leaderboard.errors import LeaderboardError
 from ragen_bench.leaderboard.stats import compare_runs, format_comparison, mcnemar_exact, p_text
-
-# The config keys that make a stream; the only ones pairs may differ in.
-STREAM_KEYS = (("sampling_seed",), ("agent", "sampling_seed"), ("agent", "temperature"))
-
+from ragen_bench.leaderboard.streams import STREAM_KEYS, stream_name, stream_of, without_keys
 
 def pool_streams(streams: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """The pooled row of per-stream rows (each with ``pairs``, ``success_a``, ``success_b``, ``only_a``, ``only_b``).
@@ -52,27 +49,6 @@ def pool_streams(streams: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
         "only_a": only_a, "only_b": only_b, "mcnemar_p": mcnemar_exact(only_a, only_b),
         "directions": directions, "disagree": {"A", "B"} <= set(directions),
     }
-
-
-def stream_of(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The seed the agent sampled with and its temperature.
-
-    The agent's own ``agent.sampling_seed`` when it has one (the value it was built with; the
-    top-level key only fills it in when the config is composed), else the top-level ``sampling_seed``.
-    """
-    agent = config.get("agent", {})
-    return {"sampling_seed": agent.get("sampling_seed", config.get("sampling_seed")),
-            "agent.temperature": agent.get("temperature")}
-
-
-def stream_name(config: Mapping[str, Any]) -> str:
-    """``T=0.5 seed 961660578``, ``greedy`` (whose sampling seed draws nothing), or ``seed 7`` (no temperature)."""
-    stream = stream_of(config)
-    temperature, seed = stream["agent.temperature"], stream["sampling_seed"]
-    if temperature == 0:
-        return "greedy"
-    # A scripted agent has no temperature: its stream is its seed alone.
-    return f"seed {seed}" if temperature is None else f"T={temperature:g} seed {seed}"
 
 
 def compare_streams(runs: Sequence[Path], *, seed: int = 0) -> dict[str, Any]:
@@ -109,14 +85,7 @@ def _same(config_a: Mapping[str, Any], config_b: Mapping[str, Any], path_a: Path
           keep: bool = False, drop: Sequence[tuple[str, ...]] = ()) -> None:
     """Refuse two runs on other streams (``keep``) or whose configs differ outside ``drop``, naming the key."""
     def project(config: Mapping[str, Any]) -> dict[str, Any]:
-        if keep:
-            return stream_of(config)
-        trimmed = {name: dict(value) if isinstance(value, Mapping) else value for name, value in config.items()}
-        for *section, last in drop:
-            holder = trimmed.get(section[0]) if section else trimmed
-            if isinstance(holder, dict):
-                holder.pop(last, None)
-        return trimmed
+        return stream_of(config) if keep else without_keys(config, drop)
 
     found = runfiles.difference(project(config_a), project(config_b))
     if found is not None:

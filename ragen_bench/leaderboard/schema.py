@@ -59,6 +59,17 @@ class SubmissionInfo(BaseModel):
         description=("the metrics.jsonl copied from the training run, relative to this file, inside the submission "
                      "folder; a validation.jsonl beside it (as the trainer writes both) adds the validation curve"),
     )
+    stream_runs: list[Annotated[str, StringConstraints(strict=True, min_length=1, max_length=200)]] = Field(
+        default_factory=list, max_length=16,
+        description=("more eval run directories of the same model on the same episodes, each sampled from another "
+                     "stream (docs/train.md, the protocol), relative to this file; the pairing with the base entry "
+                     "pools every stream both entries hold"),
+    )
+    selected_on_test: StrictBool = Field(
+        default=False,
+        description=("whether test-panel runs chose this checkpoint or its recipe: its pairing is then no test on "
+                     "fresh data, and the page says so"),
+    )
 
     @field_validator("date")
     @classmethod

@@ -115,7 +115,7 @@ ENTRY_COLUMNS = {
 PAIRED_COLUMNS = {
     "entry": "entry", "base": "base entry", "env": "env", "pairs": "shared episodes", "success": "success",
     "base_success": "base success", "only_entry": "solved by entry only", "only_base": "solved by base only",
-    "mcnemar_p": "McNemar p",
+    "mcnemar_p": "McNemar p", "note": "note",
 }
 GENERALIZATION_COLUMNS = {
     "entry": "entry", "train_env": "train env", "test_env": "held-out env", "axis": "axis",
@@ -142,7 +142,8 @@ METRICS_TEXT = (
 REPORTED_MARK = "reported, not verified"
 # What each ranking column means: on the page, its title's help on hover.
 RANKING_HELP = {
-    "rank": "position by score among the entries played under the same budget; equal scores share a rank",
+    "rank": "position by score among the entries played under the same budget (the vision track, with pictures, "
+            "apart); equal scores share a rank",
     "entry": "the submission's name: click it for its model, recipe, date, contact and link",
     "budget": "the chat budget its episodes were played under: turns / actions per reply / actions per episode",
     "score": ("what the ranking orders by: the mean over the suite's envs of each env's success rate on its test "
@@ -169,6 +170,7 @@ ABBREVIATIONS = (
     ("budget t/a/e", "turns / actions per reply / actions per episode", r"\b\d+/\d+/\d+\b"),
     ("hN", "the prompt shows only the last N turns", r"\bh\d+\b"),
     ("each id's", "each env played under the budget its id declares (`ragen-bench envs show ID`)", r"each id's"),
+    ("vision", "the vision track: each request also showed the state's picture (chat.images), ranked apart", r"\bvision\b"),
 )
 METHODS_HEADING = "How the tables are computed"
 PAIRED_HEADING = "Trained entries against their base entries"

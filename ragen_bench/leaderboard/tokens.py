@@ -21,6 +21,9 @@ MAX_CHARS_PER_TOKEN = 20
 COMPLETION_SLACK = 16
 PROMPT_SLACK_PER_MESSAGE = 64
 PROMPT_SLACK = 2048
+# A picture (chat.images) is counted by the server's vision encoder, not by its text: allow the most
+# tokens one picture takes in the encoders in use (Qwen2-VL's default cap is 16,384).
+PROMPT_TOKENS_PER_PICTURE = 16384
 
 
 def check_tokens(turn: Mapping[str, Any], prompt: tuple[int, int] | None, chat_config: Any,
@@ -46,6 +49,8 @@ def check_tokens(turn: Mapping[str, Any], prompt: tuple[int, int] | None, chat_c
     if prompt is not None:
         text, messages = prompt
         most = 4 * text + PROMPT_SLACK_PER_MESSAGE * messages + PROMPT_SLACK
+        if turn.get("image_sha256") is not None:
+            most += PROMPT_TOKENS_PER_PICTURE
         problem = token_problem(turn["prompt_tokens"], text, most)
         if problem:
             raise LeaderboardError(f"implausible: {problem}", field="prompt_tokens", **where)

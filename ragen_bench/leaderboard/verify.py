@@ -45,6 +45,16 @@ class TrainingLog:
 
 
 @dataclass(frozen=True)
+class StreamRun:
+    """One of an entry's ``stream_runs``, replayed: the same model and episodes sampled from another stream."""
+
+    run_dir: Path
+    name: str  # streams.stream_name: "T=0.5 seed 961660578", "greedy"
+    manifest: dict[str, Any]
+    rows: list[dict[str, Any]]
+
+
+@dataclass(frozen=True)
 class VerifiedRun:
     """A submission that passed every check, with what the leaderboard needs of it."""
 
@@ -58,6 +68,7 @@ class VerifiedRun:
     turns: int
     seconds: float
     training: TrainingLog | None = None
+    streams: tuple[StreamRun, ...] = ()
 
     @property
     def episodes_per_second(self) -> float:
@@ -92,6 +103,17 @@ def verify(path: str | Path) -> VerifiedRun:
         raise LeaderboardError(f"run_dir {info.run_dir!r} is not a folder", file=str(root / SUBMISSION))
     check_base_entry(root, info)
     training = read_training_log(root, info)
+    manifest, summary, episodes_path, rows, turns = _verify_run_dir(run_dir)
+    streams = tuple(_stream_run(root, relative, manifest, rows) for relative in info.stream_runs)
+    _check_distinct_streams(root, manifest, streams)
+    return VerifiedRun(
+        path=root, run_dir=run_dir, episodes_path=episodes_path, info=info, manifest=manifest, summary=summary,
+        rows=rows, turns=turns, seconds=time.perf_counter() - started, training=training, streams=streams,
+    )
+
+
+def _verify_run_dir(run_dir: Path) -> tuple[dict[str, Any], dict[str, Any], Path, list[dict[str, Any]], int]:
+    """Replay one eval run directory: its manifest, summary, episode log, replayed rows and turn count."""
     manifest_path = run_dir / "manifest.json"
     manifest = files.read_json_file(manifest_path, name="manifest.json")
     spec = check_manifest(manifest, name=str(manifest_path))
@@ -100,10 +122,43 @@ def verify(path: str | Path) -> VerifiedRun:
     episodes_path = files.find_episodes(run_dir)
     rows, turns, games = _replay_log(episodes_path, spec)
     check_summary(summary, expected_summary(spec, rows, games), name=str(summary_path))
-    return VerifiedRun(
-        path=root, run_dir=run_dir, episodes_path=episodes_path, info=info, manifest=manifest, summary=summary,
-        rows=rows, turns=turns, seconds=time.perf_counter() - started, training=training,
-    )
+    return manifest, summary, episodes_path, rows, turns
+
+
+def _stream_run(root: Path, relative: str, manifest: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> StreamRun:
+    """One of ``stream_runs``, replayed like ``run_dir``: the same config but for the stream, the same episodes."""
+    from ragen_bench.leaderboard.streams import stream_name, without_keys
+
+    where = f"{root / SUBMISSION}: stream_runs"
+    run_dir = files.inside(root, relative, what=where)
+    if not run_dir.is_dir():
+        raise LeaderboardError(f"stream run {relative!r} is not a folder", file=str(root / SUBMISSION))
+    stream_manifest, _, _, stream_rows, _ = _verify_run_dir(run_dir)
+
+    found = runfiles.difference(without_keys(manifest["config"]), without_keys(stream_manifest["config"]))
+    if found is not None:
+        raise LeaderboardError(f"stream run {relative!r} may differ from run_dir only in the stream", file=where,
+                               field=found[0], expected=found[1], found=found[2])
+
+    def slots(these: Sequence[Mapping[str, Any]]) -> set[tuple[Any, ...]]:
+        return {(row["env_id"], row["split"], row["seed"], row["sample"]) for row in these}
+
+    if slots(stream_rows) != slots(rows):
+        raise LeaderboardError(f"stream run {relative!r} holds other episodes than run_dir", file=where)
+    return StreamRun(run_dir=run_dir, name=stream_name(stream_manifest["config"]), manifest=stream_manifest,
+                     rows=stream_rows)
+
+
+def _check_distinct_streams(root: Path, manifest: Mapping[str, Any], streams: Sequence[StreamRun]) -> None:
+    """Each stream once: a stream run repeating another's stream would count its episodes twice in the pooling."""
+    from ragen_bench.leaderboard.streams import stream_name
+
+    seen = [stream_name(manifest["config"])]
+    for stream in streams:
+        if stream.name in seen:
+            raise LeaderboardError(f"stream {stream.name} appears twice (run_dir and stream_runs)",
+                                   file=str(root / SUBMISSION), field="stream_runs")
+        seen.append(stream.name)
 
 
 def check_base_entry(root: Path, info: SubmissionInfo) -> None:

@@ -32,10 +32,12 @@ from ragen_bench.values import documented
 
 if TYPE_CHECKING:
     from ragen_bench.chat.config import ChatConfig
+    from ragen_bench.chat.game import GameChatConfig
 
 _Section = TypeVar("_Section")
 
 BACKENDS = ("local", "verl")
+SELF_PLAY = "self"  # opponent=self: the policy plays every seat of a game (train/games.py)
 
 
 class TrainConfigError(ValueError):
@@ -131,6 +133,13 @@ class TrainConfig:
         from ragen_bench.chat.config import check_chat
 
         return check_chat(self.chat, TrainConfigError)
+
+    @property
+    def game_chat_config(self) -> GameChatConfig:
+        """A game's chat settings: :attr:`chat_config` and eval's ``game.*`` rules, ``game`` overriding them."""
+        from ragen_bench.eval.config import GAME_DEFAULTS, game_chat_config
+
+        return game_chat_config(self.chat_config, {**GAME_DEFAULTS["game"], **self.game})
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -259,9 +268,9 @@ def _check(c: TrainConfig) -> None:
 
     _require(c.algo in ALGORITHMS, "algo", f"must be one of {choices(ALGORITHMS)}", c.algo)
     _require(c.backend in BACKENDS, "backend", f"must be one of {', '.join(BACKENDS)}", c.backend)
-    from ragen_bench.train import games
+    from ragen_bench.games.registry import GAME_IDS
 
-    _require(c.env in ENV_IDS or games.is_game(c.env), "env", "not an env id (see `ragen-bench envs list`)", c.env)
+    _require(c.env in ENV_IDS or c.env in GAME_IDS, "env", "not an env id (see `ragen-bench envs list`)", c.env)
     # Whether a model path exists is checked when training starts (a preset may name a hub id
     # that only backend=verl or another machine resolves); an empty one never names a model.
     _require(bool(c.model.strip()), "model", "must name a model (an alias such as tiny, or a directory)", c.model)
@@ -289,7 +298,46 @@ def _check(c: TrainConfig) -> None:
     # Rollouts are sampled as text and laid out by the <answer> token layout; tool calls are eval-only.
     _require(not chat.tools, "chat.action_format", "must be text for training (tools is an eval mode)",
              chat.action_format)
-    games.check(c)
+    _require(not chat.images, "chat.images", "must be false for training (pictures are an eval mode)", chat.images)
+    _check_game(c)
+
+
+def _check_game(c: TrainConfig) -> None:
+    """The game keys (``opponent``, ``game``) against the env (``train/games.py`` plays them)."""
+    from ragen_bench.eval.config import GAME_DEFAULTS, scripted_opponents
+    from ragen_bench.games.registry import GAME_IDS
+
+
+    if c.env not in GAME_IDS:
+        if c.opponent is not None or c.game != GAME_DEFAULTS["game"]:
+            key = "opponent" if c.opponent is not None else "game"
+            raise TrainConfigError(f"{key}: {c.env} is a single-agent env; only multi-agent games "
+                                   f"(e.g. RAGEN/TicTacToe-v0) take {key}=")
+        return
+    known = sorted(scripted_opponents(c.env))
+    if c.backend == "verl":  # its agent loop plays games (agent_loop.py); its dataset rows and recipe do not yet
+        raise TrainConfigError(f"backend: {c.env} is a two-player game; train it with backend=local")
+    if c.opponent is None:
+        raise TrainConfigError(f"opponent: {c.env} is a two-player game; name the opponent the policy trains "
+                               f"against ({', '.join(known)}) or opponent={SELF_PLAY} for self-play")
+    if c.opponent != SELF_PLAY and c.opponent not in known:
+        raise TrainConfigError(f"opponent: {c.env} has no scripted player {c.opponent!r}; known: "
+                               f"{', '.join(known)}, or {SELF_PLAY} (self-play)")
+    if unknown := sorted(set(c.game) - set(GAME_DEFAULTS["game"])):
+        raise TrainConfigError(f"game.{unknown[0]}: unknown key; game keys: {', '.join(GAME_DEFAULTS['game'])}")
+    try:
+        c.game_chat_config
+    except (TypeError, ValueError) as problem:
+        raise TrainConfigError(f"game: {problem}") from None
+    if c.chat_config.history_window is not None:
+        raise TrainConfigError("chat.history_window: must be null on a game (each seat's reply sees the whole game)")
+    if c.algo == "sft":
+        if c.sft.agent not in known:
+            raise TrainConfigError(f"sft.agent: the warm start on {c.env} plays one of its scripted players "
+                                   f"({', '.join(known)}), got {c.sft.agent!r}")
+        if c.opponent == SELF_PLAY:
+            raise TrainConfigError(f"opponent: the warm start plays a scripted opponent ({', '.join(known)}), not "
+                                   f"{SELF_PLAY}")
 
 
 def _check_rollout(c: TrainConfig) -> None:
@@ -348,7 +396,7 @@ def _check_schedule(c: TrainConfig) -> None:  # critic, KL, SFT, validation and 
     _require(c.kl.placement in ("loss", "reward"), "kl.placement", "must be loss or reward", c.kl.placement)
     s = c.sft
     _require(s.agent in ("optimal", "random") or c.env not in ENV_IDS, "sft.agent", "must be optimal or random",
-             s.agent)  # a game's warm start plays one of its scripted players (train.games.check)
+             s.agent)  # a game's warm start plays one of its scripted players (_check_game)
     _require(s.episodes >= 1, "sft.episodes", "must be >= 1", s.episodes)
     _require(s.epochs >= 1, "sft.epochs", "must be >= 1", s.epochs)
     _require(s.lr > 0, "sft.lr", "must be > 0", s.lr)

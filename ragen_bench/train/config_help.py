@@ -23,7 +23,7 @@ from ragen_bench.values import documented
 
 @dataclasses.dataclass(frozen=True)
 class GameRules:
-    """The ``game.*`` keys (eval's; checked by :func:`ragen_bench.train.games.check`)."""
+    """The ``game.*`` keys (eval's; checked with the train config's other keys)."""
 
     max_retries: int = documented(2, help="invalid replies a seat may retry per move (0..10)")
     on_illegal: str = documented("forfeit", help="then: forfeit (the seat loses) or random (a random legal move is "

@@ -29,14 +29,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ragen_bench.agents.scripted import _ScriptedAgent
+from ragen_bench.train.config import SELF_PLAY, TrainConfig
 
 if TYPE_CHECKING:
-    from ragen_bench.chat.game import GameChatConfig, MatchResult
+    from ragen_bench.chat.game import MatchResult
     from ragen_bench.chat.protocol import AgentRequest
     from ragen_bench.chat.trajectory import Trajectory
-    from ragen_bench.train.config import TrainConfig
 
-SELF_PLAY = "self"
 SEATS = ("player_0", "player_1")
 
 
@@ -44,50 +43,6 @@ def is_game(env_id: str) -> bool:
     from ragen_bench.games.registry import GAME_IDS
 
     return env_id in GAME_IDS
-
-
-def check(c: TrainConfig) -> None:
-    """The game keys (``opponent``, ``game``) against the env: one :class:`TrainConfigError` naming the key."""
-    from ragen_bench.eval.config import GAME_DEFAULTS, scripted_opponents
-    from ragen_bench.train.config import TrainConfigError
-
-    if not is_game(c.env):
-        if c.opponent is not None or c.game != GAME_DEFAULTS["game"]:
-            key = "opponent" if c.opponent is not None else "game"
-            raise TrainConfigError(f"{key}: {c.env} is a single-agent env; only multi-agent games "
-                                   f"(e.g. RAGEN/TicTacToe-v0) take {key}=")
-        return
-    known = sorted(scripted_opponents(c.env))
-    if c.backend == "verl":  # its agent loop plays games (agent_loop.py); its dataset rows and recipe do not yet
-        raise TrainConfigError(f"backend: {c.env} is a two-player game; train it with backend=local")
-    if c.opponent is None:
-        raise TrainConfigError(f"opponent: {c.env} is a two-player game; name the opponent the policy trains "
-                               f"against ({', '.join(known)}) or opponent={SELF_PLAY} for self-play")
-    if c.opponent != SELF_PLAY and c.opponent not in known:
-        raise TrainConfigError(f"opponent: {c.env} has no scripted player {c.opponent!r}; known: "
-                               f"{', '.join(known)}, or {SELF_PLAY} (self-play)")
-    if unknown := sorted(set(c.game) - set(GAME_DEFAULTS["game"])):
-        raise TrainConfigError(f"game.{unknown[0]}: unknown key; game keys: {', '.join(GAME_DEFAULTS['game'])}")
-    try:
-        game_chat(c)
-    except (TypeError, ValueError) as problem:
-        raise TrainConfigError(f"game: {problem}") from None
-    if c.chat_config.history_window is not None:
-        raise TrainConfigError("chat.history_window: must be null on a game (each seat's reply sees the whole game)")
-    if c.algo == "sft":
-        if c.sft.agent not in known:
-            raise TrainConfigError(f"sft.agent: the warm start on {c.env} plays one of its scripted players "
-                                   f"({', '.join(known)}), got {c.sft.agent!r}")
-        if c.opponent == SELF_PLAY:
-            raise TrainConfigError(f"opponent: the warm start plays a scripted opponent ({', '.join(known)}), not "
-                                   f"{SELF_PLAY}")
-
-
-def game_chat(c: TrainConfig) -> GameChatConfig:
-    """The run's :class:`~ragen_bench.chat.game.GameChatConfig`: its chat settings and eval's ``game.*`` defaults."""
-    from ragen_bench.eval.config import GAME_DEFAULTS, game_chat_config
-
-    return game_chat_config(c.chat_config, {**GAME_DEFAULTS["game"], **c.game})
 
 
 def eval_opponent(c: TrainConfig) -> str:
@@ -112,7 +67,7 @@ def play(c: TrainConfig, seeds: Sequence[int], agent: Any, *, split: str = "trai
     from ragen_bench.eval.config import scripted_opponents
     from ragen_bench.games.seeds import agent_seat
 
-    config = game_chat(c)
+    config = c.game_chat_config
     matches = []
     for seed in seeds:
         for j in range(c.rollout.group_size):
@@ -185,7 +140,7 @@ def sft_records(c: TrainConfig, seeds: Sequence[int]) -> list[dict[str, Any]]:
     from ragen_bench.games.seeds import agent_seat
     from ragen_bench.train.sft_data import record_of
 
-    config = game_chat(c)
+    config = c.game_chat_config
     players = scripted_opponents(c.env)
     agent = ScriptedSeat(players[c.sft.agent](), think=config.chat.think, separator=config.chat.action_separator)
     matches = []
@@ -201,7 +156,7 @@ def sft_records(c: TrainConfig, seeds: Sequence[int]) -> list[dict[str, Any]]:
 
 def describe(c: TrainConfig) -> str:
     """``--dry-run``'s line about a game: who the policy plays, the illegal-move rules, who validation plays."""
-    rules = game_chat(c)
+    rules = c.game_chat_config
     who = "self-play: the policy in both seats, groups per (seed, seat)" if c.opponent == SELF_PLAY else \
         f"against {c.opponent}, the policy's seat alternating with the seed"
     return (f"game {c.env} {who}; illegal replies: {rules.max_retries} retries then {rules.on_illegal}; "

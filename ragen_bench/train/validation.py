@@ -55,12 +55,15 @@ def evaluate(config: TrainConfig, model: str, split: str, *, limit: int | None, 
     from ragen_bench.eval.run import run_eval
 
     # budget=none: the policy is measured under the chat settings it trains with, not the id's budget.
-    eval_config = compose_config("eval", [f"env={config.env}", f"split={split}", "agent=hf", "budget=none"])
+    # The sampling seed goes in as an override: the agent config copies it when composed, so setting
+    # it afterwards would leave the agent sampling from seed 0.
+    overrides = [f"env={config.env}", f"split={split}", "agent=hf", "budget=none",
+                 f"sampling_seed={derived_seed(config.seed, 'eval')}"]
+    eval_config = compose_config("eval", overrides)
     eval_config["agent"].update(model=model, temperature=temperature, max_new_tokens=config.rollout.max_new_tokens,
                                 dtype=config.dtype)
     if "stop_strings" in eval_config["agent"]:
         eval_config["agent"]["stop_strings"] = list(config.rollout.stop_strings)
     eval_config.update(games.eval_keys(config))  # a game: its opponent and illegal-move rules
-    eval_config.update(chat=dict(config.chat), limit=limit, samples=samples, out=str(out), progress=False,
-                       sampling_seed=derived_seed(config.seed, "eval"))
+    eval_config.update(chat=dict(config.chat), limit=limit, samples=samples, out=str(out), progress=False)
     return run_eval(eval_config)

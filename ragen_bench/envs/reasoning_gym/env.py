@@ -107,7 +107,7 @@ class ReasoningGymConfig(EnvConfig):
     dataset (only those with a curriculum take 'easy'/'hard') needs the library, so the env
     checks that when it loads it."""
 
-    dataset: str = setting(rule=OneOf(DATASETS), help="One of the names in registry.RG_DATASETS.")
+    dataset: str = setting(rule=OneOf(DATASETS), help="One of the names in ragen_bench.data.reasoning_gym.DATASETS.")
     max_attempts: int = setting(1, rule=IntIn(1, 100), help="Answers allowed before the episode ends.")
     difficulty: str = setting(
         "default",

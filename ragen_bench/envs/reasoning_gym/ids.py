@@ -1,6 +1,6 @@
 """reasoning-gym's datasets as ids: the facts about the library the env, the catalog and the card share.
 
-The ids themselves are ``registry.RG_DATASETS`` (frozen data: registering them imports
+The ids themselves are ``ragen_bench.data.reasoning_gym.DATASETS`` (frozen data: registering them imports
 nothing): reasoning-gym 0.1.25's registry (106 datasets) minus the eight in
 :data:`LEFT_OUT`.  A new library version is a new table (and, where items change, new
 panels under new id versions), never an edit of this one: the panels' checksums say so.
