@@ -5,7 +5,7 @@
 # so its moves carry no preference), then StarPO-S with GRPO advantages against `random` on
 # RAGEN/OS-KuhnPoker-v0; the reward is the chat layer's +1 a win / -1 a loss.  One torch thread
 # throughout (2 cores shared with other jobs).  Run from the repository root;
-# PHASE=sft|rl|test|transfer|all (default all).  Results, times and the pre-registered choice: README.md.
+# PHASE=sft|rl|test|transfer|all (default all), or mcts.  Results, times and the pre-registered choice: README.md.
 #
 # Re-scoring the committed pair on streams of your own (no training needed):
 #   START=baselines/cpu-kuhn-small/checkpoints/start TRAINED=baselines/cpu-kuhn-small/checkpoints/trained \
@@ -66,4 +66,16 @@ if [[ $PHASE == transfer || $PHASE == all ]]; then
       out=$OUT/transfer/$side
   done
   $RB compare --paired $OUT/transfer/start $OUT/transfer/trained
+fi
+
+# 5. (Added after the result, not pre-registered.)  Both checkpoints against the stronger mcts opponent,
+#    the whole test panel, stream 1.
+if [[ $PHASE == mcts ]]; then
+  for side in start trained; do
+    model=$START; [[ $side == trained ]] && model=$TRAINED
+    $RB eval env=RAGEN/OS-KuhnPoker-v0 opponent=mcts split=test agent=hf agent.num_threads=1 agent.max_new_tokens=16 \
+      chat.think=false agent.temperature=0.5 'sampling_seed=${test_stream:0,1}' progress=false agent.model=$model \
+      out=$OUT/mcts/$side-1
+  done
+  $RB compare --paired $OUT/mcts/start-1 $OUT/mcts/trained-1
 fi
