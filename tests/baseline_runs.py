@@ -39,6 +39,9 @@ COMMITTED_WEIGHTS = {
     # close: losses to a relative 2e-6); the recorded runs of the original play again with it.
     "runs/baselines/cpu-bandit-smollm2/format-sft/checkpoints/step-000008/model":
         "baselines/cpu-bandit-smollm2/start-adapter",
+    # cpu-kuhn-small's warm start and its pre-registered RL step 30, evaluated from their committed folders.
+    "baselines/cpu-kuhn-small/checkpoints/start": "baselines/cpu-kuhn-small/checkpoints/start",
+    "baselines/cpu-kuhn-small/checkpoints/trained": "baselines/cpu-kuhn-small/checkpoints/trained",
     # issue 33's protocol baseline: its start and the one checkpoint it scored, as its runs recorded them.
     "runs/proto/sft/checkpoints/step-000128/model": "baselines/cpu-sokoban-protocol/checkpoints/start",
     "runs/proto/rl/checkpoints/step-000020/model": "baselines/cpu-sokoban-protocol/checkpoints/trained",

@@ -32,10 +32,11 @@ from typing import Any
 
 import pytest
 
-from ragen_bench import panels
+from ragen_bench import panels, runfiles
 from ragen_bench.chat import ChatConfig
 from ragen_bench.eval import report
-from ragen_bench.eval.replay import ReplayMismatch, replay_episode
+from ragen_bench.eval.games import summarize_games
+from ragen_bench.eval.replay import ReplayMismatch, replay_episode, replay_game
 
 from .baseline_runs import (
     BASELINES,
@@ -87,12 +88,35 @@ def recomputed_summary(run_dir: Path, out: Path) -> tuple[dict[str, Any], dict[s
     current = {f"{env['env_id']}:{env['split']}": panels.load(env["env_id"], env["split"]).checksum
                for env in manifest["envs"]}
     assert manifest["panels"] == current, "the run's panels are no longer the frozen ones"
-    template_hash = ChatConfig(**manifest["config"]["chat"]).template_hash()
+    # A game's hash covers its game.* rules too, a budgeted run's its ids' budgets: the eval config the
+    # manifest records computes those (runs recorded before either existed hash their chat section).
+    template_hash = eval_config(manifest).template_hash if needs_eval_config(manifest) else \
+        ChatConfig(**manifest["config"]["chat"]).template_hash()
     assert manifest["template_hash"] == template_hash, "today's chat templates give another template hash"
     path = run_dir / EPISODES
-    rows = [report.row_of(path, number, record) for number, record in read_records(path)]
+    records = [record for _, record in read_records(path)]
+    rows = [report.row_of(path, number, record) for number, record in enumerate(records, start=1)]
     fingerprint = {"panels": current, "template_hash": template_hash, "data_files": manifest["data_files"]}
-    return committed, report.write_summary(out, rows, fingerprint)
+    summary = report.write_summary(out, rows, fingerprint)
+    if is_game_run(manifest):  # eval adds the games' table to the summary it wrote (add_game_summary)
+        summary["games"] = summarize_games(records)
+        runfiles.write_json_atomic(out / "summary.json", summary)
+    return committed, summary
+
+
+def is_game_run(manifest: dict[str, Any]) -> bool:
+    return manifest["config"].get("opponent") is not None
+
+
+def needs_eval_config(manifest: dict[str, Any]) -> bool:
+    """A game run, or one played under eval's per-id budgets (``budget`` resolved to each id's limits)."""
+    return is_game_run(manifest) or isinstance(manifest["config"].get("budget"), dict)
+
+
+def eval_config(manifest: dict[str, Any]) -> Any:
+    from ragen_bench.eval.config import load
+
+    return load({**manifest["config"], "out": None, "progress": False})
 
 
 def check_summary(run_dir: Path, out: Path) -> None:
@@ -122,14 +146,21 @@ def replay_run(run_dir: Path) -> int:
     slots = [slot(record) for _, record in records]
     assert len(slots) == len(set(slots)) == manifest["expected_episodes"], "an episode is missing or repeated"
     assert set(slots) == planned, f"episodes outside the plan: {sorted(set(slots) ^ planned)[:3]}"
+    run = eval_config(manifest) if needs_eval_config(manifest) else None
     chat = ChatConfig(**config["chat"])
+    if is_game_run(manifest):  # both seats: the recorded replies, the scripted opponent choosing again
+        game = run.game
+        for number, record in records:
+            where = {"file": str(run_dir / EPISODES), "line": number}
+            replay_game(record, game, config["env_kwargs"], where=where, opponent=config["opponent"])
+        return len(records)
     envs: dict[str, Any] = {}
     try:
         for number, record in records:
             if record["env_id"] not in envs:
                 envs[record["env_id"]] = gymnasium.make(record["env_id"], **config["env_kwargs"])
             where = {"file": str(run_dir / EPISODES), "line": number}
-            replay_episode(record, envs[record["env_id"]], chat, where=where)
+            replay_episode(record, envs[record["env_id"]], run.chat_for(record["env_id"]) if run else chat, where=where)
     finally:
         for env in envs.values():
             env.close()
@@ -201,6 +232,25 @@ def test_the_checks_refuse_an_edited_record_or_summary(tmp_path):
     (copy / "summary.json").write_text(json.dumps(summary), encoding="utf-8")
     with pytest.raises(LeaderboardError, match="success_rate"):
         check_summary(copy, tmp_path / "out")
+
+
+def test_the_replay_refuses_an_edited_game_record(tmp_path):
+    """A game run's replay can fail too: another move of the agent's, or another outcome, is caught."""
+    run_dir = next(run_dir for run_dir in RUN_DIRS if is_game_run(read_json(run_dir / "manifest.json")))
+
+    def other_move(record):  # the agent's first reply, Pass and Bet swapped
+        turn = record["turns"][0]
+        swapped = "Bet" if "Pass" in turn["raw_response"] else "Pass"
+        turn["raw_response"] = turn["raw_response"].replace("Pass" if swapped == "Bet" else "Bet", swapped, 1)
+
+    for number, (edit, field) in enumerate([
+        (other_move, "turn 1"),
+        (lambda record: record["game"].update(outcome="draw"), "outcome"),
+    ]):
+        copy = _copy(run_dir, tmp_path / str(number))
+        _edit_first_record(copy, edit)
+        with pytest.raises(ReplayMismatch, match=f"episodes.jsonl.*{field}"):
+            replay_run(copy)
 
 
 # -- the committed weights play their recorded episodes again ----------------------------------

@@ -184,6 +184,13 @@ def test_the_warm_start_plays_the_scripted_player_and_keeps_its_games_it_did_not
         assert record["total_reward"] >= 0  # minimax never loses; only won and drawn games are kept
 
 
+def test_the_random_warm_start_keeps_its_lost_games_too():
+    seeds = list(range(10000, 10016))
+    kept = games.sft_records(small("opponent=random", "algo=sft", "sft.agent=random", "chat.think=false"), seeds)
+    assert len(kept) == len(seeds)  # a format-only warm start: every game, whatever its outcome
+    assert min(r["total_reward"] for r in kept) < 0  # random loses some of 16 games to random
+
+
 # -- the episode veRL's agent loop plays -----------------------------------------------------------------
 
 

@@ -15,7 +15,8 @@ game keep their own keys, and its group is ``(seed, seat)``: the advantage basel
 the mean of that seat's returns in the same position (role-conditioned, docs/train.md, "Games").
 
 The supervised warm start on a game (``algo=sft``) plays ``sft.agent``, one of the game's scripted
-players, through the same chat layer against ``opponent`` and keeps its games that it did not lose.
+players, through the same chat layer against ``opponent`` and keeps its games that it did not lose
+(``random``: every game, a format-only warm start).
 
 Validation and the test play the game's val/test panels against the training opponent (self-play:
 the game's default opponent), with eval's seat alternation.
@@ -129,7 +130,11 @@ class ScriptedSeat(_ScriptedAgent):
 
 
 def sft_records(c: TrainConfig, seeds: Sequence[int]) -> list[dict[str, Any]]:
-    """The warm start's chat records: ``sft.agent`` against ``opponent`` on ``seeds``, its won and drawn games."""
+    """The warm start's chat records: ``sft.agent`` against ``opponent`` on ``seeds``, its won and drawn games.
+
+    ``sft.agent=random`` keeps every game, lost ones too, as on a single-agent env: a format-only warm
+    start whose moves carry no preference, so that what RL adds is measured from an uninformed player.
+    """
     from ragen_bench.chat import GameMatch, play_matches
     from ragen_bench.eval.config import scripted_opponents
     from ragen_bench.games.seeds import agent_seat
@@ -146,7 +151,7 @@ def sft_records(c: TrainConfig, seeds: Sequence[int]) -> list[dict[str, Any]]:
         agent.games[match.seats[seat].key] = (match.game, seat)
         matches.append(match)
     return [record_of(result.trajectories[agent_seat(result.seed)]) for result in play_matches(matches)
-            if result.outcome(agent_seat(result.seed)) != "loss"]
+            if c.sft.agent == "random" or result.outcome(agent_seat(result.seed)) != "loss"]
 
 
 def describe(c: TrainConfig) -> str:
