@@ -245,8 +245,8 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     """The run a manifest describes, checked against today's registry, panels and templates."""
     from ragen_bench import panels as panels_module
     from ragen_bench.eval.config import ConfigError, load
-    from ragen_bench.eval.plan import plan
-    from ragen_bench.eval.provenance import FORMAT, MANIFEST_FIELDS, bad_manifest_field
+    from ragen_bench.eval.plan import panel_cut, plan
+    from ragen_bench.eval.provenance import FORMAT, MANIFEST_FIELDS, bad_manifest_field, env_entries
     from ragen_bench.leaderboard.verify_games import check_seats
 
     if not isinstance(manifest, dict):
@@ -274,22 +274,20 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     current = {f"{p.env_id}:{p.split}": p.checksum for p in panels}
     _require_equal(manifest["panels"], current, file=name, field="panels",
                    problem="panel checksums differ from the frozen panels")
-    envs = [
-        {"env_id": p.env_id, "split": p.split, "version": p.env_id.rsplit("-", 1)[-1],
-         "panel_checksum": p.checksum, "panel_seeds": len(p.seeds)}
-        for p in panels
-    ]
-    _require_equal(manifest["envs"], envs, file=name, field="envs", problem="env ids, versions or panels differ")
+    _require_equal(manifest["envs"], env_entries(panels, run.counts), file=name, field="envs",
+                   problem="env ids, versions, panels or episode counts differ")
+    _check_counts(run, name)
     if manifest["template_hash"] != run.template_hash:
         raise LeaderboardError("template hash is not the hash of the recorded chat config and today's templates",
                                file=name, field="template_hash",
                                expected=run.template_hash, found=manifest["template_hash"])
     # Counted before the plan is built: `samples` is unbounded in the config, memory is not.
-    planned = run.samples * sum(len(p.seeds[: run.limit]) for p in panels)
+    planned = run.samples * sum(len(p.seeds[: panel_cut(run.limit, run.counts.get((p.env_id, p.split)))])
+                                for p in panels)
     if planned > MAX_EPISODES:
         raise LeaderboardError(f"the run plans {planned} episodes, over the limit of {MAX_EPISODES}",
                                file=name, field="config.samples")
-    instances = plan(panels, samples=run.samples, limit=run.limit, shard=run.shard)
+    instances = plan(panels, samples=run.samples, limit=run.limit, shard=run.shard, counts=run.counts)
     if run.game is not None:
         check_seats([i.slot for i in instances], name=name)
     if config.get("shard") != "0/1":
@@ -302,6 +300,14 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
         raise LeaderboardError("the run is incomplete; finish it (re-run the same eval command)",
                                file=name, field="complete", expected=True, found=False)
     return _RunSpec(run, [i.slot for i in instances], current)
+
+
+def _check_counts(run: Any, name: str) -> None:
+    """A run of a suite with episode counts holds every counted episode (an entry holds exactly those): no limit below."""
+    for (env_id, _), count in sorted(run.counts.items()):
+        if run.limit is not None and run.limit < count:
+            raise LeaderboardError(f"suite {run.mapping['suite']} plays {count} episodes of {env_id}, limit={run.limit} "
+                                   "fewer", file=name, field="config.limit", expected=None, found=run.limit)
 
 
 def _require_equal(found: Any, expected: Any, *, problem: str, **where: Any) -> None:
