@@ -81,12 +81,8 @@ TASKS: tuple[Task, ...] = (
     *(Task("babaisai", f"env/{name}", None, _BABAISAI_LEFT_OUT) for name in _BABAISAI_TASKS),
     Task("minihack", "MiniHack-Boxoban-Hard-v0", None, "downloads its levels (DeepMind's boxoban-levels) at run time"),
     Task("minihack", "MiniHack-Boxoban-Medium-v0", None, "downloads its levels (DeepMind's boxoban-levels) at run time"),
-    Task("minihack", "MiniHack-MazeWalk-9x9-v0", "RAGEN/MiniHack-MazeWalk-9x9-v0"),
-    Task("minihack", "MiniHack-MazeWalk-15x15-v0", "RAGEN/MiniHack-MazeWalk-15x15-v0"),
-    Task("minihack", "MiniHack-Corridor-R3-v0", "RAGEN/MiniHack-Corridor-R3-v0"),
-    Task("minihack", "MiniHack-CorridorBattle-Dark-v0", "RAGEN/MiniHack-CorridorBattle-Dark-v0"),
-    Task("minihack", "MiniHack-Quest-Easy-v0", "RAGEN/MiniHack-Quest-Easy-v0"),
-    Task("minihack", "MiniHack-Quest-Medium-v0", "RAGEN/MiniHack-Quest-Medium-v0"),
+    *(Task("minihack", f"MiniHack-{name}-v0", f"RAGEN/MiniHack-{name}-v0") for name in
+      ("MazeWalk-9x9", "MazeWalk-15x15", "Corridor-R3", "CorridorBattle-Dark", "Quest-Easy", "Quest-Medium")),
     Task("nle", "NetHackChallenge-v0", "RAGEN/NetHack-v0",
          "NetHackScore-v0 with NetHackChallenge's settings: the same game, but it takes a seed"),
 )
