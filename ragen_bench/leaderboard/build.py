@@ -126,7 +126,8 @@ def entry_rows(run: VerifiedRun, suite: str) -> list[dict[str, Any]]:
 
     info = run.info
     config = run.manifest["config"]
-    seeds = {(env["env_id"], env["split"]): env["panel_seeds"] for env in run.manifest["envs"]}
+    # Coverage counts against a suite's episode count where it sets one (the whole of what its protocol plays).
+    seeds = {(env["env_id"], env["split"]): env.get("episodes", env["panel_seeds"]) for env in run.manifest["envs"]}
     budgets = run_budgets(run.manifest)
     rows = []
     for group in run.summary["groups"]:
