@@ -157,7 +157,6 @@ _BREADTH_TRACKS = tuple(_same_tag_track(env_id.removeprefix("RAGEN/").removesuff
                         for env_id in _BREADTH_IDS)
 
 
-
 def balrog_definition(registered: Collection[str]) -> tuple[tuple[str, tuple[Any, ...]], list[str]]:
     """``balrog-v0``'s definition (description, tracks) over the ``registered`` ids, and BALROG's ids not among them.
 

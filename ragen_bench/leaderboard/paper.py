@@ -21,7 +21,6 @@ class PaperTable:
 
     heading: str
     note: str
-    url: str
     columns: dict[str, str]
     rows: list[dict[str, Any]]
 
@@ -45,5 +44,5 @@ def paper_table(suite: str) -> PaperTable | None:
             "dungeon and experience levels in NetHack) over its own unseeded episodes; average: the mean of the six. "
             "Our ranking above scores success on each id's first test seeds, and leaves out BabaIsAI and some tasks "
             "(ragen_bench/data/balrog.py), so the two tables stand side by side, not as one ranking.")
-    return PaperTable(heading=f"{suite}: BALROG's published rows ({REPORTED_MARK})", note=note,
-                      url=balrog.PUBLISHED_URL, columns=columns, rows=rows)
+    return PaperTable(heading=f"{suite}: BALROG's published rows ({REPORTED_MARK})", note=note, columns=columns,
+                      rows=rows)
