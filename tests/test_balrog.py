@@ -260,3 +260,11 @@ def test_balrog_suite_end_to_end_with_its_paper_rows(suite_folder: Path, tmp_pat
         in table
     page = (tmp_path / "board" / "index.html").read_text()
     assert 'id="paper-0"' in page and "BALROG&#x27;s published rows" in page and page.count("<tr>") > 26
+
+
+def test_the_balrog_command_lists_the_ids_present_and_missing(capsys: pytest.CaptureFixture[str]) -> None:
+    assert suites._main(["balrog"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [line for line in lines if line.startswith("present")] == [
+        f"present  {env_id}  10 episodes" for env_id in BABYAI_IDS]
+    assert "missing  RAGEN/Crafter-v0" in lines and "missing  RAGEN/NetHack-v0" in lines

@@ -306,8 +306,8 @@ def _check_counts(run: Any, name: str) -> None:
     """A run of a suite with episode counts holds every counted episode (an entry holds exactly those): no limit below."""
     for (env_id, _), count in sorted(run.counts.items()):
         if run.limit is not None and run.limit < count:
-            raise LeaderboardError(f"suite {run.mapping['suite']} plays {count} episodes of {env_id}, limit={run.limit} "
-                                   "fewer", file=name, field="config.limit", expected=None, found=run.limit)
+            raise LeaderboardError(f"suite {run.mapping['suite']} plays {count} episodes of {env_id}; limit={run.limit} "
+                                   "cuts them short", file=name, field="config.limit", expected=None, found=run.limit)
 
 
 def _require_equal(found: Any, expected: Any, *, problem: str, **where: Any) -> None:
