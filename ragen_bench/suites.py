@@ -2,7 +2,9 @@
 
 A suite is one or more tracks; a track names the (env id, split) to train on and the
 (env id, split) pairs to evaluate, each tagged with the axis along which it departs
-from training (see ``AXES``).  Suites are frozen as JSON in ``data/suites/``, each
+from training (see ``AXES``) and, where a protocol fixes it, the number of episodes
+played on it (the first ``episodes`` seeds of the panel; none: the whole panel).
+Suites are frozen as JSON in ``data/suites/``, each
 panel with its checksum and the whole suite with a checksum over all of them, so a
 result that names a suite checksum names every panel it was measured on.
 
@@ -12,6 +14,7 @@ suites.  The definitions below are the source; the JSON files are written from t
 
     python -m ragen_bench.suites build     # write data/suites/*.json from the panels
     python -m ragen_bench.suites verify    # check every suite file against the panels
+    python -m ragen_bench.suites balrog    # BALROG's ids present and missing (balrog_definition)
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from importlib.resources.abc import Traversable
@@ -50,6 +54,8 @@ class SuitePanel:
     split: str
     axis: str
     panel_checksum: str
+    # Episodes a protocol plays on this panel (its first seeds, BALROG's counts); None: every seed.
+    episodes: int | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +79,10 @@ class Suite:
             for panel in (track.train, *track.evaluate):
                 seen.setdefault((panel.env_id, panel.split), panel)
         return tuple(seen.values())
+
+    def episode_counts(self) -> dict[tuple[str, str], int]:
+        """``(env id, split) -> episodes`` of the evaluated panels with a count (empty for a suite without)."""
+        return {(p.env_id, p.split): p.episodes for t in self.tracks for p in t.evaluate if p.episodes is not None}
 
 
 # -- definitions ---------------------------------------------------------------------
@@ -146,6 +156,29 @@ _BREADTH_IDS = (
 _BREADTH_TRACKS = tuple(_same_tag_track(env_id.removeprefix("RAGEN/").removesuffix("-v0"), env_id)
                         for env_id in _BREADTH_IDS)
 
+
+def balrog_definition(registered: Collection[str]) -> tuple[tuple[str, tuple[Any, ...]], list[str]]:
+    """``balrog-v0``'s definition (description, tracks) over the ``registered`` ids, and BALROG's ids not among them.
+
+    One track per id of :data:`ragen_bench.data.balrog.TASKS`: trained on its train panel, tested on
+    the first ``EPISODES[world]`` seeds of its test panel, as BALROG plays each task.  A suite never
+    gains a member, so ``balrog-v0`` is frozen (``DEFINITIONS["balrog-v0"] = balrog_definition(...)[0]``,
+    then ``build balrog-v0``) only once the second list is empty; ``python -m ragen_bench.suites balrog``
+    prints both.
+    """
+    from ragen_bench.data import balrog
+
+    present = [task for task in balrog.TASKS if task.env_id in registered]
+    missing = [task.env_id for task in balrog.TASKS if task.env_id is not None and task.env_id not in registered]
+    tracks = tuple((task.env_id.removeprefix("RAGEN/").removesuffix("-v0"), (task.env_id, "train"),
+                    ((task.env_id, "test", "in-distribution", balrog.EPISODES[task.world]),)) for task in present)
+    left_out = sorted({balrog.WORLDS[task.world] for task in balrog.TASKS if task.env_id is None})
+    description = (f"BALROG's text track ({balrog.PROTOCOL_SOURCE}): its tasks, each played the episodes BALROG plays "
+                   f"it, on the first seeds of the test panel; tasks left out in {', '.join(left_out)} "
+                   "(ragen_bench/data/balrog.py says why).")
+    return (description, tracks), missing
+
+
 DEFINITIONS: dict[str, tuple[str, tuple[Any, ...]]] = {
     "ragen-sokoban-generalization-v0": (
         "RAGEN's generalization table: train on 6x6 Sokoban, test on larger rooms, another symbol set and FrozenLake.",
@@ -193,8 +226,11 @@ def names() -> list[str]:
     )
 
 
-def _panel_json(panel: SuitePanel) -> dict[str, str]:
-    return {"env_id": panel.env_id, "split": panel.split, "axis": panel.axis, "panel_checksum": panel.panel_checksum}
+def _panel_json(panel: SuitePanel) -> dict[str, Any]:
+    # No "episodes" key without a count: the files (and checksums) of suites frozen before counts stay as they were.
+    counted = {} if panel.episodes is None else {"episodes": panel.episodes}
+    return {"env_id": panel.env_id, "split": panel.split, "axis": panel.axis, "panel_checksum": panel.panel_checksum,
+            **counted}
 
 
 def _tracks_json(tracks: tuple[Track, ...]) -> list[dict[str, Any]]:
@@ -219,8 +255,8 @@ def generate(name: str) -> Suite:
         raise SuiteError(f"no definition for suite {name!r}; defined: {', '.join(DEFINITIONS)}")
     description, raw_tracks = DEFINITIONS[name]
 
-    def frozen(env_id: str, split: str, axis: str) -> SuitePanel:
-        return SuitePanel(env_id, split, axis, panels.load(env_id, split).checksum)
+    def frozen(env_id: str, split: str, axis: str, episodes: int | None = None) -> SuitePanel:
+        return SuitePanel(env_id, split, axis, panels.load(env_id, split).checksum, episodes)
 
     tracks = tuple(
         Track(track_name, frozen(*train, "training"), tuple(frozen(*spec) for spec in evaluate))
@@ -245,10 +281,27 @@ def write(suite: Suite) -> Path:
 
 
 def _parse_panel(data: dict[str, Any]) -> SuitePanel:
-    panel = SuitePanel(str(data["env_id"]), str(data["split"]), str(data["axis"]), str(data["panel_checksum"]))
+    episodes = data.get("episodes")
+    if episodes is not None and (type(episodes) is not int or episodes < 1):
+        raise ValueError(f"episodes must be a positive integer, got {episodes!r}")
+    panel = SuitePanel(str(data["env_id"]), str(data["split"]), str(data["axis"]), str(data["panel_checksum"]), episodes)
     if panel.axis not in AXES:
         raise ValueError(f"unknown axis {panel.axis!r}")
     return panel
+
+
+def _check_counts(name: str, suite: Suite, check_panels: bool) -> None:
+    """One count per evaluated panel (tracks sharing a panel agree), each within the panel's seeds."""
+    counts = suite.episode_counts()
+    for track in suite.tracks:
+        for panel in track.evaluate:
+            if panel.episodes != counts.get((panel.env_id, panel.split)):
+                raise SuiteError(f"suite {name}: panel {panel.env_id}/{panel.split} has different episode counts "
+                                 "in different tracks")
+    for (env_id, split), episodes in counts.items() if check_panels else ():
+        seeds = len(panels.load(env_id, split).seeds)
+        if episodes > seeds:
+            raise SuiteError(f"suite {name}: {episodes} episodes on {env_id}/{split}, whose panel has {seeds} seeds")
 
 
 def get(name: str, *, check_panels: bool = True) -> Suite:
@@ -281,10 +334,24 @@ def get(name: str, *, check_panels: bool = True) -> Suite:
                     f"suite {name}: panel {panel.env_id}/{panel.split} has checksum {actual[:12]}..., "
                     f"the suite recorded {panel.panel_checksum[:12]}...; a changed panel needs a new suite version"
                 )
+    _check_counts(name, suite, check_panels)
     return suite
 
 
+def episode_counts(name: str | None, targets: Collection[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    """The episode counts suite ``name`` sets on ``targets``, its (env id, split) pairs (none for no suite)."""
+    counts = get(name, check_panels=False).episode_counts() if name is not None else {}
+    return {pair: counts[pair] for pair in targets if pair in counts}
+
+
 def _main(argv: list[str]) -> int:
+    if argv[:1] == ["balrog"]:
+        from ragen_bench.registry import ENV_IDS
+
+        (_, tracks), missing = balrog_definition(ENV_IDS)
+        print("\n".join([*(f"present  {train[0]}  {evaluate[0][3]} episodes" for _, train, evaluate in tracks),
+                          *(f"missing  {env_id}" for env_id in missing)]))
+        return 0
     if not argv or argv[0] not in ("build", "verify"):
         print(__doc__)
         return 2

@@ -62,3 +62,22 @@ def test_bad_keys_are_config_errors_naming_the_problem(keys, message):
 def test_no_target_is_refused_before_any_episode():
     with pytest.raises(ValueError, match="exactly one of --env.taskset.env ID or --env.taskset.suite NAME"):
         vf.load_environment(bridge.RagenEnvConfig(taskset={"id": "ragen-bench-vf"}))
+
+
+def test_a_suites_episode_counts_cut_its_tasks_as_in_evals_plan(tmp_path, monkeypatch):
+    """A suite with episode counts (BALROG's protocol): the tasks are eval's plan, the counted panels cut."""
+    from ragen_bench import panels, suites
+    from ragen_bench.eval import compose_config
+    from ragen_bench.eval.config import load
+    from ragen_bench.eval.plan import plan
+
+    monkeypatch.setattr(suites, "suites_dir", lambda: tmp_path)  # a stand-in, never frozen
+    monkeypatch.setitem(suites.DEFINITIONS, "counted-v0", ("Counts.", (("s", ("RAGEN/Sokoban-6x6-v0", "train"), (
+        ("RAGEN/Sokoban-6x6-v0", "test", "in-distribution", 3), ("RAGEN/Bandit-v0", "test", "environment"))),)))
+    suites.write(suites.generate("counted-v0"))
+    run = load({**compose_config("eval", ["suite=counted-v0", "limit=5"]), "out": str(tmp_path / "run")})
+    expected = plan([panels.load(*target) for target in run.targets], samples=1, limit=5, shard=(0, 1),
+                    counts=run.counts)
+    tasks = bridge.episode_plan(bridge.RagenTasksetConfig(id="ragen-bench-vf", suite="counted-v0", limit=5))
+    assert tasks == [instance.slot for instance in expected]
+    assert [env_id for env_id, *_ in tasks].count("RAGEN/Sokoban-6x6-v0") == 3 and len(tasks) == 8

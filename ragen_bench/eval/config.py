@@ -95,6 +95,8 @@ class EvalConfig:
     samples: int
     # The first `limit` seeds of each panel; None: all of them.
     limit: int | None
+    # A suite's episode counts, (env_id, split) -> the first seeds its protocol plays there (limit cuts further).
+    counts: Mapping[tuple[str, str], int]
     # (index, count): the seeds whose number is index modulo count.
     shard: tuple[int, int]
     # Episodes driven together in lock-step, one batched agent call per turn.
@@ -156,6 +158,7 @@ def load(config: Mapping[str, Any]) -> EvalConfig:
     # The identity records the budget resolved, and nothing for an empty one (as runs before budgets).
     recorded = {key: value for key, value in (full or config).items() if key != BUDGET_KEY}
     from ragen_bench.chat.config import recorded_chat
+    from ragen_bench.suites import episode_counts
 
     recorded["chat"] = recorded_chat(recorded["chat"])  # action_format=text is recorded as runs before it were
     if budget:
@@ -165,6 +168,7 @@ def load(config: Mapping[str, Any]) -> EvalConfig:
         opponent=None if game is None else opponent_label(targets[0][0], opponent),
         opponent_agent=opponent if isinstance(opponent, Mapping) else None,
         agent=agent, samples=config["samples"], limit=config["limit"], shard=shard,
+        counts=episode_counts(config.get("suite"), targets),
         lockstep_episodes=config["lockstep_episodes"], env_kwargs=config["env_kwargs"],
         out=Path(config["out"] or default_out(config)), progress=config["progress"],
         launcher=launch["launcher"], workers=launch["workers"],

@@ -12,6 +12,7 @@ from ragen_bench.eval import games, metrics, provenance, report, rundir
 from ragen_bench.eval.config import ConfigError, eval_targets, parse_shard
 from ragen_bench.eval.plan import Instance, plan
 from ragen_bench.eval.rundir import EpisodeSlot, RunDirError
+from ragen_bench.suites import SuiteError, episode_counts
 
 
 def _unsharded(fingerprint_: Mapping[str, Any]) -> dict[str, Any]:
@@ -29,7 +30,8 @@ def _plan_of(path: Path, manifest: Mapping[str, Any], shard: str) -> list[Instan
         targets = eval_targets(config)
         shard_ = parse_shard(shard)
         samples, limit = config["samples"], config["limit"]
-    except (ConfigError, KeyError) as error:
+        counts = episode_counts(config.get("suite"), targets)
+    except (ConfigError, KeyError, SuiteError) as error:
         raise RunDirError(f"{path / rundir.MANIFEST}: config is malformed ({error})") from None
     panels = [panels_module.load(env_id, split) for env_id, split in targets]
     for panel in panels:
@@ -39,7 +41,7 @@ def _plan_of(path: Path, manifest: Mapping[str, Any], shard: str) -> list[Instan
                 f"{path / rundir.MANIFEST}: panel {panel.env_id}:{panel.split} has checksum {recorded!r} there "
                 f"but {panel.checksum!r} in this installation"
             )
-    return plan(panels, samples=samples, limit=limit, shard=shard_)
+    return plan(panels, samples=samples, limit=limit, shard=shard_, counts=counts)
 
 
 def _check_out(inputs: Sequence[Path], out: Path) -> None:

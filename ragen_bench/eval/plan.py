@@ -1,8 +1,8 @@
-"""Which episodes a run plays: panel seeds x samples, cut by ``limit`` and ``shard``."""
+"""Which episodes a run plays: panel seeds x samples, cut by ``limit``, a suite's episode counts and ``shard``."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from ragen_bench import panels as panels_module
@@ -23,17 +23,26 @@ class Instance:
         return (self.env_id, self.split, self.seed, self.sample)
 
 
+def panel_cut(limit: int | None, count: int | None) -> int | None:
+    """How many first seeds of a panel a run plays: the smaller of ``limit`` and the suite's ``count`` (None: all)."""
+    return min(n for n in (limit, count) if n is not None) if (limit, count) != (None, None) else None
+
+
 def plan(
-    panels: Sequence[panels_module.Panel], *, samples: int, limit: int | None, shard: tuple[int, int]
+    panels: Sequence[panels_module.Panel], *, samples: int, limit: int | None, shard: tuple[int, int],
+    counts: Mapping[tuple[str, str], int] | None = None,
 ) -> list[Instance]:
-    """Episodes of a run, in order: panel seeds (first ``limit`` of each) x samples.
+    """Episodes of a run, in order: panel seeds (first ``limit`` of each, or fewer where the
+    suite's ``counts`` say so) x samples.
 
     Instances (seeds) are numbered across all panels in order; shard ``i/n`` keeps
     those whose number is ``i`` modulo ``n``.  All samples of a seed stay in one shard,
     so every shard can report pass@k on its own.  (The config is validated before.)
     """
     index, count = shard
-    seeds = [(panel, seed) for panel in panels for seed in panel.seeds[:limit]]
+    counts = counts or {}
+    seeds = [(panel, seed) for panel in panels
+             for seed in panel.seeds[:panel_cut(limit, counts.get((panel.env_id, panel.split)))]]
     return [
         Instance(panel.env_id, panel.split, seed, sample)
         for number, (panel, seed) in enumerate(seeds)

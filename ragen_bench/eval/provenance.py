@@ -141,12 +141,29 @@ def hardware() -> dict[str, Any]:
     return info
 
 
+def env_entries(panels: Sequence[panels_module.Panel], counts: Mapping[tuple[str, str], int]) -> list[dict[str, Any]]:
+    """The manifest's ``envs``: each panel's id, version and checksum, its seeds, and the episodes a suite's
+    protocol plays on it (``episodes``, only where the suite sets a count: other runs' manifests stay as they were)."""
+    return [
+        {
+            "env_id": panel.env_id,
+            "split": panel.split,
+            "version": panel.env_id.rsplit("-", 1)[-1],
+            "panel_checksum": panel.checksum,
+            "panel_seeds": len(panel.seeds),
+            **({"episodes": counts[key]} if (key := (panel.env_id, panel.split)) in counts else {}),
+        }
+        for panel in panels
+    ]
+
+
 def build_manifest(
     fingerprint_: Mapping[str, Any],
     panels: Sequence[panels_module.Panel],
     *,
     expected_episodes: int,
     previous: Mapping[str, Any] | None,
+    counts: Mapping[tuple[str, str], int],
 ) -> dict[str, Any]:
     """The manifest of a (possibly resumed) run, before it finishes."""
     return {
@@ -154,16 +171,7 @@ def build_manifest(
         "ragen_bench_version": ragen_bench.__version__,
         "git": git_state(Path(ragen_bench.__file__).resolve().parent.parent),
         **fingerprint_,
-        "envs": [
-            {
-                "env_id": panel.env_id,
-                "split": panel.split,
-                "version": panel.env_id.rsplit("-", 1)[-1],
-                "panel_checksum": panel.checksum,
-                "panel_seeds": len(panel.seeds),
-            }
-            for panel in panels
-        ],
+        "envs": env_entries(panels, counts),
         "python": platform.python_version(),
         "packages": package_versions(),
         "hardware": hardware(),

@@ -176,7 +176,7 @@ def run_eval(
     """
     run = load(config)
     panels = [panels_module.load(env_id, split) for env_id, split in run.targets]
-    instances = plan(panels, samples=run.samples, limit=run.limit, shard=run.shard)
+    instances = plan(panels, samples=run.samples, limit=run.limit, shard=run.shard, counts=run.counts)
     fingerprint_ = provenance.fingerprint(run, panels)
     planned = {instance.slot for instance in instances}
     pool = EnvPool(run.env_kwargs)
@@ -195,7 +195,7 @@ def run_eval(
             # Built before the manifest is written: bad agent settings leave no run behind.
             agent, rival = _players(run) if todo else (None, None)
             manifest = provenance.build_manifest(
-                fingerprint_, panels, expected_episodes=len(instances), previous=previous
+                fingerprint_, panels, expected_episodes=len(instances), previous=previous, counts=run.counts
             )
             runfiles.write_json_atomic(run.out / rundir.MANIFEST, manifest)
             # A game's bar moves per game; an episode's at most its id's turns.

@@ -127,9 +127,15 @@ class RagenTask(vf.Task[RagenTaskData, vf.State, vf.TaskConfig]):
 
 
 def episode_plan(config: RagenTasksetConfig) -> list[tuple[str, str, int, int]]:
-    """Eval's episodes for these keys, in eval's order: ``(env_id, split, seed, sample)``."""
-    return [(env_id, split, seed, sample)
-            for env_id, split in targets(config) for seed in split_seeds(env_id, split, config.limit)
+    """Eval's episodes for these keys, in eval's order: ``(env_id, split, seed, sample)`` (a suite's episode
+    counts cut its panels as eval's plan does)."""
+    from ragen_bench.eval.plan import panel_cut
+    from ragen_bench.suites import episode_counts
+
+    pairs = targets(config)
+    counts = episode_counts(config.suite, pairs)
+    return [(env_id, split, seed, sample) for env_id, split in pairs
+            for seed in split_seeds(env_id, split, panel_cut(config.limit, counts.get((env_id, split))))
             for sample in range(config.samples)]
 
 

@@ -37,9 +37,10 @@ from ragen_bench.leaderboard.errors import LeaderboardError, needs_extra
 from ragen_bench.leaderboard.figures import generalization_plot, learning_curves_plot, success_plot
 from ragen_bench.leaderboard.games_tables import GAMES_HEADING, GamesBoard, games_board, games_readme, refuse_player
 from ragen_bench.leaderboard.page import render_page
+from ragen_bench.leaderboard.paper import paper_table
 from ragen_bench.leaderboard.tables import (
     ENTRY_COLUMNS, GENERALIZATION_COLUMNS, MAIN_COLUMNS, METHODS_HEADING, METRICS_TEXT, PAIRED_COLUMNS, PAIRED_HEADING,
-    PAIRED_TEXT, REPORTED_MARK, SCORE_TEXT, Board, Reported, anchor, markdown_table, short_env,
+    PAIRED_TEXT, REPORTED_MARK, SCORE_TEXT, Board, Reported, anchor, cell_text, markdown_table, short_env,
     sorted_rows, suite_plot_name,
 )
 from ragen_bench.leaderboard.viewer import viewer_data, write_frames
@@ -133,7 +134,8 @@ def entry_rows(run: VerifiedRun, suite: str) -> list[dict[str, Any]]:
 
     info = run.info
     config = run.manifest["config"]
-    seeds = {(env["env_id"], env["split"]): env["panel_seeds"] for env in run.manifest["envs"]}
+    # Coverage counts against a suite's episode count where it sets one (the whole of what its protocol plays).
+    seeds = {(env["env_id"], env["split"]): env.get("episodes", env["panel_seeds"]) for env in run.manifest["envs"]}
     budgets = run_budgets(run.manifest)
     rows = []
     for group in run.summary["groups"]:
@@ -405,6 +407,8 @@ def readme(board: Board, games: GamesBoard | None = None) -> str:
                      + f"\n\n![success by env: {suite}]({suite_plot_name(suite)})")
         parts.append(f"### {suite}: detail, one row per entry and env\n\n"
                      + markdown_table(board.detail_of(suite), MAIN_COLUMNS))
+        if (paper := paper_table(suite)) is not None:
+            parts.append(f"### {paper.heading}\n\n{cell_text(paper.note)}\n\n" + markdown_table(paper.rows, paper.columns))
     parts.append(
         f"## {METHODS_HEADING}\n\n{SCORE_TEXT} {METRICS_TEXT} paper: {board.reported.label} <{board.reported.url}>, "
         f"{REPORTED_MARK} (the authors' own runs and eval sets; mapping: "

@@ -29,20 +29,12 @@ from typing import Any
 from ragen_bench import runfiles
 from ragen_bench.leaderboard import files
 from ragen_bench.leaderboard.errors import LeaderboardError, as_leaderboard_error
+from ragen_bench.leaderboard.lineage import SUBMISSION, TrainingLog, check_base_entry, read_training_log
 from ragen_bench.leaderboard.schema import SubmissionInfo, parse_submission
 from ragen_bench.leaderboard.tokens import check_tokens
 
-SUBMISSION = "submission.json"
 # Most episodes one submission may plan (every panel of every env 4 times over fits).
 MAX_EPISODES = 1_000_000
-
-
-@dataclass(frozen=True)
-class TrainingLog:
-    """A trained entry's recorded curves: ``metrics.jsonl`` rows and, when it was copied too, ``validation.jsonl``'s."""
-
-    metrics: list[dict[str, Any]]
-    validation: list[dict[str, Any]]
 
 
 @dataclass(frozen=True)
@@ -166,92 +158,14 @@ def _check_distinct_streams(root: Path, manifest: Mapping[str, Any], streams: Se
         seen.append(stream.name)
 
 
-def check_base_entry(root: Path, info: SubmissionInfo) -> None:
-    """``base_entry`` must name another entry beside ``root``, and following base entries from there must end.
-
-    In a cycle (a trained from b, b from a) each entry would pose as the other's starting point: it
-    is refused naming its entries, ``a -> b -> a`` (an entry naming itself is ``a -> a``).  Each step
-    reads the next entry's ``submission.json`` as verify reads this one; a chain ends at an entry with
-    no base entry or at a name with no folder (that entry's own verify refuses it).
-    """
-    if info.base_entry is None:
-        return
-    where = {"file": str(root / SUBMISSION), "field": "base_entry"}
-    beside = Path(os.path.abspath(root)).parent
-
-    def entry_file(name: str) -> Path | None:
-        folder = beside / name
-        return None if folder.is_symlink() or not (folder / SUBMISSION).is_file() else folder / SUBMISSION
-
-    if entry_file(info.base_entry) is None:
-        raise LeaderboardError(f"names no entry: there is no submission folder {info.base_entry!r} beside this one",
-                               **where)
-    chain, base = [info.name], info.base_entry
-    while base is not None:
-        if base in chain:
-            cycle = [*chain[chain.index(base):], base]
-            raise LeaderboardError(f"base_entry cycle: {' -> '.join(cycle)}", **where)
-        chain.append(base)
-        path = entry_file(base)
-        base = None if path is None else parse_submission(
-            files.read_json_file(path, name=SUBMISSION), name=str(path)).base_entry
-
-
-def read_training_log(root: Path, info: SubmissionInfo) -> TrainingLog | None:
-    """The ``training_metrics`` file (and a ``validation.jsonl`` beside it), checked line by line.
-
-    Each line is a JSON object with an int ``step``; the values the leaderboard plots
-    (``rollout/success``, a validation's ``split`` and ``success_rate``) must have their types.
-    The curves are the trainer's word, like the recipe: replay cannot check them.
-    """
-    if info.training_metrics is None:
-        return None
-    path = files.inside(root, info.training_metrics, what="training_metrics", file=str(root / SUBMISSION))
-    metrics = _log_rows(path, "metrics.jsonl", {"rollout/success": (int, float)})
-    validation = path.parent / "validation.jsonl"
-    rows = (_log_rows(validation, "validation.jsonl", {"split": (str,), "success_rate": (int, float)}, required=True)
-            if os.path.lexists(validation) else [])
-    return TrainingLog(metrics, rows)
-
-
-def _log_rows(path: Path, limit_name: str, types: Mapping[str, tuple[type, ...]], *,
-              required: bool = False) -> list[dict[str, Any]]:
-    from ragen_bench.leaderboard.schema import MAX_TRAINING_STEP, label_problem
-
-    rows = []
-    for number, line in enumerate(files.read_bounded(path, files.LIMITS[limit_name]).splitlines(), start=1):
-        if not line.strip():
-            continue
-        row = files.parse_json(line, name=str(path), line=number)
-        where = {"file": str(path), "line": number}
-        if not isinstance(row, dict):
-            raise LeaderboardError("each line must be a JSON object", **where)
-        step = row.get("step")
-        # The x axis of learning_curves.png: past 2**53 a float no longer holds the step exactly.
-        if type(step) is not int or not 0 <= step <= MAX_TRAINING_STEP:
-            raise LeaderboardError(f"needs an int step from 0 to {MAX_TRAINING_STEP}", field="step", found=step,
-                                   **where)
-        for key, allowed in types.items():
-            if key not in row and not required:
-                continue
-            if type(row.get(key)) not in allowed:
-                raise LeaderboardError(f"must be {' or '.join(t.__name__ for t in allowed)}", field=key,
-                                       found=row.get(key), **where)
-        # A validation's split names its curve in the plot's legend (required there, so present).
-        if "split" in types and (problem := label_problem(row["split"])) is not None:
-            raise LeaderboardError(problem, field="split", found=row["split"], **where)
-        rows.append(row)
-    return rows
-
-
 # -- manifest ------------------------------------------------------------------------
 
 def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     """The run a manifest describes, checked against today's registry, panels and templates."""
     from ragen_bench import panels as panels_module
     from ragen_bench.eval.config import ConfigError, load
-    from ragen_bench.eval.plan import plan
-    from ragen_bench.eval.provenance import FORMAT, MANIFEST_FIELDS, bad_manifest_field
+    from ragen_bench.eval.plan import panel_cut, plan
+    from ragen_bench.eval.provenance import FORMAT, MANIFEST_FIELDS, bad_manifest_field, env_entries
     from ragen_bench.leaderboard.verify_games import check_seats
 
     if not isinstance(manifest, dict):
@@ -279,22 +193,20 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
     current = {f"{p.env_id}:{p.split}": p.checksum for p in panels}
     _require_equal(manifest["panels"], current, file=name, field="panels",
                    problem="panel checksums differ from the frozen panels")
-    envs = [
-        {"env_id": p.env_id, "split": p.split, "version": p.env_id.rsplit("-", 1)[-1],
-         "panel_checksum": p.checksum, "panel_seeds": len(p.seeds)}
-        for p in panels
-    ]
-    _require_equal(manifest["envs"], envs, file=name, field="envs", problem="env ids, versions or panels differ")
+    _require_equal(manifest["envs"], env_entries(panels, run.counts), file=name, field="envs",
+                   problem="env ids, versions, panels or episode counts differ")
+    _check_counts(run, name)
     if manifest["template_hash"] != run.template_hash:
         raise LeaderboardError("template hash is not the hash of the recorded chat config and today's templates",
                                file=name, field="template_hash",
                                expected=run.template_hash, found=manifest["template_hash"])
     # Counted before the plan is built: `samples` is unbounded in the config, memory is not.
-    planned = run.samples * sum(len(p.seeds[: run.limit]) for p in panels)
+    planned = run.samples * sum(len(p.seeds[: panel_cut(run.limit, run.counts.get((p.env_id, p.split)))])
+                                for p in panels)
     if planned > MAX_EPISODES:
         raise LeaderboardError(f"the run plans {planned} episodes, over the limit of {MAX_EPISODES}",
                                file=name, field="config.samples")
-    instances = plan(panels, samples=run.samples, limit=run.limit, shard=run.shard)
+    instances = plan(panels, samples=run.samples, limit=run.limit, shard=run.shard, counts=run.counts)
     if run.game is not None:
         check_seats([i.slot for i in instances], name=name)
     if config.get("shard") != "0/1":
@@ -307,6 +219,14 @@ def check_manifest(manifest: Any, *, name: str) -> _RunSpec:
         raise LeaderboardError("the run is incomplete; finish it (re-run the same eval command)",
                                file=name, field="complete", expected=True, found=False)
     return _RunSpec(run, [i.slot for i in instances], current)
+
+
+def _check_counts(run: Any, name: str) -> None:
+    """A run of a suite with episode counts holds every counted episode (an entry holds exactly those): no limit below."""
+    for (env_id, _), count in sorted(run.counts.items()):
+        if run.limit is not None and run.limit < count:
+            raise LeaderboardError(f"suite {run.mapping['suite']} plays {count} episodes of {env_id}; limit={run.limit} "
+                                   "cuts them short", file=name, field="config.limit", expected=None, found=run.limit)
 
 
 def _require_equal(found: Any, expected: Any, *, problem: str, **where: Any) -> None:
