@@ -49,11 +49,12 @@ class Collector:
         if inventory["energy"] < 3:
             return SLEEP
         for name in ("wood_pickaxe", "wood_sword", "stone_pickaxe", "stone_sword"):
-            if name not in done and "table" in near and _affords(inventory, name):
+            if f"make_{name}" not in done and "table" in near and _affords(inventory, name):
                 return MAKE[name]
-        if inventory["wood"] >= 2 and "table" not in near and ("place_table" not in done or "stone_pickaxe" not in done
-                                                                and _affords(inventory, "stone_pickaxe")):
-            return self._place(player, world, PLACE_TABLE)
+        tools_left = [name for name in MAKE if f"make_{name}" not in done]
+        if "table" not in near and ("place_table" not in done and inventory["wood"] >= 5 or inventory["wood"] >= 3 and any(
+                _affords({**inventory, "wood": inventory["wood"] - 2}, name) for name in tools_left)):
+            return self._place(player, world, PLACE_TABLE)  # a table where tools are still to be made
         if inventory["sapling"] and "place_plant" not in done:
             return self._place(player, world, PLACE_PLANT, on=("grass",))
         if inventory["stone"] and "place_stone" not in done:
