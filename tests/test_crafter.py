@@ -158,6 +158,43 @@ def test_the_world_reward_and_achievements_are_crafter_s(crafter):
         assert info["score"] == pytest.approx(100 * sum(map(bool, info["achievements"].values())) / 22)
 
 
+def test_through_the_night_the_episode_is_crafter_s_at_balrog_s_picture_size(crafter):
+    """Ours draws no picture a step but takes the numbers crafter's night noise would: the same episode as a
+    crafter Env (size 256) that draws every step, ours balancing creatures in position order too."""
+    import crafter as library
+
+    class Drawing(backend._ordered_class()):  # crafter's own observation: the picture, drawn every step
+        _obs = library.Env._obs
+
+    env, own = gymnasium.make(ID).unwrapped, Drawing(seed=0, size=(256, 256))
+    env.reset(seed=77)
+    own.reset_to(77)
+    rng, nights = random.Random(0), 0
+    for _ in range(320):  # night falls around step 150
+        action = rng.choice([1, 2, 3, 4, 5, 5, 0])
+        _, reward, *_, info = env.step(action)
+        picture, own_reward, done, own_info = own.step(action)
+        nights += env.world._world.daylight < 0.5
+        assert picture.shape == (256, 256, 3) and (reward, info["achievements"]) == (own_reward, own_info["achievements"])
+        assert (env.world._sem_view() == own_info["semantic"]).all()
+        if done:
+            break
+    assert nights >= 10
+
+
+def test_drawing_the_picture_never_changes_the_episode(crafter):
+    plain, drawn = gymnasium.make(ID).unwrapped, gymnasium.make(ID, render_mode="rgb_array").unwrapped
+    plain.reset(seed=78)
+    drawn.reset(seed=78)
+    rng = random.Random(1)
+    for _ in range(250):
+        action = rng.choice([1, 2, 3, 4, 5, 0])
+        drawn.render()
+        assert plain.step(action) == drawn.step(action)
+        if plain.episode_finished:
+            break
+
+
 def test_max_steps_truncates_and_a_picture_is_crafter_s(crafter):
     env = gymnasium.make(ID, max_steps=3, render_mode="rgb_array").unwrapped
     env.reset(seed=5)

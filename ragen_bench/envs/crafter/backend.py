@@ -15,6 +15,8 @@ import importlib
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ragen_bench.envs.base import MissingExtra
 
 if TYPE_CHECKING:
@@ -49,9 +51,20 @@ def _ordered_class() -> type:
                 super()._balance_object(chunk, sorted(objs, key=lambda obj: (int(obj.pos[0]), int(obj.pos[1]))), *args)
 
             def _obs(self) -> None:
-                # crafter draws the picture at every step as its observation; the text env draws it
-                # only when asked (render_rgb), which keeps a step to the simulation and the text view.
-                return None
+                # crafter draws its picture as every step's observation, and at night (daylight < 0.5)
+                # the picture's noise takes numbers from the world's random state, which creatures
+                # draw from too.  The text env draws no picture here but takes the same numbers (one
+                # uniform draw per pixel of the view), so its episodes stay crafter's own at this size.
+                if self._world.daylight < 0.5:
+                    self._world.random.uniform(32, 127, tuple(self._local_view._grid * (self._size // self._view)))
+
+            def picture(self) -> np.ndarray:
+                """crafter's picture of the current state, leaving the world's random state as it was."""
+                state = self._world.random.get_state()
+                try:
+                    return self.render()
+                finally:
+                    self._world.random.set_state(state)
 
             def reset_to(self, seed: int) -> None:
                 """The world ``crafter.Env(seed=seed).reset()`` builds: crafter seeds episode ``k`` of

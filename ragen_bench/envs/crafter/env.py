@@ -154,8 +154,10 @@ class CrafterEnv(TextEnv):
         return self._text
 
     def render_rgb(self) -> np.ndarray:
-        """crafter's own picture (256x256): the 9x7 view around the player above its inventory."""
-        return self.world.render()
+        """crafter's own picture (256x256): the 9x7 view around the player above its inventory.
+
+        Drawing it never changes the episode (crafter's night noise draws from the world's random state)."""
+        return self.world.picture()
 
 
 _SAMPLE_CHARSET = text_charset("abcdefghijklmnopqrstuvwxyz ,.:;()/\n0123456789")
