@@ -21,7 +21,7 @@ import gymnasium
 
 import ragen_bench  # noqa: F401  (registers the ids)
 from ragen_bench import panels
-from ragen_bench.data.crafter import BALROG
+from ragen_bench.data.crafter import BALROG_STEPS
 from ragen_bench.envs.crafter.collector import Collector
 from ragen_bench.envs.crafter.env import ACTION_NAMES, CrafterEnv
 
@@ -41,7 +41,7 @@ AGENTS: dict[str, Callable[[int], Callable[[CrafterEnv], int]]] = {
 def score(agent: str, seeds: list[int]) -> dict[str, object]:
     """``agent``'s BALROG score over ``seeds``: mean, standard error, steps, achievement counts."""
     env = gymnasium.make(ID).unwrapped
-    steps_cap = int(BALROG["max_steps_per_episode"])  # type: ignore[call-overload]
+    steps_cap = BALROG_STEPS
     scores, lengths, unlocked = [], [], Counter()
     for seed in seeds:
         policy = AGENTS[agent](seed)

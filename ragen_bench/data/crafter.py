@@ -17,12 +17,14 @@ ACHIEVEMENTS: tuple[str, ...] = (
 # (eval.num_episodes.crafter, envs.crafter_kwargs, crafter_tasks), balrog/evaluator.py (an episode runs
 # for the env's max_steps: the wrapper's max_episode_steps) and balrog/environments/crafter/env.py
 # (get_stats: progression = achievements unlocked / 22).  Its seeds are null: no episode is reproducible.
+# BALROG's steps an episode: crafter_kwargs.max_episode_steps (crafter's own 10000-step length is never reached).
+BALROG_STEPS = 2000
 BALROG: dict[str, object] = {
     "source": "balrog-ai/BALROG af7d1f1: balrog/config/config.yaml, balrog/evaluator.py, "
               "balrog/environments/crafter/env.py",
     "tasks": ("default",),
     "episodes": 10,
-    "max_steps_per_episode": 2000,  # crafter_kwargs.max_episode_steps; crafter's own length (10000) is never reached
+    "max_steps_per_episode": BALROG_STEPS,
     "crafter_kwargs": {"area": (64, 64), "view": (9, 9), "size": (256, 256), "reward": True, "seed": None},
     "score": "achievements unlocked / 22, in % (get_stats()['progression'] x 100), mean over episodes",
     "history_messages": 16,
@@ -41,7 +43,7 @@ def rows() -> tuple[tuple[dict[str, object], dict[str, object]], ...]:
 
     One action a turn and BALROG's 2000 steps an episode (the env itself runs to crafter's 10000).
     """
-    steps = int(BALROG["max_steps_per_episode"])  # type: ignore[call-overload]
+    steps = BALROG_STEPS
     row = dict(id="RAGEN/Crafter-v0", family="crafter", entry_point="ragen_bench.envs.crafter:CrafterEnv",
                kwargs={}, extra="crafter",
                description="Crafter (crafter 1.8.3): survive and unlock 22 achievements; a text view of the map around you.")
