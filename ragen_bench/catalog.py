@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ragen_bench.envs.babyai import backend as babyai
+from ragen_bench.envs.crafter import backend as crafter
 from ragen_bench.envs.human_eval import problems as human_eval
 from ragen_bench.envs.reasoning_gym import ids as reasoning_gym_ids
 from ragen_bench.envs.textarena import library as textarena
@@ -28,6 +29,7 @@ _EXTRA_LIBRARIES = {
     reasoning_gym_ids.EXTRA: (reasoning_gym_ids.LIBRARY, reasoning_gym_ids.INSTALL_HINT),
     "twx": ("textworld_express", textworld_express.LIBRARY_HINT),
     babyai.EXTRA: (babyai.LIBRARY, babyai.INSTALL_HINT),
+    crafter.EXTRA: (crafter.LIBRARY, crafter.INSTALL_HINT),
     human_eval.EXTRA: (human_eval.LIBRARY, human_eval.INSTALL_HINT),
     textarena.EXTRA: (textarena.LIBRARY, textarena.INSTALL_HINT),
 }

@@ -40,13 +40,13 @@ BABYAI_IDS = [task.env_id for task in balrog.TASKS if task.world == "babyai" and
 
 @pytest.fixture(scope="module")
 def suite_folder(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """A suites folder holding the stand-ins ``counted-v0`` and ``balrog-v0`` (BabyAI's ids, the only ones
-    on main), in place of ``data/suites/`` while this module runs."""
+    """A suites folder holding the stand-ins ``counted-v0`` and ``balrog-v0`` (BabyAI's ids: its optimal agent
+    plays them), in place of ``data/suites/`` while this module runs."""
     folder = tmp_path_factory.mktemp("suites")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(suites, "suites_dir", lambda: folder)
         patch.setitem(suites.DEFINITIONS, COUNTED, ("Counts on two panels.", COUNTED_TRACKS))
-        patch.setitem(suites.DEFINITIONS, balrog.SUITE, suites.balrog_definition(ENV_IDS)[0])
+        patch.setitem(suites.DEFINITIONS, balrog.SUITE, suites.balrog_definition(BABYAI_IDS)[0])
         for name in (COUNTED, balrog.SUITE):
             suites.write(suites.generate(name))
         patch.delitem(suites.DEFINITIONS, COUNTED)
@@ -210,11 +210,14 @@ def test_balrog_tasks_are_balrogs_config() -> None:
 
 
 def test_balrog_definition_lists_the_ids_not_yet_registered() -> None:
-    (description, tracks), missing = suites.balrog_definition(ENV_IDS)
+    named = [task.env_id for task in balrog.TASKS if task.env_id is not None]
+    (description, tracks), missing = suites.balrog_definition(BABYAI_IDS)
     assert [train for _, train, _ in tracks] == [(env_id, "train") for env_id in BABYAI_IDS]
     assert all(evaluate == ((train[0], "test", "in-distribution", 10),) for _, train, evaluate in tracks)
-    named = [task.env_id for task in balrog.TASKS if task.env_id is not None]
-    assert missing == [env_id for env_id in named if env_id not in ENV_IDS] and "RAGEN/Crafter-v0" in missing
+    assert missing == [env_id for env_id in named if env_id not in BABYAI_IDS] and "RAGEN/Crafter-v0" in missing
+    # Against the registry: each named id is present or missing, never both.
+    (_, present), absent = suites.balrog_definition(ENV_IDS)
+    assert sorted([train[0] for _, train, _ in present] + absent) == sorted(named)
     assert "BabaIsAI" in description
     # Once every world is registered nothing is missing, and each id is played BALROG's episodes.
     (_, every), none = suites.balrog_definition(named)
@@ -265,6 +268,7 @@ def test_balrog_suite_end_to_end_with_its_paper_rows(suite_folder: Path, tmp_pat
 def test_the_balrog_command_lists_the_ids_present_and_missing(capsys: pytest.CaptureFixture[str]) -> None:
     assert suites._main(["balrog"]) == 0
     lines = capsys.readouterr().out.splitlines()
-    assert [line for line in lines if line.startswith("present")] == [
-        f"present  {env_id}  10 episodes" for env_id in BABYAI_IDS]
-    assert "missing  RAGEN/Crafter-v0" in lines and "missing  RAGEN/NetHack-v0" in lines
+    named = [task for task in balrog.TASKS if task.env_id is not None]
+    assert [line for line in lines if line.startswith(("present", "missing"))] == [
+        *(f"present  {task.env_id}  {balrog.EPISODES[task.world]} episodes" for task in named if task.env_id in ENV_IDS),
+        *(f"missing  {task.env_id}" for task in named if task.env_id not in ENV_IDS)]
