@@ -33,6 +33,9 @@ _EXTRA_LIBRARIES = {
     textarena.EXTRA: (textarena.LIBRARY, textarena.INSTALL_HINT),
     nethack.EXTRA: (nethack.LIBRARY, nethack.INSTALL_HINT),
 }
+# Extras that cannot join the main install (they would hold back its libraries): each lives in a
+# virtualenv of its own, made by the script named here, where its ids are tested.
+OWN_VENV_EXTRAS = {nethack.EXTRA: "scripts/setup_nethack_venv.sh"}
 
 
 def missing_extra(env_id: str) -> str | None:

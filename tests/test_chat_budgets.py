@@ -41,7 +41,7 @@ RG_SAMPLE = tuple(f"RAGEN/RG-{name}-v0" for name in (
 ))
 # TextArena's ids have no reference agent (docs/textarena.md): their budget is TextArena's own move
 # limit, checked in tests/test_textarena.py, with no optimal agent to play under it.
-NO_REFERENCE_AGENT = tuple(row.id for row in ENTRIES if row.family == "textarena")
+NO_REFERENCE_AGENT = tuple(row.id for row in ENTRIES if row.family in ("textarena", "nethack"))
 PLAYED_IDS = [
     env_id for env_id in registry.ENV_IDS
     if (FULL_SWEEPS or not env_id.startswith("RAGEN/RG-") or env_id in RG_SAMPLE) and env_id not in NO_REFERENCE_AGENT

@@ -26,8 +26,9 @@ from tests.conftest import run_python
 # The families whose state is a grid (the board games are checked below).
 GRID_FAMILIES = {"sokoban", "frozen_lake", "sudoku", "game_2048", "rubikscube"}
 GRID_IDS = [row.id for row in registry.ENTRIES if row.family in GRID_FAMILIES]
-# BabyAI draws minigrid's own picture (tests/test_babyai.py checks it); every other family is text only.
-TEXT_IDS = [row.id for row in registry.ENTRIES if row.family not in GRID_FAMILIES | {"babyai"}]
+# BabyAI draws minigrid's own picture, NetHack its tiles (tests/test_babyai.py, tests/test_nethack.py check
+# them); every other family is text only.
+TEXT_IDS = [row.id for row in registry.ENTRIES if row.family not in GRID_FAMILIES | {"babyai", "nethack"}]
 BOARD_GAMES = ["RAGEN/TicTacToe-v0", "RAGEN/ConnectFour-v0"]
 
 

@@ -10,14 +10,15 @@ Every fact about BALROG comes from balrog-ai/BALROG at commit af7d1f17 (2026-03-
 from __future__ import annotations
 
 # BALROG's action names -> NetHack's key for the action (nle.nethack.actions): the compass moves
-# (vi keys), their "far" runs (capitals), stairs, wait, More, and the commands BALROG offers.
+# (vi keys), their "far" runs (capitals), stairs, wait, More, and the commands BALROG offers, in the
+# order of nle's action list (BALROG lists a task's actions in that order).
 ACTION_KEYS: dict[str, int] = {
     "north": 107, "east": 108, "south": 106, "west": 104,
     "northeast": 117, "southeast": 110, "southwest": 98, "northwest": 121,
     "far north": 75, "far east": 76, "far south": 74, "far west": 72,
     "far northeast": 85, "far southeast": 78, "far southwest": 66, "far northwest": 89,
     "up": 60, "down": 62, "wait": 46, "more": 13,
-    "apply": 97, "close": 99, "open": 111, "eat": 101, "force": 230, "kick": 4, "loot": 236,
+    "apply": 97, "close": 99, "eat": 101, "force": 230, "kick": 4, "loot": 236, "open": 111,
     "pickup": 44, "pray": 240, "puton": 80, "quaff": 113, "search": 115, "zap": 122,
 }
 ACTION_MEANINGS: dict[str, str] = {

@@ -74,6 +74,14 @@ def action_indices(env: gymnasium.Env, names: tuple[str, ...]) -> tuple[int, ...
 
 
 def tile_picture(glyphs: np.ndarray) -> np.ndarray:
-    """NetHack's 16x16 tiles for the map's glyphs (MiniHack's glyph mapper), ``uint8 (336, 1264, 3)``."""
-    mapper = _import("minihack.tiles.glyph_mapper").GlyphMapper()
-    return np.ascontiguousarray(mapper.to_rgb(glyphs), dtype=np.uint8)
+    """NetHack's 16x16 tiles for the map's glyphs (MiniHack's glyph mapper), ``uint8 (16 * rows, 16 * columns, 3)``."""
+    global _MAPPER
+    if _MAPPER is None:
+        module = _import("minihack.tiles.glyph_mapper")
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ResourceWarning)  # minihack 1.0.2 leaves its tile file open
+            _MAPPER = module.GlyphMapper()
+    return np.ascontiguousarray(_MAPPER.to_rgb(glyphs), dtype=np.uint8)
+
+
+_MAPPER = None  # MiniHack's GlyphMapper, loaded once a process (its tiles are a 2 MB pickle)
