@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
 TASKS = (*table.MINIHACK, "NetHack")
 MAX_OBSERVATION_CHARS = 8192
-_MORE = "--More--"
+_MORE = b"--More--"
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,17 @@ class NetHackConfig(EnvConfig):
     task: str = setting("MazeWalk-9x9", rule=OneOf(TASKS), help="A MiniHack task of BALROG's, or NetHack itself.")
 
 
+_BLANK = ord(" ")
+
+
 def _text(values: np.ndarray) -> str:
     return bytes(values).decode("latin-1").rstrip("\0")
+
+
+def _fixed_bytes(rows: np.ndarray) -> np.ndarray:
+    """Each row of a ``uint8`` array as one byte string (trailing NULs dropped): one decode a row, not a cell."""
+    rows = np.ascontiguousarray(rows)
+    return rows.view(f"S{rows.shape[-1]}").reshape(rows.shape[:-1])
 
 
 class NetHackEnv(TextEnv):
@@ -130,7 +139,7 @@ class NetHackEnv(TextEnv):
         clock = int(self._observation["blstats"][STATUS_FIELDS["time"]])
         reward, terminated, truncated = self._library_step(self._indices[action])
         more = self.action_names.index("more") if "more" in self.action_names else None
-        while more is not None and not (terminated or truncated) and _MORE in _text(self._observation["tty_chars"]):
+        while more is not None and not (terminated or truncated) and _MORE in self._observation["tty_chars"].tobytes():
             extra, terminated, truncated = self._library_step(self._indices[more])
             reward += extra
         if self.task == "NetHack":
@@ -152,15 +161,18 @@ class NetHackEnv(TextEnv):
 
     def _update(self) -> None:
         observation = self._observation
-        stats = {name: int(observation["blstats"][index]) for name, index in STATUS_FIELDS.items()}
+        blstats = observation["blstats"].tolist()
+        stats = {name: blstats[index] for name, index in STATUS_FIELDS.items()}
         if self.task == "NetHack":
             self._score = max(self._score, table.progression(stats["depth"], stats["experience_level"]))
         else:
             self._score = float(self._success)
-        rows = [_text(row) for row in observation["chars"]]
-        descriptions = {}
-        for y, x in zip(*np.nonzero(observation["screen_descriptions"][:, :, 0])):
-            descriptions[int(x), int(y)] = _text(observation["screen_descriptions"][y, x])
+        chars = observation["chars"]
+        rows = [row.decode("latin-1") for row in _fixed_bytes(chars).tolist()]
+        # NetHack's words for each drawn cell, read as fixed-width byte strings (numpy drops the padding).
+        ys, xs = np.nonzero(chars != _BLANK)
+        words = _fixed_bytes(observation["screen_descriptions"][ys, xs]).tolist()
+        descriptions = {(x, y): word.decode("latin-1") for x, y, word in zip(xs.tolist(), ys.tolist(), words) if word}
         self._stats = stats
         self._text = describe(rows, descriptions, _text(observation["message"]), stats)[:MAX_OBSERVATION_CHARS]
 
@@ -174,7 +186,7 @@ class NetHackEnv(TextEnv):
     def render_rgb(self) -> np.ndarray:
         """NetHack's tiles of the map, cut to the box around what was drawn (the whole map if nothing was)."""
         glyphs, chars = self._observation["glyphs"], self._observation["chars"]
-        rows, columns = np.nonzero(chars != ord(" "))
+        rows, columns = np.nonzero(chars != _BLANK)
         if rows.size:
             glyphs = glyphs[rows.min():rows.max() + 1, columns.min():columns.max() + 1]
         return backend.tile_picture(glyphs)
