@@ -39,13 +39,12 @@ def _map(text: str) -> list[str]:
 
 
 def _plan(grid: list[str]) -> str | None:
-    """The first step of a shortest walk to '>' (or, with none drawn, to floor beside the unseen)."""
+    """The first step of a shortest walk to '>' (or, with none drawn, to floor beside the unseen);
+    ``"down"`` once the agent stands where the map last drew the '>' (the '@' hides it)."""
     cell = {(x, y): ch for y, row in enumerate(grid) for x, ch in enumerate(row)}
     start = next((pos for pos, ch in cell.items() if ch == "@"), None)
     if start is None:
         return None
-    if cell.get(start) == ">":
-        return "down"
     goal_is_stairs = ">" in cell.values()
     first: dict[tuple[int, int], str | None] = {start: None}
     queue = deque([start])
@@ -63,15 +62,24 @@ def _plan(grid: list[str]) -> str | None:
     return None
 
 
+def _at(grid: list[str], symbol: str) -> tuple[int, int] | None:
+    return next(((x, y) for y, row in enumerate(grid) for x, ch in enumerate(row) if ch == symbol), None)
+
+
 def play(env_id: str, seed: int, agent: str) -> tuple[float, int]:
     env = gymnasium.make(env_id).unwrapped
     rng = np.random.default_rng(seed)
     text, info = env.reset(seed=seed)
     names = env.action_names
     limit = chat_budget(env_id).max_actions_per_episode
-    previous, actions = None, 0
+    previous, actions, stairs = None, 0, None
     while actions < limit:
-        name = _plan(_map(text)) if agent == "explore" and text != previous else None
+        name = None
+        if agent == "explore":
+            grid = _map(text)
+            name = "down" if stairs is not None and _at(grid, "@") == stairs else (
+                _plan(grid) if text != previous else None)
+            stairs = _at(grid, ">") or stairs
         if name is None or name not in names:
             name = names[int(rng.integers(len(names)))]
         if name == "down" and "down" not in names:
