@@ -129,13 +129,14 @@ def test_bad_task_is_refused_up_front():
 class FakeLibrary:
     """Stands in for nle's env: offers BALROG's keys, records the keys pressed, plays a script.
 
-    ``script(step, key)`` -> (reward, terminated, depth, clock advances, shows --More--).
+    ``script(step, key)`` -> (reward, terminated, depth, clock advances, shows --More--); the screen
+    goes blank when the game ends, as NetHack's does.
     """
 
     def __init__(self, script):
         self.actions = list(table.ACTION_KEYS.values())
         self.script, self.pressed, self.seeds = script, [], []
-        self._depth, self._clock, self._more = 1, 1, False
+        self._depth, self._clock, self._more, self._over = 1, 1, False, False
 
     def seed(self, **seeds):
         self.seeds.append(seeds)
@@ -146,7 +147,7 @@ class FakeLibrary:
         blstats[STATUS_FIELDS["depth"]], blstats[STATUS_FIELDS["time"]] = self._depth, self._clock
         blstats[STATUS_FIELDS["experience_level"]] = 1
         chars = np.full((21, 79), ord(" "), dtype=np.uint8)
-        chars[1, 1] = ord("@")
+        chars[1, 1] = ord(" " if self._over else "@")
         tty = np.full((24, 80), ord(" "), dtype=np.uint8)
         if self._more:
             tty[0, :8] = list(b"--More--")
@@ -155,15 +156,20 @@ class FakeLibrary:
                 "tty_chars": tty}
 
     def reset(self):
-        self._depth, self._clock, self._more, self.pressed = 1, 1, False, []
+        self._depth, self._clock, self._more, self._over, self.pressed = 1, 1, False, False, []
         return self._observation(), {}
 
     def step(self, index):
         key = self.actions[index]
         self.pressed.append(key)
-        reward, terminated, self._depth, advances, self._more = self.script(len(self.pressed), key)
+        reward, self._over, self._depth, advances, self._more = self.script(len(self.pressed), key)
         self._clock += advances
-        return self._observation(), reward, terminated, False, {}
+        return self._observation(), reward, self._over, False, {"end_status": Status("TASK_SUCCESSFUL")}
+
+
+class Status:
+    def __init__(self, name):
+        self.name = name
 
 
 def _fake_env(monkeypatch, task, script):
@@ -179,8 +185,11 @@ def test_minihack_success_is_a_step_paying_one(monkeypatch):
     assert library.seeds == [dict(core=12, disp=12, reseed=False, lgen=12)] and info["score"] == 0.0
     assert env.step(0)[1:4] == (-0.01, False, False)
     env.step(1)
-    _, reward, terminated, truncated, info = env.step(2)
+    before = env.render_text()
+    text, reward, terminated, truncated, info = env.step(2)
     assert (reward, terminated, truncated, info["success"], info["score"]) == (1.0, True, False, True, 1.0)
+    # the blanked end screen: the last drawn state, the message saying why the game ended
+    assert text.splitlines() == ["Message: The game is over (task successful).", *before.splitlines()[1:]]
     assert library.pressed == [table.ACTION_KEYS[name] for name in ("north", "east", "south")]
 
 

@@ -120,6 +120,7 @@ class NetHackEnv(TextEnv):
         self._steps = self._still = 0
         self._success = False
         self._score = 0.0
+        self._end = ""  # the library's end status of the last step ("death", "task successful")
 
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         if self._env is None:
@@ -148,13 +149,20 @@ class NetHackEnv(TextEnv):
             truncated = truncated or self._still >= table.NETHACK_NO_PROGRESS
         if self.task != "NetHack" and reward >= 1.0:
             self._success = True  # BALROG's test: the step's reward reaches 1
-        self._update()
+            self._score = 1.0
+        if terminated and not (self._observation["chars"] > _BLANK).any():
+            # NetHack blanks the screen once the game is over: the last drawn state stays, saying why it ended.
+            lines = self._text.splitlines()
+            self._text = "\n".join([f"Message: The game is over ({self._end or 'ended'}).", *lines[1:]])
+        else:
+            self._update()
         return self._text, reward, terminated, truncated and not terminated, self._info()
 
     def _library_step(self, index: int) -> tuple[float, bool, bool]:
         assert self._env is not None
         self._observation, reward, terminated, truncated, info = self._env.step(index)
         self._steps += 1
+        self._end = getattr(info.get("end_status"), "name", "").lower().replace("_", " ")
         if self.task == "NetHack" and info.get("is_ascended"):
             self._success = True
         return float(reward), bool(terminated), bool(truncated) or self._steps >= self._step_limit
@@ -165,8 +173,6 @@ class NetHackEnv(TextEnv):
         stats = {name: blstats[index] for name, index in STATUS_FIELDS.items()}
         if self.task == "NetHack":
             self._score = max(self._score, table.progression(stats["depth"], stats["experience_level"]))
-        else:
-            self._score = float(self._success)
         chars = observation["chars"]
         rows = [row.decode("latin-1") for row in _fixed_bytes(chars).tolist()]
         # NetHack's words for each drawn cell, read as fixed-width byte strings (numpy drops the padding).
