@@ -4,8 +4,8 @@
 
 * ``random``: a uniform action each step (its generator seeded by the episode's seed).
 * ``explore``: reads only the observation text: walks (breadth-first over the drawn map) to a
-  staircase down once one is drawn and takes it, else to the nearest drawn floor cell next to the
-  unseen; a random action when neither exists or a move did not change the view.
+  staircase down once one is drawn and takes it, else to a drawn cell next to the unseen (keeping
+  its goal until reached); a random action when neither exists or a move did not change the view.
 
 Each plays up to its id's chat budget of actions (100 in MiniHack, 1000 in NetHack).  Prints one
 row per id and agent: mean BALROG score (success; NetHack's progression) and mean actions.
@@ -38,28 +38,33 @@ def _map(text: str) -> list[str]:
     return lines[2:end]
 
 
-def _plan(grid: list[str]) -> str | None:
-    """The first step of a shortest walk to '>' (or, with none drawn, to floor beside the unseen);
-    ``"down"`` once the agent stands where the map last drew the '>' (the '@' hides it)."""
+def _plan(grid: list[str], target: tuple[int, int] | None,
+          visited: set[tuple[int, int]]) -> tuple[str | None, tuple[int, int] | None]:
+    """The first step of a shortest walk to '>' or, with none reachable, to an unvisited cell beside
+    the unseen: the last walk's goal while it is still one (no dithering between two), else the
+    nearest.  Returns the step and the goal.  (Cells are the trimmed map's: a map growing west or
+    north shifts them, which only makes the walk less tidy.)"""
     cell = {(x, y): ch for y, row in enumerate(grid) for x, ch in enumerate(row)}
     start = next((pos for pos, ch in cell.items() if ch == "@"), None)
     if start is None:
-        return None
-    goal_is_stairs = ">" in cell.values()
+        return None, None
     first: dict[tuple[int, int], str | None] = {start: None}
-    queue = deque([start])
+    queue, frontier = deque([start]), []
     while queue:
         x, y = queue.popleft()
-        ch = cell[(x, y)]
-        at_frontier = any(cell.get((x + dx, y + dy), " ") == " " for dx, dy in STEPS)
-        if (x, y) != start and ((goal_is_stairs and ch == ">") or (not goal_is_stairs and at_frontier)):
-            return first[(x, y)]
+        if (x, y) != start and cell[(x, y)] == ">":
+            return first[(x, y)], (x, y)
+        if (x, y) not in visited and any(cell.get((x + dx, y + dy), " ") == " " for dx, dy in STEPS):
+            frontier.append((x, y))
         for (dx, dy), name in STEPS.items():
             nxt = (x + dx, y + dy)
             if nxt not in first and cell.get(nxt, " ") in WALKABLE:
                 first[nxt] = first[(x, y)] or name
                 queue.append(nxt)
-    return None
+    if not frontier:
+        return None, None
+    goal = target if target in frontier else frontier[0]
+    return first[goal], goal
 
 
 def _at(grid: list[str], symbol: str) -> tuple[int, int] | None:
@@ -72,13 +77,16 @@ def play(env_id: str, seed: int, agent: str) -> tuple[float, int]:
     text, info = env.reset(seed=seed)
     names = env.action_names
     limit = chat_budget(env_id).max_actions_per_episode
-    previous, actions, stairs = None, 0, None
+    previous, actions, stairs, target, visited = None, 0, None, None, set()
     while actions < limit:
         name = None
         if agent == "explore":
             grid = _map(text)
-            name = "down" if stairs is not None and _at(grid, "@") == stairs else (
-                _plan(grid) if text != previous else None)
+            if stairs is not None and _at(grid, "@") == stairs:
+                name = "down"
+            elif text != previous:
+                name, target = _plan(grid, target, visited)
+            visited.add(_at(grid, "@"))
             stairs = _at(grid, ">") or stairs
         if name is None or name not in names:
             name = names[int(rng.integers(len(names)))]
