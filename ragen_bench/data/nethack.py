@@ -73,6 +73,9 @@ BALROG: dict[str, object] = {
     "nle_tasks": ("NetHackChallenge-v0",),
     "nle_episodes": 5,
     "seeds": None,  # config.yaml env_kwargs.seed: null (a random seed per episode)
+    # BALROG's published per-world MiniHack and NLE numbers are not recorded here: no stored copy of
+    # its results table was found to read them from.
+    "published": None,
     "score": {"minihack": "success (1 when the episode's reward reaches 1, else 0)",
               "nle": "progression: the highest table value of a dungeon level or experience level reached"},
 }

@@ -67,6 +67,17 @@ def seed(env: gymnasium.Env, seed: int) -> None:
     env.seed(core=seed, disp=seed, reseed=False, lgen=seed)
 
 
+def plain_glyphs() -> np.ndarray:
+    """``mask[glyph]``: True for the map features the text view never names (solid rock, walls, room
+    floor lit and dark, corridors lit and dark: NetHack's defsyms 0-11 and 19-22), so only the other
+    cells' descriptions are read."""
+    nethack = _import("nle.nethack")
+    mask = np.zeros(nethack.MAX_GLYPH, dtype=bool)
+    for symbol in (*range(12), 19, 20, 21, 22):
+        mask[nethack.GLYPH_CMAP_OFF + symbol] = True
+    return mask
+
+
 def action_indices(env: gymnasium.Env, names: tuple[str, ...]) -> tuple[int, ...]:
     """Each named action's index in the library env's action list."""
     keys = [int(action) for action in env.actions]

@@ -114,6 +114,7 @@ class NetHackEnv(TextEnv):
         self.observation_space = AnyText(min_length=1, max_length=MAX_OBSERVATION_CHARS, charset=_SAMPLE_CHARSET)
         self._set_action_space(spaces.Discrete(len(self.action_names)))
         self._env: gymnasium.Env | None = None
+        self._plain = np.zeros(0, dtype=bool)  # backend.plain_glyphs(), once the library is loaded
         self._indices: tuple[int, ...] = ()
         self._observation: dict[str, np.ndarray] = {}
         self._text = ""
@@ -126,6 +127,7 @@ class NetHackEnv(TextEnv):
         if self._env is None:
             self._env = backend.make(self.task)
             self._indices = backend.action_indices(self._env, self.action_names)
+            self._plain = backend.plain_glyphs()
         backend.seed(self._env, seed)
         self._observation, _ = self._env.reset()
         self._steps = self._still = 0
@@ -174,9 +176,11 @@ class NetHackEnv(TextEnv):
         if self.task == "NetHack":
             self._score = max(self._score, table.progression(stats["depth"], stats["experience_level"]))
         chars = observation["chars"]
-        rows = [row.decode("latin-1") for row in _fixed_bytes(chars).tolist()]
-        # NetHack's words for each drawn cell, read as fixed-width byte strings (numpy drops the padding).
-        ys, xs = np.nonzero(chars != _BLANK)
+        screen, width = chars.tobytes().decode("latin-1"), chars.shape[1]
+        rows = [screen[start:start + width] for start in range(0, len(screen), width)]
+        # NetHack's words for each cell that may be worth naming (not rock, wall, floor or corridor),
+        # read as fixed-width byte strings (numpy drops the padding).
+        ys, xs = np.nonzero(~self._plain[observation["glyphs"]])
         words = _fixed_bytes(observation["screen_descriptions"][ys, xs]).tolist()
         descriptions = {(x, y): word.decode("latin-1") for x, y, word in zip(xs.tolist(), ys.tolist(), words) if word}
         self._stats = stats
