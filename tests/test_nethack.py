@@ -175,6 +175,7 @@ class Status:
 def _fake_env(monkeypatch, task, script):
     library = FakeLibrary(script)
     monkeypatch.setattr(backend, "make", lambda name: library)
+    monkeypatch.setattr(backend, "plain_glyphs", lambda: np.zeros(1, dtype=bool))  # the stand-in's glyphs are all 0
     env = gymnasium.make(f"RAGEN/{'NetHack' if task == 'NetHack' else 'MiniHack-' + task}-v0").unwrapped
     return env, library
 
