@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Create (or reuse) .venv-nethack: a virtualenv holding the 'nethack' extra (nle 1.3.0, minihack 1.0.2)
-# for the RAGEN/MiniHack-*-v0 and RAGEN/NetHack-v0 ids, then run their tests in it.  Kept apart from
+# for the RAGEN/MiniHack-*-v0 and RAGEN/NetHack-v0 ids, then run their tests in it (tests/test_nethack.py and
+# the every-id tests on these ids).  Kept apart from
 # .venv because nle pins gymnasium 1.2.0 and the main install takes the newest gymnasium below 2.
 # Idempotent: the install is skipped while the stamp matches pyproject.toml and this script.
 #
@@ -27,5 +28,6 @@ fi
 
 if [ "$run_tests" = 1 ]; then
     cd "$repo_root"
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/test_nethack.py
+    "$venv/bin/python" -m pytest -q -p no:cacheprovider tests/test_nethack.py tests/test_env_contract_every_id.py \
+        tests/test_chat_budgets.py tests/test_pictures.py tests/test_cli_envs.py -k "MiniHack or NetHack or nethack"
 fi

@@ -108,7 +108,7 @@ class NetHackEnv(TextEnv):
                 "Your goal: get as far as you can: go deeper into the dungeon and gain experience levels.")
         actions = "; ".join(f"{name}: {table.ACTION_MEANINGS[name]}" for name in self.action_names)
         self.instruction = (
-            f"You are playing {'MiniHack, a small task in' if minihack else ''} NetHack, a dungeon game drawn in "
+            f"You are playing {'MiniHack, a small task in NetHack' if minihack else 'NetHack'}, a dungeon game drawn in "
             f"text: @ is you, > stairs down, < stairs up, letters are monsters, # corridors, | and - walls, + doors. "
             f"{goal} Each action is one of: {actions}.")
         self.observation_space = AnyText(min_length=1, max_length=MAX_OBSERVATION_CHARS, charset=_SAMPLE_CHARSET)
@@ -131,7 +131,7 @@ class NetHackEnv(TextEnv):
         backend.seed(self._env, seed)
         self._observation, _ = self._env.reset()
         self._steps = self._still = 0
-        self._success, self._score = False, 0.0
+        self._success, self._score, self._end = False, 0.0, ""
         self._update()
         info = self._info()
         info["optimal_length"] = None
