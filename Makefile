@@ -74,6 +74,9 @@ test: $(STAMP)
 	# .venv-verifiers: verifiers 0.4.0 (mcp==2.0.0, openai<3) and plugins/ragen-bench-vf, no torch; runs tests_verifiers/
 	# (vf's loader, episodes equal to eval's, vf-eval's mean reward).  Measured (2026-12-03): install 85 s once, tests 25-30 s.
 	bash scripts/setup_verifiers_venv.sh
+	# .venv-nethack: nle 1.3.0 + minihack 1.0.2 (nle pins gymnasium 1.2.0, below the main install's); runs the
+	# RAGEN/MiniHack-* and RAGEN/NetHack-v0 tests (tests/test_nethack.py and the every-id tests on those ids).
+	bash scripts/setup_nethack_venv.sh
 	$(PY) -m pytest -q -n 2
 	# The wheel alone, in a fresh venv, from a folder outside the checkout.
 	bash scripts/check_wheel.sh

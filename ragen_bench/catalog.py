@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from ragen_bench.envs.babyai import backend as babyai
 from ragen_bench.envs.crafter import backend as crafter
 from ragen_bench.envs.human_eval import problems as human_eval
+from ragen_bench.envs.nethack import backend as nethack
 from ragen_bench.envs.reasoning_gym import ids as reasoning_gym_ids
 from ragen_bench.envs.textarena import library as textarena
 from ragen_bench.envs.textworld_express import backend as textworld_express
@@ -32,7 +33,11 @@ _EXTRA_LIBRARIES = {
     crafter.EXTRA: (crafter.LIBRARY, crafter.INSTALL_HINT),
     human_eval.EXTRA: (human_eval.LIBRARY, human_eval.INSTALL_HINT),
     textarena.EXTRA: (textarena.LIBRARY, textarena.INSTALL_HINT),
+    nethack.EXTRA: (nethack.LIBRARY, nethack.INSTALL_HINT),
 }
+# Extras that cannot join the main install (they would hold back its libraries): each lives in a
+# virtualenv of its own, made by the script named here, where its ids are tested.
+OWN_VENV_EXTRAS = {nethack.EXTRA: "scripts/setup_nethack_venv.sh"}
 
 
 def missing_extra(env_id: str) -> str | None:

@@ -15,7 +15,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ragen_bench import values
-from ragen_bench.data import crafter, reasoning_gym, textarena
+from ragen_bench.data import crafter, nethack, reasoning_gym, textarena
+from ragen_bench.data import nethack, reasoning_gym, textarena
 from ragen_bench.data.babyai import LEVELS as BABYAI_LEVELS
 
 
@@ -404,6 +405,8 @@ ENTRIES += (EnvEntry("RAGEN/HumanEval-v0", "human_eval", "ragen_bench.envs.human
 ENTRIES += tuple(EnvEntry(**row, chat_budget=ChatBudget(**budget)) for row, budget in textarena.rows())
 # Crafter (extra 'crafter'): its row, BALROG's protocol and budget in ragen_bench/data/crafter.py.
 ENTRIES += tuple(EnvEntry(**row, chat_budget=ChatBudget(**budget)) for row, budget in crafter.rows())
+# MiniHack's tasks and NetHack (extra 'nethack', its own venv): frozen in ragen_bench/data/nethack.py.
+ENTRIES += tuple(EnvEntry(**row, chat_budget=ChatBudget(**budget)) for row, budget in nethack.rows())
 
 ENV_IDS: tuple[str, ...] = tuple(entry.id for entry in ENTRIES)
 # The ids whose env is this project's own code (no extra needed).

@@ -22,7 +22,7 @@ from tests.conftest import run_python
 
 
 # The env classes with no reference agent: their optimal_action() is None in every state.
-NO_REFERENCE_AGENT = ("TextArenaEnv", "CrafterEnv")
+NO_REFERENCE_AGENT = ("TextArenaEnv", "CrafterEnv", "NetHackEnv")
 
 
 def assert_contract(env_id: str) -> None:
@@ -54,7 +54,7 @@ def assert_chat_attributes(env: gymnasium.Env) -> None:
         assert isinstance(env.optimal_action(), str) or (type(env).__name__ in NO_REFERENCE_AGENT and env.optimal_action() is None)
     else:
         assert len(env.action_names) == env.action_space.n
-        # Crafter has no optimal agent (its card: scripted baselines instead).
+        # Crafter and NetHack have no optimal agent (their cards: scripted baselines instead).
         none_claimed = type(env).__name__ in NO_REFERENCE_AGENT and env.optimal_action() is None
         assert env.optimal_action() in range(env.action_space.n) or none_claimed
 

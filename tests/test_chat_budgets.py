@@ -40,9 +40,10 @@ RG_SAMPLE = tuple(f"RAGEN/RG-{name}-v0" for name in (
     "propositional_logic", "syllogism", "tower_of_hanoi",
 ))
 # TextArena's ids have no reference agent (docs/textarena.md): their budget is TextArena's own move
-# limit, checked in tests/test_textarena.py, with no optimal agent to play under it.  Crafter has no
-# optimal agent either: its budget is BALROG's 2000 steps (tests/test_crafter.py).
-NO_REFERENCE_AGENT = tuple(row.id for row in ENTRIES if row.family in ("textarena", "crafter"))
+# limit, checked in tests/test_textarena.py, with no optimal agent to play under it.  Crafter and
+# NetHack have no optimal agent either: their budgets are BALROG's step caps (tests/test_crafter.py,
+# tests/test_nethack.py).
+NO_REFERENCE_AGENT = tuple(row.id for row in ENTRIES if row.family in ("textarena", "crafter", "nethack"))
 PLAYED_IDS = [
     env_id for env_id in registry.ENV_IDS
     if (FULL_SWEEPS or not env_id.startswith("RAGEN/RG-") or env_id in RG_SAMPLE) and env_id not in NO_REFERENCE_AGENT

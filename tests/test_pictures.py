@@ -26,9 +26,9 @@ from tests.conftest import run_python
 # The families whose state is a grid (the board games are checked below).
 GRID_FAMILIES = {"sokoban", "frozen_lake", "sudoku", "game_2048", "rubikscube"}
 GRID_IDS = [row.id for row in registry.ENTRIES if row.family in GRID_FAMILIES]
-# BabyAI and Crafter draw their library's own picture (tests/test_babyai.py, tests/test_crafter.py check
-# it); every other family is text only.
-TEXT_IDS = [row.id for row in registry.ENTRIES if row.family not in GRID_FAMILIES | {"babyai", "crafter"}]
+# BabyAI, Crafter and NetHack draw their library's own picture (tests/test_babyai.py, tests/test_crafter.py,
+# tests/test_nethack.py check it); every other family is text only.
+TEXT_IDS = [row.id for row in registry.ENTRIES if row.family not in GRID_FAMILIES | {"babyai", "crafter", "nethack"}]
 BOARD_GAMES = ["RAGEN/TicTacToe-v0", "RAGEN/ConnectFour-v0"]
 
 

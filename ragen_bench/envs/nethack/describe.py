@@ -1,0 +1,92 @@
+"""The text view of a NetHack state (MiniHack's tasks and the full game): the message, the map as
+NetHack draws it, the things near the agent by name and where they lie, and the status line.
+
+Pure functions of plain values (map rows, NetHack's own description of each cell, the bottom-line
+numbers), so they need no nle at import and are tested on hand-made states.  Nearby things are named
+as BALROG's observations name them (NetHack's words for a cell, then its distance and compass
+direction); the map keeps NetHack's own symbols, trimmed to the part of the screen drawn so far.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+# Cells the list never names: the agent, open ground, the level's walls, rock, and what is unexplored.
+_PLAIN = frozenset({"", "floor of a room", "dark part of a room", "wall", "stone", "unexplored", "corridor",
+                    "lit corridor", "doorless doorway", "dark room"})
+# NetHack's hunger states (u.uhs), by value.
+HUNGER = ("Satiated", "Not hungry", "Hungry", "Weak", "Fainting", "Fainted", "Starved")
+MAX_LISTED = 24
+
+
+def _steps(count: int, word: str) -> str:
+    return f"{count} step{'s' if count != 1 else ''} {word}"
+
+
+def relative_position(dx: int, dy: int) -> str:
+    """Where a cell ``dx`` columns east and ``dy`` rows south of the agent lies: ``"3 steps east and 1 step north"``."""
+    parts = []
+    if dx:
+        parts.append(_steps(abs(dx), "east" if dx > 0 else "west"))
+    if dy:
+        parts.append(_steps(abs(dy), "south" if dy > 0 else "north"))
+    return " and ".join(parts) or "where you stand"
+
+
+def trimmed_map(rows: Sequence[str]) -> list[str]:
+    """The map's rows cut to the box around everything drawn (a blank map gives no rows)."""
+    drawn = [index for index, row in enumerate(rows) if row.strip()]
+    if not drawn:
+        return []
+    body = rows[drawn[0]:drawn[-1] + 1]
+    left = min(len(row) - len(row.lstrip()) for row in body if row.strip())
+    return [row[left:].rstrip() for row in body]
+
+
+def nearby(descriptions: Mapping[tuple[int, int], str], x: int, y: int) -> list[str]:
+    """The named things of ``descriptions`` (cell -> NetHack's words), nearest first, without the agent's cell.
+
+    A name on several cells (a lava river, a row of boulders) is listed once, at its nearest cell,
+    with how many more cells show it.
+    """
+    found: dict[str, list[tuple[int, int, int, int]]] = {}
+    for (cx, cy), name in descriptions.items():
+        if (cx, cy) != (x, y) and name not in _PLAIN:
+            dx, dy = cx - x, cy - y
+            found.setdefault(name, []).append((max(abs(dx), abs(dy)), abs(dx) + abs(dy), dy, dx))
+    listed = []
+    for name, cells in found.items():
+        distance, steps, dy, dx = min(cells)
+        more = f" (and {len(cells) - 1} more)" if len(cells) > 1 else ""
+        listed.append(((distance, steps, dy, dx), f"{name} {relative_position(dx, dy)}{more}"))
+    return [text for _, text in sorted(listed)[:MAX_LISTED]]
+
+
+def status_line(stats: Mapping[str, int]) -> str:
+    """NetHack's bottom lines in words, from the ``blstats`` numbers named as :data:`STATUS_FIELDS`."""
+    hunger = HUNGER[stats["hunger"]] if 0 <= stats["hunger"] < len(HUNGER) else "?"
+    return (f"Dungeon level {stats['depth']}, HP {stats['hp']}/{stats['max_hp']}, Pw {stats['energy']}/"
+            f"{stats['max_energy']}, AC {stats['armor_class']}, experience level {stats['experience_level']}, "
+            f"turn {stats['time']}, Str {stats['strength']} Dex {stats['dexterity']} Con {stats['constitution']} "
+            f"Int {stats['intelligence']} Wis {stats['wisdom']} Cha {stats['charisma']}, gold {stats['gold']}, "
+            f"{hunger}.")
+
+
+# blstats' index of each number the status line reads (nle.nethack's NLE_BL_* constants).
+STATUS_FIELDS = {"x": 0, "y": 1, "strength": 3, "dexterity": 4, "constitution": 5, "intelligence": 6, "wisdom": 7,
+                 "charisma": 8, "score": 9, "hp": 10, "max_hp": 11, "depth": 12, "gold": 13, "energy": 14,
+                 "max_energy": 15, "armor_class": 16, "experience_level": 18, "time": 20, "hunger": 21}
+
+
+def describe(rows: Sequence[str], descriptions: Mapping[tuple[int, int], str], message: str,
+             stats: Mapping[str, int]) -> str:
+    """The observation text: message, map (``@`` is the agent), the named things nearby, the status."""
+    things = nearby(descriptions, stats["x"], stats["y"])
+    return "\n".join([
+        f"Message: {message.strip() or '(none)'}",
+        "Map (you are @):",
+        *trimmed_map(rows),
+        "You see:" if things else "You see nothing of note nearby.",
+        *(f"- {thing}" for thing in things),
+        f"Status: {status_line(stats)}",
+    ])
