@@ -38,13 +38,16 @@ OUTCOMES = ("win", "draw", "loss")
 
 
 class _SeatView:
-    """What a privileged scripted agent (``random``) may read of a game: the move names and the legal moves."""
+    """What a privileged scripted agent (``random``) may read of a game: the move names and the legal moves.
+
+    A free-text game (TextArena's) has no names; its seat's action space lists the moves its text showed (``valid``).
+    """
 
     __slots__ = ("_game", "_seat", "action_names", "action_space")
 
     def __init__(self, game: Any, seat: str) -> None:
         self._game, self._seat = game, seat
-        self.action_names = tuple(game.action_names)
+        self.action_names = None if game.action_names is None else tuple(game.action_names)
         self.action_space = game.action_space(seat)
 
     def legal_actions(self) -> list[int]:
