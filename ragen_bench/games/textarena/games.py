@@ -13,10 +13,15 @@ def game_id(game: str) -> str:
     return f"RAGEN/TA-{game.removesuffix('-v0')}-v0"
 
 
-def _pairs(size: int, separator: str = " ") -> tuple[str, ...]:
-    """Every ``[a1 b2]`` move between two squares of a ``size`` x ``size`` board (files a.., ranks 1..)."""
-    squares = [f"{chr(97 + file)}{rank}" for rank in range(1, size + 1) for file in range(size)]
-    return tuple(f"[{a}{separator}{b}]" for a in squares for b in squares if a != b)
+def _pairs(size: int, reach: int, separator: str = " ") -> tuple[str, ...]:
+    """Every ``[a1 b2]`` move on a ``size`` x ``size`` board (files a.., ranks 1..) of at most ``reach`` squares
+    along a rank, a file or both: the game's steps and jumps, fewer candidates to try."""
+    squares = [(file, rank) for rank in range(1, size + 1) for file in range(size)]
+    return tuple(
+        f"[{chr(97 + f1)}{r1}{separator}{chr(97 + f2)}{r2}]"
+        for f1, r1 in squares for f2, r2 in squares
+        if (f1, r1) != (f2, r2) and abs(f1 - f2) <= reach and abs(r1 - r2) <= reach
+    )
 
 
 # The move set of games whose text does not list its moves each turn (the rest show them, in brackets):
@@ -32,7 +37,7 @@ KNOWN_MOVES: dict[str, tuple[str, ...]] = {
     "Briscola-v0": tuple(f"[play {card}]" for card in range(1, 4)),
     "UltimateTicTacToe-v0": tuple(f"[{board} {cell}]" for board in range(9) for cell in range(9)),
     "Othello-v0": tuple(f"[{row}, {col}]" for row in range(8) for col in range(8)),
-    "Alquerque-v0": _pairs(5),
-    "Breakthrough-v0": _pairs(8, ""),
-    "Crusade-v0": _pairs(8),
+    "Alquerque-v0": _pairs(5, 2),
+    "Breakthrough-v0": _pairs(8, 1, ""),
+    "Crusade-v0": _pairs(8, 2),
 }
