@@ -187,9 +187,9 @@ def test_a_missing_extra_is_one_clear_error(monkeypatch, capsys):
 
 
 def test_envs_list_counts_the_family():
-    families = {row["family"]: row for row in catalog.family_rows()}
-    assert families["textarena"]["ids"] == str(len(games.SINGLE_PLAYER))
-    assert families["textarena"]["extra"] == "textarena"
+    families = {(row["family"], row["kind"]): row for row in catalog.family_rows()}
+    assert families["textarena", "single-agent"]["ids"] == str(len(games.SINGLE_PLAYER))
+    assert families["textarena", "single-agent"]["extra"] == "textarena"
 
 
 def test_the_doc_lists_every_game_left_out_with_its_reason():

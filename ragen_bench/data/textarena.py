@@ -38,6 +38,14 @@ LEFT_OUT: dict[str, str] = {
     "UsedCarNegotiation-v0": "broken in the 0.7.4 wheel: its data file instructions/blue_book.txt is missing",
     "ScorableGames-v0": "broken in the 0.7.4 wheel: its games_descriptions/base folder is missing",
     "CharacterConclave-v0": "broken in 0.7.4: it calls State.add_observation without observation_type",
+    "PublicGoodsGame-v0": ("hangs with two players: after refused moves TextArena's own turn loop "
+                           "(FFAMultiPlayerState.step) never returns"),
+}
+# Games of three to six seats, not ids yet: the game chat, `ragen-bench eval` and `leaderboard verify` seat
+# two players (player_0, player_1).  All ran offline and deterministically under isolation (the survey).
+MANY_PLAYERS: dict[str, int] = {
+    "Taboo-v0": 4, "ThreePlayerTicTacToe-v0": 3, "ThreePlayerGOPS-v0": 3, "ThreePlayerIPD-v0": 3,
+    "SettlersOfCatan-v0": 4, "SecretMafia-v0": 6,
 }
 
 
@@ -67,7 +75,7 @@ TWO_PLAYER: tuple[str, ...] = (
     "IteratedTwoThirdsAverage-v0", "KuhnPoker-v0", "LinesOfAction-v0", "MemoryGame-v0", "Nim-v0", "Othello-v0",
     "PigDice-v0", "QuantumTicTacToe-v0", "SimpleBlindAuction-v0", "SimpleNegotiation-v0", "SimpleTak-v0", "Tak-v0",
     "TicTacToe-v0", "TruthAndDeception-v0", "TwoDollar-v0", "UltimateTicTacToe-v0", "IteratedUltimatumGame-v0",
-    "WildTicTacToe-v0", "Snake-v0", "Surround-v0", "LiarsDice-v0", "Poker-v0", "PublicGoodsGame-v0",
+    "WildTicTacToe-v0", "Snake-v0", "Surround-v0", "LiarsDice-v0", "Poker-v0",
     "MarketEntryGame-v0", "SantoriniBaseFixed-v0", "NewRecruit-v0",
 )
 # A game stops (truncated, no winner) once a seat has made this many moves and TextArena goes on.

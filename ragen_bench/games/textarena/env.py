@@ -12,7 +12,7 @@ from pettingzoo import AECEnv
 
 from ragen_bench.envs.base import AnyText, text_charset
 from ragen_bench.envs.textarena.library import IsolatedRandom, TextArenaError, make_game, message_text
-from ragen_bench.games.board import AGENTS, ActionCheckWrapper, GameContract, IllegalMoveError
+from ragen_bench.games.board import AGENTS, ActionCheckWrapper, GameContract, IllegalMoveError, start_seats
 from ragen_bench.games.textarena.games import KNOWN_MOVES, SEAT_MOVES, TWO_PLAYER
 
 if TYPE_CHECKING:
@@ -119,18 +119,16 @@ class TextArenaGameEnv(GameContract, AECEnv):
         self.observation_spaces = {a: AnyText(max_length=MAX_OBSERVATION_CHARS, min_length=0, charset=_CHARSET) for a in AGENTS}
         self.action_spaces = {a: MoveText(max_length=MAX_MOVE_CHARS, min_length=0, charset=_CHARSET) for a in AGENTS}
         self._rng = IsolatedRandom()
-        self._game: Env = make_game(game, self._rng)  # fails here, at make, when the extra is missing
+        # Some games keep state across resets (Kuhn poker shuffles one deck in place, game after game), so a
+        # seed's deal would depend on the games played before: every reset starts from a copy of the new game.
+        self._new_game: Env = make_game(game, self._rng)  # fails here, at make, when the extra is missing
+        self._game: Env = self._new_game
         self.level_seed: int | None = None
         self._start()
 
     def _start(self) -> None:
-        self.agents = list(AGENTS)
-        self.rewards = dict.fromkeys(AGENTS, 0.0)
-        self._cumulative_rewards = dict.fromkeys(AGENTS, 0.0)
-        self.terminations = dict.fromkeys(AGENTS, False)
-        self.truncations = dict.fromkeys(AGENTS, False)
+        start_seats(self)
         self.infos: dict[str, dict[str, Any]] = {a: {"move_refused": False} for a in AGENTS}
-        self.agent_selection = AGENTS[0]
         self.winner: str | None = None
         self.ending = ""
         self.seat_moves = dict.fromkeys(AGENTS, 0)
@@ -158,9 +156,14 @@ class TextArenaGameEnv(GameContract, AECEnv):
         self.level_seed = int(seed) if seed is not None else self._draw_seed()
         self._rng.restart(self.level_seed)
         self._start()
+        self._game = self._copy(self._new_game)
         self._call("reset", self._game.reset, len(AGENTS), self.level_seed)
         self._game_started = True
         self._collect()
+
+    def _copy(self, game: Env) -> Env:
+        """A deep copy of ``game`` that shares the game's generator (which a game's bound sampler may hold)."""
+        return self._rng.call(copy.deepcopy, game, {id(self._rng.random): self._rng.random})
 
     def _collect(self) -> None:
         """Move what TextArena has sent each seat into the seat's inbox, and follow whose move it is."""
@@ -210,7 +213,7 @@ class TextArenaGameEnv(GameContract, AECEnv):
             return False
         saved = self._rng.random.getstate()
         try:
-            trial = self._rng.call(copy.deepcopy, self._game)
+            trial = self._copy(self._game)
             turn = trial.state.turn
             self._rng.call(trial.step, move)
             return trial.state.turn > turn and not trial.state.game_info[AGENTS.index(agent)].get("invalid_move")
@@ -245,12 +248,9 @@ class TextArenaGameEnv(GameContract, AECEnv):
                                    f"{MAX_MOVE_CHARS} characters, got {shown}")
 
     def step(self, action: Any) -> None:
-        self._require_reset("step")
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
+        agent = self._mover(action)
+        if agent is None:
             return
-        self.check_action(agent, action)
         state = self._game.state
         turn, player = state.turn, AGENTS.index(agent)
         self._inbox[agent], self._recent[agent] = [], []
