@@ -176,7 +176,8 @@ class TextArenaGameEnv(GameContract, AECEnv):
                 if text:
                     self._inbox[agent].append(text)
                 # Moves are read from the game's own messages: a player's words may quote any move.
-                options = _options(message_text([m for m in messages if m[0].__class__ is not int or m[0] < 0]))
+                own = [m for m in messages if m[0].__class__ is not int or m[0] < 0]
+                options = _options(text if len(own) == len(messages) else message_text(own))
                 self._recent[agent].extend(options)
                 for option in options:
                     self._seen[agent].pop(option, None)  # the newest mention last
