@@ -75,7 +75,7 @@ def test_the_extra_pins_the_library_and_make_installs_it():
     import importlib.metadata
 
     assert importlib.metadata.version("textarena") == "0.7.4"
-    assert 'textarena = ["textarena==0.7.4", "numpy"]' in (REPO_ROOT / "pyproject.toml").read_text()
+    assert 'textarena = ["textarena==0.7.4", "numpy", "ragen-bench[games]"]' in (REPO_ROOT / "pyproject.toml").read_text()
     assert ",textarena," in (REPO_ROOT / "Makefile").read_text()
 
 
