@@ -181,3 +181,10 @@ def test_eval_of_the_random_agent_is_verified_by_replay(tmp_path, capsys):
     capsys.readouterr()
     assert main(["leaderboard", "verify", str(out)]) == 0
     assert "4 episodes" in capsys.readouterr().out
+
+
+def test_envs_show_names_the_free_text_moves_and_the_seed_view(capsys):
+    assert main(["envs", "show", "RAGEN/TA-KuhnPoker-v0"]) == 0
+    page = capsys.readouterr().out
+    assert "actions: free text, one move a turn" in page and "opponents: random (default random)" in page
+    assert "agent seat: player_1\n--- first view of player_0\nYou are Player 0 in a 3 round game of Kuhn Poker." in page
