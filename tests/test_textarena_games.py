@@ -11,6 +11,8 @@ import importlib
 import json
 import os
 import random
+import subprocess
+import sys
 import warnings
 from typing import Any
 
@@ -28,7 +30,7 @@ from ragen_bench.games import GAME_IDS, make_multiagent  # noqa: E402
 from ragen_bench.games.board import GameResetNeededError, IllegalMoveError, UnknownAgentError  # noqa: E402
 from ragen_bench.games.opponents import OPPONENTS  # noqa: E402
 from ragen_bench.games.textarena.games import game_id  # noqa: E402
-from tests.conftest import run_python  # noqa: E402
+from tests.conftest import REPO_ROOT, run_python  # noqa: E402
 
 ALL_IDS = [game_id(game) for game in table.TWO_PLAYER]
 FULL_SWEEPS = os.environ.get("RAGEN_BENCH_FULL_SWEEPS") == "1"
@@ -188,3 +190,12 @@ def test_envs_show_names_the_free_text_moves_and_the_seed_view(capsys):
     page = capsys.readouterr().out
     assert "actions: free text, one move a turn" in page and "opponents: random (default random)" in page
     assert "agent seat: player_1\n--- first view of player_0\nYou are Player 0 in a 3 round game of Kuhn Poker." in page
+
+
+def test_a_person_plays_a_game_with_typed_moves(tmp_path):
+    command = [sys.executable, "-m", "ragen_bench.cli", "play", "RAGEN/TA-TicTacToe-v0", "--seed", "124",
+               "--out", str(tmp_path / "play")]
+    done = subprocess.run(command, input="[4]\n[0]\n[8]\n", capture_output=True, text=True, timeout=300, cwd=REPO_ROOT)
+    assert done.returncode == 0, done.stderr
+    assert "The game is over: won by you (your reward +1). Player 0 has won!" in done.stdout
+    assert "1 episode(s) played; run complete" in done.stdout

@@ -51,7 +51,9 @@ class _SeatView:
         self.action_space = game.action_space(seat)
 
     def legal_actions(self) -> list[int]:
-        """The seat's legal moves in the live game now: the ones of its action mask."""
+        """The seat's legal moves in the live game now: the ones of its action mask (none for a free-text game)."""
+        if self.action_names is None:
+            return []
         mask = self._game.observe(self._seat)["action_mask"]
         return [int(move) for move in mask.nonzero()[0]]
 
