@@ -189,11 +189,18 @@ def _game_page(env_id: str, seed: int) -> str:
     game = make_multiagent(env_id, parallel=row.parallel)
     lines = [
         f"{env_id}  (ragen_bench.games.{row.family}, {'parallel' if row.parallel else 'turn-based'}, {row.kwargs})",
-        f"\n{game.instruction}\n\nactions: {', '.join(game.action_names)}",
+        f"\n{game.instruction}\n\nactions: {_game_moves(game.action_names)}",
         f"opponents: {', '.join(OPPONENTS[row.family])} (default {row.default_opponent})",
         *_panel_lines(env_id),
     ]
     return "\n".join(lines) + f"\n\nseed {seed}:\n{_readable(view)}"
+
+
+def _game_moves(action_names: Sequence[str] | None) -> str:
+    """A game's moves for ``envs show``: the names, or what a free-text game (TextArena's) takes."""
+    if action_names is None:
+        return "free text, one move a turn (the game judges it; its rules come with each seat's first view)"
+    return ", ".join(action_names)
 
 
 def _readable(view: str) -> str:

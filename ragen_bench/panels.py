@@ -171,7 +171,7 @@ def _env(env_id: str) -> gymnasium.Env:
 def split_seeds(env_id: str, split: str) -> range:
     """The seeds a new panel of ``split`` holds: the defaults, or a family's own ``split_seeds``
     (TextWorld-Express keeps its library's dev and test seed lists)."""
-    own = None if env_id in GAME_IDS else getattr(_env(env_id), "split_seeds", None)
+    own = game_entry(env_id).split_seeds if env_id in GAME_IDS else getattr(_env(env_id), "split_seeds", None)
     return (own or DEFAULT_SPLIT_SEEDS)[split]
 
 

@@ -16,7 +16,7 @@ from ragen_bench.games.seeds import agent_seat, seed_view  # noqa: E402
 def test_every_game_has_three_frozen_panels_that_still_match(env_id):
     assert panels.available(env_id) == ["train", "val", "test"]
     test = panels.load(env_id, "test")
-    assert test.seeds == tuple(range(123, 379))
+    assert test.seeds == tuple(range(123, 187) if env_id.startswith("RAGEN/TA-") else range(123, 379))
     assert len(set(test.obs_sha256)) == len(test.seeds)  # every seed pins something of its own
     test.verify()
 

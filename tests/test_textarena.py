@@ -75,7 +75,7 @@ def test_the_extra_pins_the_library_and_make_installs_it():
     import importlib.metadata
 
     assert importlib.metadata.version("textarena") == "0.7.4"
-    assert 'textarena = ["textarena==0.7.4", "numpy"]' in (REPO_ROOT / "pyproject.toml").read_text()
+    assert 'textarena = ["textarena==0.7.4", "numpy", "ragen-bench[games]"]' in (REPO_ROOT / "pyproject.toml").read_text()
     assert ",textarena," in (REPO_ROOT / "Makefile").read_text()
 
 
@@ -187,9 +187,9 @@ def test_a_missing_extra_is_one_clear_error(monkeypatch, capsys):
 
 
 def test_envs_list_counts_the_family():
-    families = {row["family"]: row for row in catalog.family_rows()}
-    assert families["textarena"]["ids"] == str(len(games.SINGLE_PLAYER))
-    assert families["textarena"]["extra"] == "textarena"
+    families = {(row["family"], row["kind"]): row for row in catalog.family_rows()}
+    assert families["textarena", "single-agent"]["ids"] == str(len(games.SINGLE_PLAYER))
+    assert families["textarena", "single-agent"]["extra"] == "textarena"
 
 
 def test_the_doc_lists_every_game_left_out_with_its_reason():

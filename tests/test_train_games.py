@@ -191,6 +191,15 @@ def test_the_random_warm_start_keeps_its_lost_games_too():
     assert min(r["total_reward"] for r in kept) < 0  # random loses some of 16 games to random
 
 
+def test_the_warm_start_on_a_free_text_game_answers_with_the_move_s_text():
+    pytest.importorskip("textarena")
+    config = small("env=RAGEN/TA-KuhnPoker-v0", "opponent=random", "algo=sft", "sft.agent=random", "chat.think=false")
+    records = games.sft_records(config, [0, 1])  # TextArena's games have no action names: the move is its text
+    replies = [m["content"] for r in records for m in r["messages"] if m["role"] == "assistant"]
+    assert len(records) == 2 and replies
+    assert all(reply.startswith("<answer>[") and reply.endswith("]</answer>") for reply in replies), replies
+
+
 # -- the episode veRL's agent loop plays -----------------------------------------------------------------
 
 

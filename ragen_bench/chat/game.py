@@ -106,7 +106,8 @@ class _ChatSeat:
         self.game, self.seat, self.config, self.key = game, seat, config, key
         self.chat = replace(config.chat, max_actions_per_turn=1, max_actions_per_episode=max_moves)
         self.names = action_lookup(game.action_names)
-        intro = first_prompt_intro(self.chat, game.instruction, (), tuple(game.action_names))
+        names = None if game.action_names is None else tuple(game.action_names)
+        intro = first_prompt_intro(self.chat, game.instruction, (), names)
         if hasattr(game, "send_message"):
             intro += config.message_hint
         self.transcript = [{"role": "system", "content": self.chat.chat_template.system}, {"role": "user", "content": intro}]
@@ -132,8 +133,8 @@ class _ChatSeat:
             actions_left=self.chat.max_actions_per_episode - self.moves,
         )
 
-    def read(self, reply: AgentReply, legal: Sequence[int]) -> int | None:
-        """Record the reply as a turn; the legal move it names, or ``None``."""
+    def read(self, reply: AgentReply, legal: Sequence[int | str]) -> int | str | None:
+        """Record the reply as a turn; the legal move it names (a free-text game's: its answer), or ``None``."""
         problem = reply_problem(reply)
         if problem is not None:
             raise AgentError(f"invalid reply for {self.key!r} seat {self.seat}: {problem}")
@@ -141,8 +142,12 @@ class _ChatSeat:
         parsed = parse_response(
             reply.text, think=chat.think, separator=chat.action_separator, max_actions=1, max_chars=chat.max_response_chars
         )
-        move = self.names.get(ascii_casefold(parsed.actions[0])) if parsed.actions else None
-        valid = parsed.well_formed and not reply.null_content and move is not None and move in legal
+        move: int | str | None = None
+        if parsed.actions:
+            # A free-text game (TextArena's) takes the answer itself and judges it (move_refused).
+            move = parsed.actions[0] if self.names is None else self.names.get(ascii_casefold(parsed.actions[0]))
+        valid = (parsed.well_formed and not reply.null_content and move is not None
+                 and (self.names is None or move in legal))
         turn = TurnRecord(
             raw_response=reply.text[: chat.max_response_chars], normalized_response=parsed.normalized,
             parsed_actions=list(parsed.actions), valid=valid, action_ids=[move] if valid else [], env_rewards=[],
@@ -167,7 +172,12 @@ class _ChatSeat:
         found = _MESSAGE.findall(self.turns[-1].raw_response)
         return found[-1] if found else None
 
-    def played_for(self, move: int, how: str) -> None:
+    def refused(self) -> None:
+        """The game did not take the last move (a free-text game's judgement): an invalid turn, as an illegal one."""
+        turn = self.turns[-1]
+        turn.valid, turn.format_penalty = False, self.chat.format_penalty
+
+    def played_for(self, move: int | str, how: str) -> None:
         """Record a move made for the seat after its retries ran out."""
         turn = self.turns[-1]
         turn.action_ids, turn.info = [move], {"fallback": how}
@@ -205,7 +215,7 @@ class MatchResult:
     sample: int
     winner: str | None
     forfeit: str | None
-    moves: list[tuple[str, int]]
+    moves: list[tuple[str, int | str]]
     trajectories: dict[str, Trajectory]
     totals: dict[str, float]
 
@@ -243,7 +253,7 @@ class GameMatch:
                             f"{key}/{seat}" if shared.count(id(player)) > 1 else key)
             for seat, player in self.players.items() if is_chat_agent(player)
         }
-        self.moves: list[tuple[str, int]] = []
+        self.moves: list[tuple[str, int | str]] = []
         self.forfeit: str | None = None
         self.totals = dict.fromkeys(seats, 0.0)
         self._round: dict[str, int] = {}
@@ -271,8 +281,10 @@ class GameMatch:
             if self.config.on_illegal == "forfeit":
                 self._forfeit(seat)
                 return
-            move = int(legal[int(self.game.np_random.integers(len(legal)))])
-            chat.played_for(move, "random")
+            # A free-text game whose text showed no move gets TextArena's usual first example.
+            options = list(legal) or ["[0]"]
+            move = options[int(self.game.np_random.integers(len(options)))]
+            chat.played_for(move if isinstance(move, str) else int(move), "random")
         if move is None:
             chat.ask(self.config.retry_note.format(attempts_left=self.config.max_retries + 1 - chat.failures))
             return
@@ -289,9 +301,11 @@ class GameMatch:
 
     # -- internals ------------------------------------------------------------------
 
-    def _play(self, seat: str, move: int) -> None:
+    def _play(self, seat: str, move: int | str) -> None:
         self.env.step(move)
         self.moves.append((seat, move))
+        if seat in self.seats and self.game.infos.get(seat, {}).get("move_refused"):
+            self.seats[seat].refused()
         self._credit(self.game.rewards)
 
     def _credit(self, rewards: Mapping[str, float]) -> None:

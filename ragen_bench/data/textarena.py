@@ -38,6 +38,14 @@ LEFT_OUT: dict[str, str] = {
     "UsedCarNegotiation-v0": "broken in the 0.7.4 wheel: its data file instructions/blue_book.txt is missing",
     "ScorableGames-v0": "broken in the 0.7.4 wheel: its games_descriptions/base folder is missing",
     "CharacterConclave-v0": "broken in 0.7.4: it calls State.add_observation without observation_type",
+    "PublicGoodsGame-v0": ("hangs with two players: after refused moves TextArena's own turn loop "
+                           "(FFAMultiPlayerState.step) never returns"),
+}
+# Games of three to six seats, not ids yet: the game chat, `ragen-bench eval` and `leaderboard verify` seat
+# two players (player_0, player_1).  All ran offline and deterministically under isolation (the survey).
+MANY_PLAYERS: dict[str, int] = {
+    "Taboo-v0": 4, "ThreePlayerTicTacToe-v0": 3, "ThreePlayerGOPS-v0": 3, "ThreePlayerIPD-v0": 3,
+    "SettlersOfCatan-v0": 4, "SecretMafia-v0": 6,
 }
 
 
@@ -56,3 +64,19 @@ def rows() -> tuple[tuple[dict[str, object], dict[str, object]], ...]:
         basis = "TextArena's own limit on the game's moves" if limit else f"{moves} moves: TextArena sets no limit"
         table.append((row, dict(max_turns=moves, max_actions_per_turn=1, max_actions_per_episode=moves, basis=basis)))
     return tuple(table)
+
+# Two-player games that run offline and give the same game for a seed in every process (survey), as
+# PettingZoo games ``RAGEN/TA-<Game>-v0`` (ragen_bench/games/textarena/).  Candidates are checked by
+# tests/test_textarena_games.py; those a random-ish game cannot play through are in LEFT_OUT_GAMES.
+TWO_PLAYER: tuple[str, ...] = (
+    "Alquerque-v0", "Battleship-v0", "Breakthrough-v0", "Briscola-v0", "Chopsticks-v0", "ColonelBlotto-v0",
+    "ConnectFour-v0", "Crusade-v0", "GameOfPureStrategy-v0", "GermanWhist-v0", "Golf-v0", "HighSociety-v0",
+    "IndianPoker-v0", "IteratedMatchingPennies-v0", "IteratedPrisonersDilemma-v0", "IteratedRockPaperScissors-v0",
+    "IteratedTwoThirdsAverage-v0", "KuhnPoker-v0", "LinesOfAction-v0", "MemoryGame-v0", "Nim-v0", "Othello-v0",
+    "PigDice-v0", "QuantumTicTacToe-v0", "SimpleBlindAuction-v0", "SimpleNegotiation-v0", "SimpleTak-v0", "Tak-v0",
+    "TicTacToe-v0", "TruthAndDeception-v0", "TwoDollar-v0", "UltimateTicTacToe-v0", "IteratedUltimatumGame-v0",
+    "WildTicTacToe-v0", "Snake-v0", "Surround-v0", "LiarsDice-v0", "Poker-v0",
+    "MarketEntryGame-v0", "SantoriniBaseFixed-v0", "NewRecruit-v0",
+)
+# A game stops (truncated, no winner) once a seat has made this many moves and TextArena goes on.
+SEAT_MOVES = 100

@@ -38,17 +38,22 @@ OUTCOMES = ("win", "draw", "loss")
 
 
 class _SeatView:
-    """What a privileged scripted agent (``random``) may read of a game: the move names and the legal moves."""
+    """What a privileged scripted agent (``random``) may read of a game: the move names and the legal moves.
+
+    A free-text game (TextArena's) has no names; its seat's action space lists the moves its text showed (``valid``).
+    """
 
     __slots__ = ("_game", "_seat", "action_names", "action_space")
 
     def __init__(self, game: Any, seat: str) -> None:
         self._game, self._seat = game, seat
-        self.action_names = tuple(game.action_names)
+        self.action_names = None if game.action_names is None else tuple(game.action_names)
         self.action_space = game.action_space(seat)
 
     def legal_actions(self) -> list[int]:
-        """The seat's legal moves in the live game now: the ones of its action mask."""
+        """The seat's legal moves in the live game now: the ones of its action mask (none for a free-text game)."""
+        if self.action_names is None:
+            return []
         mask = self._game.observe(self._seat)["action_mask"]
         return [int(move) for move in mask.nonzero()[0]]
 

@@ -134,6 +134,17 @@ class GameContract(SeedContract):
         self._require_reset(call)
         return self._check_agent(agent)
 
+    def _mover(self, action: Any) -> str | None:
+        """A turn-based game's ``step`` opening: the agent on move, ``action`` checked (``check_action``); ``None``
+        when that agent is finished and the step was PettingZoo's dead step (``_was_dead_step``)."""
+        self._require_reset("step")
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)  # type: ignore[attr-defined]
+            return None
+        self.check_action(agent, action)  # type: ignore[attr-defined]
+        return agent
+
     def __getstate__(self) -> dict[str, Any]:
         return dict(self.__dict__)
 
@@ -182,14 +193,7 @@ class BoardGameEnv(GameContract, AECEnv):
         self._start()
 
     def _start(self) -> None:
-        self.agents = list(AGENTS)
-        self.rewards = dict.fromkeys(AGENTS, 0)
-        self._cumulative_rewards = dict.fromkeys(AGENTS, 0)
-        self.terminations = dict.fromkeys(AGENTS, False)
-        self.truncations = dict.fromkeys(AGENTS, False)
-        self.infos: dict[str, dict[str, Any]] = {a: {} for a in AGENTS}
-        self.agent_selection = AGENTS[0]
-        self.winner: str | None = None
+        start_seats(self)
 
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[self._check_agent(agent)]
@@ -255,12 +259,9 @@ class BoardGameEnv(GameContract, AECEnv):
         check_move(self.metadata["name"], agent, action, len(self.action_names))
 
     def step(self, action: Any) -> None:
-        self._require_reset("step")
-        agent = self.agent_selection
-        if self.terminations[agent] or self.truncations[agent]:
-            self._was_dead_step(action)
+        agent = self._mover(action)
+        if agent is None:
             return
-        self.check_action(agent, action)
         legal = self.legal_moves(agent)
         if int(action) not in legal:
             name = self.action_names[action]
@@ -288,6 +289,18 @@ class BoardGameEnv(GameContract, AECEnv):
 
     def close(self) -> None:
         """Nothing to release (no window, no files)."""
+
+
+def start_seats(game: AECEnv) -> None:
+    """A two-seat AEC game's bookkeeping at the start of a game: both seats live, no rewards, ``player_0`` on move."""
+    game.agents = list(AGENTS)
+    game.rewards = dict.fromkeys(AGENTS, 0)
+    game._cumulative_rewards = dict.fromkeys(AGENTS, 0)
+    game.terminations = dict.fromkeys(AGENTS, False)
+    game.truncations = dict.fromkeys(AGENTS, False)
+    game.infos = {a: {} for a in AGENTS}
+    game.agent_selection = AGENTS[0]
+    game.winner = None
 
 
 class ActionCheckWrapper(wrappers.OrderEnforcingWrapper):

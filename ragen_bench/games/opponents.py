@@ -118,6 +118,25 @@ class MCTSPlayer:
         return int(bot.step(game.game_state.clone()))
 
 
+class TextMovePlayer:
+    """TextArena's games: a random move TextArena accepts, among those known of the game (legal-ish).
+
+    Free-text games have no move list; the candidates are the game's known move set, where
+    one is written down, and the bracketed moves its text has shown the seat
+    (``move_options``).  They are tried in a random order (one permutation from
+    ``np_random``), each on a copy of the game (``accepts``), and the first one TextArena
+    takes is played; when none is taken, the first tried (TextArena then answers it as
+    invalid), or ``[0]`` when nothing is known.
+    """
+
+    name = "random"
+
+    def choose(self, game: Any, agent: str) -> str:
+        options = game.move_options(agent) or ("[0]",)
+        order = [options[int(i)] for i in game.np_random.permutation(len(options))]
+        return next((move for move in order if game.accepts(agent, move)), order[0])
+
+
 OPPONENTS: dict[str, dict[str, Callable[[], Any]]] = {
     "tictactoe": {"random": RandomPlayer, "minimax": MinimaxPlayer},
     "connect_four": {"random": RandomPlayer, "strong": lambda: SearchPlayer(STRONG_DEPTH, True, "strong")},
@@ -128,4 +147,5 @@ OPPONENTS: dict[str, dict[str, Callable[[], Any]]] = {
         "always_defect": lambda: FixedPlayer(1, "always_defect"),
     },
     "openspiel": {"random": RandomPlayer, "mcts": MCTSPlayer},
+    "textarena": {"random": TextMovePlayer},
 }

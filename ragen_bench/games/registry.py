@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ragen_bench import values
+from ragen_bench.data import textarena
 from ragen_bench.envs.base import MissingExtra
 
 if TYPE_CHECKING:
@@ -24,7 +25,10 @@ if TYPE_CHECKING:
 
 INSTALL_HINT = "the multi-agent games need PettingZoo: pip install 'ragen-bench[games]'"
 # The top-level modules each extra brings; a game whose extra is missing says which extra to install.
-EXTRA_MODULES = {"games": ("pettingzoo",), "openspiel": ("pettingzoo", "pyspiel", "shimmy")}
+EXTRA_MODULES = {
+    "games": ("pettingzoo",), "openspiel": ("pettingzoo", "pyspiel", "shimmy"),
+    "textarena": ("pettingzoo", "textarena", "numpy"),
+}
 
 
 @dataclass(frozen=True)
@@ -44,6 +48,8 @@ class GameEntry:
     kwargs: dict[str, Any] = field(default_factory=dict)
     description: str = ""
     extra: str = "games"
+    # The seeds of each split's panel, where the game's differ from the defaults (panels.DEFAULT_SPLIT_SEEDS).
+    split_seeds: dict[str, range] | None = None
 
     @property
     def module(self) -> str:
@@ -69,6 +75,20 @@ def _openspiel(name: str, game: str, description: str) -> GameEntry:
     )
 
 
+# TextArena's panels are as small as its single-player ids' (32 train, 32 validation, 64 test seeds).
+_TEXTARENA_SEEDS = {"train": range(10_000, 10_032), "val": range(1000, 1032), "test": range(123, 187)}
+
+
+def _textarena(game: str) -> GameEntry:
+    """A two-player TextArena game (:mod:`ragen_bench.games.textarena`); a random legal-ish opponent by default."""
+    name = game.removesuffix("-v0")
+    return GameEntry(
+        f"RAGEN/TA-{name}-v0", "textarena", parallel=False, default_opponent="random", kwargs=dict(game=game),
+        description=f"TextArena's {name} at its own settings, moves as free text, its random state isolated.",
+        extra="textarena", split_seeds=_TEXTARENA_SEEDS,
+    )
+
+
 GAME_ENTRIES: tuple[GameEntry, ...] = (
     GameEntry(
         "RAGEN/TicTacToe-v0", "tictactoe", parallel=False, default_opponent="minimax",
@@ -91,6 +111,7 @@ GAME_ENTRIES: tuple[GameEntry, ...] = (
     _openspiel("Hex", "hex", "5x5 board."),
     _openspiel("Othello", "othello", "8x8 board."),
     _openspiel("Clobber", "clobber", "4x4 board."),
+    *(_textarena(game) for game in textarena.TWO_PLAYER),
 )
 
 GAME_IDS: tuple[str, ...] = tuple(row.id for row in GAME_ENTRIES)

@@ -126,7 +126,9 @@ class ScriptedSeat(_ScriptedAgent):
 
     def _choose(self, request: AgentRequest) -> tuple[list[str], str]:
         game, seat = self.games[request.episode_key]
-        return [game.action_names[self.player.choose(game, seat)]], f"{self.player.name} plays this."
+        move = self.player.choose(game, seat)
+        # A free-text game (TextArena's) has no action names: its player chooses the move's text itself.
+        return [move if game.action_names is None else game.action_names[move]], f"{self.player.name} plays this."
 
 
 def sft_records(c: TrainConfig, seeds: Sequence[int]) -> list[dict[str, Any]]:

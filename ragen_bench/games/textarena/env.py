@@ -1,0 +1,308 @@
+"""TextArena's two-player games on PettingZoo's AEC API, their random state isolated as the single-player ids'."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+
+import numpy as np
+from pettingzoo import AECEnv
+
+from ragen_bench.envs.base import AnyText, text_charset
+from ragen_bench.envs.textarena.library import IsolatedRandom, TextArenaError, make_game, message_text
+from ragen_bench.games.board import AGENTS, ActionCheckWrapper, GameContract, IllegalMoveError, start_seats
+from ragen_bench.games.textarena.games import KNOWN_MOVES, SEAT_MOVES, TWO_PLAYER
+
+if TYPE_CHECKING:
+    from textarena.core import Env
+
+T = TypeVar("T")
+MAX_MOVE_CHARS = 2000
+MAX_OBSERVATION_CHARS = 200_000
+# A move the game's text shows: a short bracketed token ([3], [bet], [A1 B2]); the survey's pattern.
+_BRACKETED = re.compile(r"\[[^\[\]\n]{1,24}\]")
+_NOT_MOVES = re.compile(r"\[(Player \d+|GAME|Player|You)\]")
+_CHARSET = text_charset("[]0123456789abcdefghijklmnopqrstuvwxyz ")
+
+
+class GameText(str):
+    """A seat's text observation: a plain ``str`` that also states the dtype of its space (``Text``'s ``<U``),
+    which PettingZoo's ``api_test`` compares with the observation space's."""
+
+    __slots__ = ()
+    dtype = np.dtype(str)
+
+
+class MoveText(AnyText):
+    """A seat's action space: any ``str`` up to 2000 characters (TextArena judges the move itself).
+
+    ``valid`` lists the moves the game's text has shown the seat (the bracketed ones): those of
+    the text since its last move where there are any (many games list the moves open now), else
+    every one it was shown (the rules' examples).  Legal-ish, not a promise.
+    The built-in ``random`` agent and opponent draw from it.
+    """
+
+    valid: tuple[str, ...] = ()
+
+
+class TextArenaGameEnv(GameContract, AECEnv):
+    """A two-player TextArena game (``textarena`` 0.7.4) through PettingZoo's AEC API.
+
+    ## Description
+    ``RAGEN/TA-<Game>-v0``: TextArena's two-player games at its own ``-v0`` settings (Kuhn
+    poker, Nim, Battleship, Simple Negotiation ...), played by TextArena itself.
+    ``player_0`` is TextArena's player 0.  Every call into the game runs on a generator of the
+    game's own (:class:`~ragen_bench.envs.textarena.library.IsolatedRandom`), so whatever the
+    process draws between moves (an agent sampling) never changes the game.
+
+    ## Action Space
+    :class:`MoveText`: any ``str`` of at most 2000 characters; TextArena reads the move it
+    asks for (mostly in square brackets).  A move it cannot use is answered as TextArena does:
+    a warning and the same seat on move again, and a second one in a row loses the game.
+    Anything but such a ``str`` raises :class:`~ragen_bench.games.board.IllegalMoveError`.
+
+    ## Observation Space
+    ``AnyText(0, 200000)``: :meth:`text_observation` -- the messages the seat received since its
+    own last move (at first TextArena's rules for the seat and the opening position), then
+    whose move it is or how the game ended.  Hidden information stays hidden: each seat
+    reads only what TextArena sends it.
+
+    ## Starting State
+    What TextArena deals for the seed (its ``reset(num_players=2, seed=...)``), the game's
+    generator started from the seed.
+
+    ## Rewards
+    TextArena's outcome on the last move: +1 for the winner and -1 for the loser, 0 each for
+    a draw (a game may pay other amounts; its rewards are passed on as they are).
+
+    ## Episode End
+    Terminated when TextArena ends the game (won, drawn, its own turn limit, two invalid
+    moves in a row).  Truncated (0 each, no winner) when a seat has made ``SEAT_MOVES`` moves
+    (100; invalid ones count) and the game goes on.
+
+    ## Information
+    ``infos[agent]``: ``move_refused`` (the agent's last move was not taken by TextArena).
+    The winner is ``env.unwrapped.winner`` (the seat with the larger reward, ``None`` for a tie).
+
+    ## Arguments
+    ``game``: TextArena's id of a two-player game (:data:`~ragen_bench.games.textarena.games.TWO_PLAYER`).
+    ``render_mode``: ``None`` or ``"ansi"`` (the messages of the seat on move).  The seed of
+    ``reset`` is TextArena's seed and seeds ``np_random``, the scripted opponents' generator;
+    without one, a seed for TextArena is drawn from ``np_random``.
+
+    ## Version History
+    * v0: textarena 0.7.4 at its ``-v0`` settings.
+    """
+
+    metadata: ClassVar[dict[str, Any]] = {"render_modes": ["ansi"], "name": "ragen_textarena_v0", "is_parallelizable": False}
+    action_names = None
+
+    def __init__(self, game: str, render_mode: str | None = None) -> None:
+        super().__init__()
+        if game not in TWO_PLAYER:
+            raise ValueError(f"unknown two-player TextArena game {game!r}; the games: {', '.join(TWO_PLAYER)}")
+        if render_mode not in (None, "ansi"):
+            raise ValueError(f"ragen_textarena_v0: render_mode must be None or 'ansi', got {render_mode!r}")
+        name = game.removesuffix("-v0")
+        self.game, self.render_mode = game, render_mode
+        self.metadata = {**self.metadata, "name": f"ragen_textarena_{name}_v0"}
+        self.instruction = (
+            f"You are playing {name}, a two-player game of TextArena, against one opponent. Its rules and the "
+            "move format come with your first observation; answer each turn with one move written exactly in "
+            "that format (usually in square brackets)."
+        )
+        self.max_seat_moves = SEAT_MOVES
+        self.possible_agents = list(AGENTS)
+        self.agents = list(AGENTS)
+        self.observation_spaces = {a: AnyText(max_length=MAX_OBSERVATION_CHARS, min_length=0, charset=_CHARSET) for a in AGENTS}
+        self.action_spaces = {a: MoveText(max_length=MAX_MOVE_CHARS, min_length=0, charset=_CHARSET) for a in AGENTS}
+        self._rng = IsolatedRandom()
+        # Some games keep state across resets (Kuhn poker shuffles one deck in place, game after game), so a
+        # seed's deal would depend on the games played before: every reset starts from a copy of the new game.
+        self._new_game: Env = make_game(game, self._rng)  # fails here, at make, when the extra is missing
+        self._game: Env = self._new_game
+        self.level_seed: int | None = None
+        self._start()
+
+    def _start(self) -> None:
+        start_seats(self)
+        self.infos: dict[str, dict[str, Any]] = {a: {"move_refused": False} for a in AGENTS}
+        self.winner: str | None = None
+        self.ending = ""
+        self.seat_moves = dict.fromkeys(AGENTS, 0)
+        self._inbox: dict[str, list[str]] = {a: [] for a in AGENTS}
+        self._recent: dict[str, list[str]] = {a: [] for a in AGENTS}
+        self._seen: dict[str, dict[str, None]] = {a: {} for a in AGENTS}
+
+    def observation_space(self, agent: str) -> AnyText:
+        return self.observation_spaces[self._check_agent(agent)]
+
+    def action_space(self, agent: str) -> MoveText:
+        return self.action_spaces[self._check_agent(agent)]
+
+    def _call(self, what: str, fn: Callable[..., T], *args: Any) -> T:
+        try:
+            return self._rng.call(fn, *args)
+        except Exception as error:  # a game bug is reported with the game, seed and call, not as a bare trace
+            raise TextArenaError(
+                f"TextArena '{self.game}' failed in {what} (seed {self.level_seed}): {type(error).__name__}: {error}"
+            ) from error
+
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        """A new deal: TextArena's for ``seed`` (without one, a seed drawn from ``np_random``)."""
+        self._seed_generator(self._check_seed(seed))
+        self.level_seed = int(seed) if seed is not None else self._draw_seed()
+        self._rng.restart(self.level_seed)
+        self._start()
+        self._game = self._copy(self._new_game)
+        self._call("reset", self._game.reset, len(AGENTS), self.level_seed)
+        self._game_started = True
+        self._collect()
+
+    def _copy(self, game: Env) -> Env:
+        """A deep copy of ``game`` that shares the game's generator (which a game's bound sampler may hold)."""
+        return self._rng.call(copy.deepcopy, game, {id(self._rng.random): self._rng.random})
+
+    def _collect(self) -> None:
+        """Move what TextArena has sent each seat into the seat's inbox, and follow whose move it is."""
+        state = self._game.state
+        for index, agent in enumerate(AGENTS):
+            messages = state.observations[index]
+            if messages:
+                state.observations[index] = []
+                text = message_text(messages)
+                if text:
+                    self._inbox[agent].append(text)
+                # Moves are read from the game's own messages: a player's words may quote any move.
+                own = [m for m in messages if m[0].__class__ is not int or m[0] < 0]
+                options = _options(text if len(own) == len(messages) else message_text(own))
+                self._recent[agent].extend(options)
+                for option in options:
+                    self._seen[agent].pop(option, None)  # the newest mention last
+                    self._seen[agent][option] = None
+        self.agent_selection = AGENTS[state.current_player_id]
+        for agent in AGENTS:
+            # The moves of the game's text since the seat's last move (many games list the moves open now),
+            # else every move its text has shown.
+            recent = tuple(dict.fromkeys(self._recent[agent]))
+            self.action_spaces[agent].valid = recent or tuple(reversed(self._seen[agent]))
+
+    @property
+    def game_over(self) -> bool:
+        return any(self.terminations.values()) or any(self.truncations.values())
+
+    def legal_moves(self, agent: str) -> tuple[str, ...]:
+        """The moves the game's text has shown ``agent`` (legal-ish), if it is on move in a live game."""
+        self._live_agent(agent, "legal_moves")
+        if self.game_over or agent != self.agent_selection:
+            return ()
+        return self.action_spaces[agent].valid
+
+    def move_options(self, agent: str) -> tuple[str, ...]:
+        """What a scripted player may try: the game's known move set and the moves its text has shown ``agent``."""
+        return tuple(dict.fromkeys((*KNOWN_MOVES.get(self.game, ()), *self.legal_moves(agent))))
+
+    def accepts(self, agent: str, move: str) -> bool:
+        """Whether TextArena would take ``move`` from ``agent`` now: tried on a copy of the game.
+
+        The game and its generator are left exactly as they were (the generator's state is put back).
+        """
+        self._live_agent(agent, "accepts")
+        if self.game_over or agent != self.agent_selection:
+            return False
+        saved = self._rng.random.getstate()
+        try:
+            trial = self._copy(self._game)
+            turn = trial.state.turn
+            self._rng.call(trial.step, move)
+            return trial.state.turn > turn and not trial.state.game_info[AGENTS.index(agent)].get("invalid_move")
+        except Exception:  # a move that crashes the game is no move to play
+            return False
+        finally:
+            self._rng.random.setstate(saved)
+
+    def observe(self, agent: str) -> GameText:
+        self._live_agent(agent, "observe")
+        return GameText(self.text_observation(agent))
+
+    def text_observation(self, agent: str) -> str:
+        """What an LLM seated as ``agent`` reads: the messages since its last move, then what to do."""
+        self._live_agent(agent, "text_observation")
+        lines = list(self._inbox[agent])
+        if self.game_over:
+            outcome = "a draw" if self.winner is None else ("won by you" if self.winner == agent else "won by your opponent")
+            reward = self._cumulative_rewards[agent]
+            lines.append(f"The game is over: {outcome} (your reward {reward:+g}). {self.ending}".rstrip())
+        elif agent == self.agent_selection:
+            lines.append("It is your move.")
+        else:
+            lines.append("It is your opponent's move.")
+        return "\n\n".join(lines)[-MAX_OBSERVATION_CHARS:]
+
+    def check_action(self, agent: str, action: Any) -> None:
+        """Refuse an action that is no move at all (not a ``str``, or longer than 2000 characters)."""
+        if action.__class__ is not str or len(action) > MAX_MOVE_CHARS:
+            shown = repr(action) if len(repr(action)) <= 80 else repr(action)[:77] + "..."
+            raise IllegalMoveError(f"{self.metadata['name']}: {agent}'s move must be a str of at most "
+                                   f"{MAX_MOVE_CHARS} characters, got {shown}")
+
+    def step(self, action: Any) -> None:
+        agent = self._mover(action)
+        if agent is None:
+            return
+        state = self._game.state
+        turn, player = state.turn, AGENTS.index(agent)
+        self._inbox[agent], self._recent[agent] = [], []
+        done, _ = self._call("step", self._game.step, action)
+        self.seat_moves[agent] += 1
+        refused = state.turn == turn or bool(state.game_info[player].get("invalid_move"))
+        self.infos = {a: {"move_refused": refused and a == agent} for a in AGENTS}
+        self._cumulative_rewards[agent] = 0.0
+        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self._collect()
+        if done:
+            self._finish()
+        elif self.seat_moves[agent] >= SEAT_MOVES:
+            self.truncations = dict.fromkeys(AGENTS, True)
+            self.ending = f"Stopped: {agent} made {SEAT_MOVES} moves and TextArena had not ended the game."
+        self._accumulate_rewards()
+
+    def _finish(self) -> None:
+        rewards, game_info = self._call("close", self._game.close)
+        rewards = rewards or {}
+        for index, agent in enumerate(AGENTS):
+            self.rewards[agent] = float(rewards.get(index, 0.0))
+        first, second = (self.rewards[a] for a in AGENTS)
+        self.winner = None if first == second else AGENTS[0 if first > second else 1]
+        reasons = dict.fromkeys(str(info.get("reason") or "") for info in game_info.values())
+        reasons.pop("", None)
+        if not reasons and getattr(self._game.state, "info", None):
+            reasons = {str(self._game.state.info.get("reason", "")): None}
+        self.ending = " ".join(reasons)
+        self.terminations = dict.fromkeys(AGENTS, True)
+
+    def render(self) -> str | None:
+        """The messages of the seat on move (``"ansi"``); ``None`` without a mode."""
+        if self.render_mode is None:
+            return None
+        self._require_reset("render")
+        return self.text_observation(self.agent_selection)
+
+    def close(self) -> None:
+        """Nothing to release."""
+
+
+def _options(text: str) -> list[str]:
+    """The bracketed moves of a text (not the ``[Player 0]`` tags of who spoke)."""
+    return [option for option in _BRACKETED.findall(text) if not _NOT_MOVES.fullmatch(option)]
+
+
+def raw_env(**kwargs: Any) -> TextArenaGameEnv:
+    return TextArenaGameEnv(**kwargs)
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The raw game under PettingZoo's order checks and the game's own action check (no mask: moves are text)."""
+    return ActionCheckWrapper(raw_env(**kwargs))
