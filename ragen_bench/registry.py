@@ -16,7 +16,6 @@ from typing import Any
 
 from ragen_bench import values
 from ragen_bench.data import crafter, nethack, reasoning_gym, textarena
-from ragen_bench.data import nethack, reasoning_gym, textarena
 from ragen_bench.data.babyai import LEVELS as BABYAI_LEVELS
 
 
