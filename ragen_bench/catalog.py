@@ -18,6 +18,7 @@ from ragen_bench.envs.babyai import backend as babyai
 from ragen_bench.envs.human_eval import problems as human_eval
 from ragen_bench.envs.reasoning_gym import ids as reasoning_gym_ids
 from ragen_bench.envs.textarena import library as textarena
+from ragen_bench.envs.textworld import backend as textworld
 from ragen_bench.envs.textworld_express import backend as textworld_express
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ _EXTRA_LIBRARIES = {
     babyai.EXTRA: (babyai.LIBRARY, babyai.INSTALL_HINT),
     human_eval.EXTRA: (human_eval.LIBRARY, human_eval.INSTALL_HINT),
     textarena.EXTRA: (textarena.LIBRARY, textarena.INSTALL_HINT),
+    textworld.EXTRA: (textworld.LIBRARY, textworld.INSTALL_HINT),
 }
 
 

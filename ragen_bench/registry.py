@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ragen_bench import values
-from ragen_bench.data import reasoning_gym, textarena
+from ragen_bench.data import reasoning_gym, textarena, textworld
 from ragen_bench.data.babyai import LEVELS as BABYAI_LEVELS
 
 
@@ -402,6 +402,8 @@ ENTRIES += (EnvEntry("RAGEN/HumanEval-v0", "human_eval", "ragen_bench.envs.human
 
 # TextArena's single-player games (extra 'textarena'): frozen in ragen_bench/data/textarena.py with those left out.
 ENTRIES += tuple(EnvEntry(**row, chat_budget=ChatBudget(**budget)) for row, budget in textarena.rows())
+# BALROG's TextWorld games (extra 'textworld'): ragen_bench/data/textworld.py, games frozen in data/textworld/games.
+ENTRIES += tuple(EnvEntry(**row, chat_budget=ChatBudget(**budget)) for row, budget in textworld.rows())
 
 ENV_IDS: tuple[str, ...] = tuple(entry.id for entry in ENTRIES)
 # The ids whose env is this project's own code (no extra needed).

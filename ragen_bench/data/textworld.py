@@ -1,0 +1,64 @@
+"""TextWorld's games as frozen data: BALROG's three game types, which frozen games each split holds, BALROG's protocol.
+
+A plain table the registry reads without importing the env package (layers point down).  The
+games themselves are files generated once by ``scripts/textworld_games.py`` (textworld 1.7.0,
+PYTHONHASHSEED=0) under data/textworld/games/, checksummed in its manifest.json.
+"""
+
+from __future__ import annotations
+
+# Our type name -> (textworld's challenge, its tw-make arguments, objective names only the last
+# action, what the game asks, BALROG's task name).  The settings are those of the games BALROG
+# plays (made by intelligent-go-explore's textworld/misc/make_{treasure,cooking,coin}.py):
+# treasure hunter level 30 (20 rooms, a 20-action quest), the cooking game with 5 ingredients to
+# find in 12 rooms with every skill on, coin collector level 220 (40 rooms with distractors, the
+# coin 20 moves away).
+GAME_TYPES: dict[str, tuple[str, tuple[str, ...], bool, str, str]] = {
+    "TreasureHunter": ("tw-treasure_hunter", ("--level", "30"), True,
+                       "find the named object in a 20-room house of locked doors and containers", "treasure_hunter"),
+    "Cooking": ("tw-cooking", ("--recipe", "5", "--take", "5", "--go", "12", "--open", "--cook", "--cut",
+                               "--split", "test"), False,
+                "find the recipe and its 5 ingredients, cut and cook them, prepare and eat the meal",
+                "the_cooking_game"),
+    "CoinCollector": ("tw-coin_collector", ("--level", "220"), True,
+                      "find the coin in a 40-room maze with dead ends", "coin_collector"),
+}
+
+# BALROG keeps only the treasure hunters whose walkthrough is this long (make_treasure.py: level 30
+# sometimes finds a shorter quest); scripts/textworld_games.py skips the other seeds.
+WALKTHROUGH_LENGTH = {"TreasureHunter": 20}
+
+# The tw-make seeds of each type's frozen games, by split (a seed is a game: the env's seed is its
+# tw-make seed).  Test holds BALROG's 10 episodes a type; val and train a few (a treasure hunter
+# takes minutes to generate, and every game ships in the wheel).
+SPLITS: dict[str, dict[str, tuple[int, ...]]] = {
+    kind: {"test": tuple(range(123, 133)), "val": (1000, 1001), "train": (10000, 10001)} for kind in GAME_TYPES
+}
+
+# BALROG (Paglieri et al., 2024; github.com/balrog-ai/BALROG, balrog/config/config.yaml and
+# balrog/environments/textworld/): its TextWorld protocol.
+BALROG = {
+    "tasks": tuple(row[4] for row in GAME_TYPES.values()),
+    "episodes_per_task": 10,
+    "max_episode_steps": 80,  # textworld_kwargs.max_episode_steps, for every task
+    "history_messages": 16,  # agent.max_text_history in its README's commands
+    "score": "points %: 100 * max(score / max_score, 1 if won) at the episode's end",
+    "seeds": None,  # env_kwargs.seed: null (its games cycle in file order)
+}
+
+# The chat budget's turns: the walkthrough's longest test-panel win, one command a turn (BALROG's
+# protocol); a game stops at BALROG's 80 steps in any case.
+TURNS = {"TreasureHunter": 20, "Cooking": 75, "CoinCollector": 20}
+
+
+def rows() -> tuple[tuple[dict[str, object], dict[str, object]], ...]:
+    """Each game type's id-table row (``registry.EnvEntry``'s fields) and chat budget (``ChatBudget``'s)."""
+    table = []
+    for kind, (_, _, _, what, task) in GAME_TYPES.items():
+        row = dict(id=f"RAGEN/TextWorld-{kind}-v0", family="textworld", entry_point="ragen_bench.envs.textworld:TextWorldEnv",
+                   kwargs=dict(game_type=kind), extra="textworld",
+                   description=f"TextWorld's {task.replace('_', ' ')} at BALROG's settings: {what}; frozen games.")
+        basis = "the optimal agent's longest test-panel win, one command a turn as BALROG plays"
+        turns = TURNS[kind]
+        table.append((row, dict(max_turns=turns, max_actions_per_turn=1, max_actions_per_episode=turns, basis=basis)))
+    return tuple(table)
