@@ -46,11 +46,6 @@ BALROG = {
     "seeds": None,  # env_kwargs.seed: null (its games cycle in file order)
 }
 
-# The chat budget's turns: the walkthrough's longest test-panel win, one command a turn (BALROG's
-# protocol); a game stops at BALROG's 80 steps in any case.
-TURNS = {"TreasureHunter": 20, "Cooking": 75, "CoinCollector": 20}
-
-
 def rows() -> tuple[tuple[dict[str, object], dict[str, object]], ...]:
     """Each game type's id-table row (``registry.EnvEntry``'s fields) and chat budget (``ChatBudget``'s)."""
     table = []
@@ -58,7 +53,7 @@ def rows() -> tuple[tuple[dict[str, object], dict[str, object]], ...]:
         row = dict(id=f"RAGEN/TextWorld-{kind}-v0", family="textworld", entry_point="ragen_bench.envs.textworld:TextWorldEnv",
                    kwargs=dict(game_type=kind), extra="textworld",
                    description=f"TextWorld's {task.replace('_', ' ')} at BALROG's settings: {what}; frozen games.")
-        basis = "the optimal agent's longest test-panel win, one command a turn as BALROG plays"
-        turns = TURNS[kind]
+        basis = "BALROG's 80 steps, the env's own step cap, one command a turn as BALROG plays"
+        turns = BALROG["max_episode_steps"]
         table.append((row, dict(max_turns=turns, max_actions_per_turn=1, max_actions_per_episode=turns, basis=basis)))
     return tuple(table)
