@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from ragen_bench.data.textworld import BALROG, GAME_TYPES, SPLITS
 from ragen_bench.envs.base import AnyText, TextEnv, text_charset
@@ -105,13 +105,13 @@ class TextWorldEnv(TextEnv):
     action_names = None
     symbol_meanings: dict[str, str] = {}
     max_steps = MAX_STEPS
-    split_seeds: ClassVar[dict[str, tuple[int, ...]]] = dict(next(iter(SPLITS.values())))
 
     def __init__(self, *, render_mode: str | None = "ansi", **kwargs: Any) -> None:
         """``kwargs``: the fields of :class:`TextWorldConfig`."""
         super().__init__(render_mode)
         self._configure(TextWorldConfig, kwargs)
         self._seeds = backend.frozen_seeds(self.game_type)
+        self.split_seeds: dict[str, tuple[int, ...]] = dict(SPLITS[self.game_type])  # the panels' seeds
         self.instruction = (
             f"You are playing a TextWorld text adventure. Your goal: {_GOALS[self.game_type]}. Each turn, type one "
             "command such as 'look', 'goal' (prints the goal), 'inventory', 'go north', 'open door', 'take key', "
