@@ -52,6 +52,8 @@ BALROG = {
     "score": "points %: 100 * max(score / max_score, 1 if won) at the episode's end",
     "seeds": None,  # env_kwargs.seed: null (its games cycle in file order)
 }
+# BALROG's published per-model TextWorld numbers (its paper's tables, balrogai.com) are not recorded
+# here yet: no primary copy of them was at hand offline, and a number without its source is not kept.
 
 def rows() -> tuple[tuple[dict[str, object], dict[str, object]], ...]:
     """Each game type's id-table row (``registry.EnvEntry``'s fields) and chat budget (``ChatBudget``'s)."""
