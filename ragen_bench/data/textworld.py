@@ -61,7 +61,7 @@ def rows() -> tuple[tuple[dict[str, object], dict[str, object]], ...]:
     for kind, (_, _, _, what, task) in GAME_TYPES.items():
         row = dict(id=f"RAGEN/TextWorld-{kind}-v0", family="textworld", entry_point="ragen_bench.envs.textworld:TextWorldEnv",
                    kwargs=dict(game_type=kind), extra="textworld",
-                   description=f"TextWorld's {task.replace('_', ' ')} at BALROG's settings: {what}; frozen games.")
+                   description=f"BALROG's TextWorld task {task}: {what}; frozen games (textworld 1.7.0).")
         basis = "BALROG's 80 steps, the env's own step cap, one command a turn as BALROG plays"
         turns = BALROG["max_episode_steps"]
         table.append((row, dict(max_turns=turns, max_actions_per_turn=1, max_actions_per_episode=turns, basis=basis)))
