@@ -82,6 +82,14 @@ def test_every_split_s_games_are_frozen_checksummed_and_apart():
                 assert hashlib.sha256(unpacked).hexdigest() == table[kind][str(seed)][suffix]
 
 
+def test_the_manifest_is_what_the_generation_script_computes_from_the_files_there():
+    # The script's own manifest(): every file in data/textworld/games, so a stray or missing game shows.
+    spec = importlib.util.spec_from_file_location("textworld_games", REPO_ROOT / "scripts" / "textworld_games.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    assert script.manifest() == json.loads((GAMES / "manifest.json").read_text())
+
+
 @pytest.mark.parametrize("missing", ["textworld", "jericho"])
 def test_either_missing_library_names_the_extra(monkeypatch, tmp_path, missing):
     monkeypatch.setenv("RAGEN_BENCH_CACHE", str(tmp_path))
