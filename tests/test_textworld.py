@@ -6,6 +6,7 @@ need the ``textworld`` extra and skip without it (fail in CI), saying what to in
 
 from __future__ import annotations
 
+import copy
 import gzip
 import hashlib
 import importlib.util
@@ -175,6 +176,18 @@ def test_the_goal_command_prints_the_objective_reset_leaves_out(textworld):
     first, _ = env.reset(seed=123)
     goal = env.step("goal")[0]
     assert goal and goal not in first and env._objective.strip() in goal
+
+
+def test_a_copy_mid_episode_and_a_closed_env_go_on_exactly_as_the_original(textworld):
+    env = gymnasium.make("RAGEN/TextWorld-Cooking-v0").unwrapped
+    env.reset(seed=128)
+    for command in ("inventory", "restart", *env.optimal_plan(6)):
+        env.step(command)
+    twin, closed = copy.deepcopy(env), copy.deepcopy(env)
+    closed.close()
+    for command in ("look", "examine cookbook", "go north", "take knife", "inventory"):
+        expected = env.step(command)
+        assert twin.step(command) == expected == closed.step(command)
 
 
 def test_held_out_games_are_reached_only_by_their_own_seeds(textworld):

@@ -13,6 +13,7 @@ from ragen_bench.envs.config import EnvConfig, OneOf, setting
 from ragen_bench.envs.textworld import backend
 
 if TYPE_CHECKING:
+    from textworld.core import GameState
     from textworld.envs.wrappers.tw_inform7 import TWInform7
 
 MAX_ACTION_CHARS = 200  # Inform's parser reads a line of about 120 characters
@@ -62,7 +63,9 @@ class TextWorldEnv(TextEnv):
     ``scripts/textworld_games.py`` and ship frozen (checksummed) in data/textworld/games/;
     nothing is generated at run time.  A seed of a frozen game (``split_seeds``: its tw-make
     seed) plays that game; any other seed plays a train game (:meth:`game_seed`), so held-out
-    games are reached only by their own seeds.
+    games are reached only by their own seeds.  ``copy.deepcopy`` and ``pickle`` copy the
+    episode, not the emulator: a copy (or a closed env) plays the episode's commands again on
+    its next step, and goes on exactly as the original.
 
     ## Action Space
     ``AnyText(0, 200)``: any ``str`` is a command typed into the game ("go east", "take coin",
@@ -124,6 +127,7 @@ class TextWorldEnv(TextEnv):
         self._loaded: int | None = None  # the game (its tw-make seed) self._game plays
         self._objective = self._text = ""
         self._plan: list[str] = []  # the walkthrough's commands still to play, while it is followed
+        self._sent: list[str] = []  # the commands the game played this episode: what a copy replays
         self._steps = self._points = self._max_points = 0
         self._won = False
 
@@ -139,14 +143,18 @@ class TextWorldEnv(TextEnv):
         train = SPLITS[self.game_type]["train"]
         return train[int(self.np_random.integers(len(train)))]
 
-    def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
-        game = self.game_seed(seed)
+    def _start(self, game: int) -> GameState:
+        """TextWorld's env on ``game`` (kept while the seeds play the same game), reset."""
         if game != self._loaded or self._game is None:
             path = backend.game_file(self.game_type, game)
             self.close()
             self._game, self._loaded = backend.start(path), game
-        self._game.seed(game)
-        state = self._game.reset()
+        self._game.seed(game)  # the emulator's generator
+        return self._game.reset()
+
+    def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
+        state = self._start(self.game_seed(seed))
+        self._sent = []
         self._objective = state["objective"] or ""
         self._plan = list(state["extra.walkthrough"] or ())
         self._steps = self._points = 0
@@ -157,6 +165,10 @@ class TextWorldEnv(TextEnv):
         return self._text, info
 
     def _step_action(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
+        if self._game is None:  # a copy, or a closed env: the episode so far, played again
+            self._start(self.game_seed(self.level_seed))
+            for sent in self._sent:
+                self._game.step(sent)
         assert self._game is not None
         command = " ".join(action.split())
         self._plan = self._plan[1:] if self._plan and command == self._plan[0] else []
@@ -165,6 +177,7 @@ class TextWorldEnv(TextEnv):
             self._text, points, done = REFUSED, self._points, False
         else:
             state, points, done = self._game.step(command)
+            self._sent.append(command)
             self._won = bool(state["won"])
             self._text = game_text(state.feedback)
         reward, self._points = float(points - self._points), int(points)
@@ -174,7 +187,7 @@ class TextWorldEnv(TextEnv):
     def _info(self) -> dict[str, Any]:
         progress = self._points / self._max_points if self._max_points else 0.0
         return {
-            "success": self._won, "level_seed": self.level_seed, "game_seed": self._loaded,
+            "success": self._won, "level_seed": self.level_seed, "game_seed": self.game_seed(self.level_seed),
             "score": max(progress, 1.0 if self._won else 0.0), "points": self._points, "max_points": self._max_points,
         }
 
@@ -190,6 +203,12 @@ class TextWorldEnv(TextEnv):
     def optimal_plan(self, max_actions: int) -> list[str]:
         """The walkthrough's next ``max_actions`` commands (none once it was left)."""
         return [] if self.episode_finished else self._plan[:max_actions]
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The emulator cannot be copied: a copy plays the episode's commands again when it next steps.
+        state = dict(self.__dict__)
+        state["_game"] = state["_loaded"] = None
+        return state
 
     def close(self) -> None:
         if self._game is not None:
