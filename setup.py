@@ -13,5 +13,5 @@ DATA_PACKAGES = {"ragen_bench.data.frozen": "data", "ragen_bench.data.configs": 
 setup(
     packages=find_packages(include=["ragen_bench", "ragen_bench.*"]) + list(DATA_PACKAGES),
     package_dir=DATA_PACKAGES,
-    package_data={"ragen_bench.data.frozen": ["**/*.json", "**/*.md"], "ragen_bench.data.configs": ["**/*.yaml"]},
+    package_data={"ragen_bench.data.frozen": ["**/*.json", "**/*.md", "textworld/games/*/*.gz"], "ragen_bench.data.configs": ["**/*.yaml"]},
 )

@@ -20,6 +20,7 @@ from ragen_bench.envs.human_eval import problems as human_eval
 from ragen_bench.envs.nethack import backend as nethack
 from ragen_bench.envs.reasoning_gym import ids as reasoning_gym_ids
 from ragen_bench.envs.textarena import library as textarena
+from ragen_bench.envs.textworld import backend as textworld
 from ragen_bench.envs.textworld_express import backend as textworld_express
 
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ _EXTRA_LIBRARIES = {
     human_eval.EXTRA: (human_eval.LIBRARY, human_eval.INSTALL_HINT),
     textarena.EXTRA: (textarena.LIBRARY, textarena.INSTALL_HINT),
     nethack.EXTRA: (nethack.LIBRARY, nethack.INSTALL_HINT),
+    textworld.EXTRA: (textworld.LIBRARY, textworld.INSTALL_HINT),
 }
 # Extras that cannot join the main install (they would hold back its libraries): each lives in a
 # virtualenv of its own, made by the script named here, where its ids are tested.

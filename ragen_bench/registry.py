@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ragen_bench import values
-from ragen_bench.data import crafter, nethack, reasoning_gym, textarena
+from ragen_bench.data import crafter, nethack, reasoning_gym, textarena, textworld
 from ragen_bench.data.babyai import LEVELS as BABYAI_LEVELS
 
 
@@ -406,6 +406,8 @@ ENTRIES += tuple(EnvEntry(**row, chat_budget=ChatBudget(**budget)) for row, budg
 ENTRIES += tuple(EnvEntry(**row, chat_budget=ChatBudget(**budget)) for row, budget in crafter.rows())
 # MiniHack's tasks and NetHack (extra 'nethack', its own venv): frozen in ragen_bench/data/nethack.py.
 ENTRIES += tuple(EnvEntry(**row, chat_budget=ChatBudget(**budget)) for row, budget in nethack.rows())
+# BALROG's TextWorld games (extra 'textworld'): ragen_bench/data/textworld.py, games frozen in data/textworld/games.
+ENTRIES += tuple(EnvEntry(**row, chat_budget=ChatBudget(**budget)) for row, budget in textworld.rows())
 
 ENV_IDS: tuple[str, ...] = tuple(entry.id for entry in ENTRIES)
 # The ids whose env is this project's own code (no extra needed).

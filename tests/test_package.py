@@ -101,11 +101,12 @@ def test_wheel_carries_exactly_the_frozen_data_and_configs(tmp_path):
         return {name[len(prefix) :]: digest for name, digest in shipped.items() if name.startswith(prefix)}
 
     # Byte for byte what the checkout's folders hold: no file missing, none extra.
-    expected_data = _tree_digest(REPO_ROOT / "data", (".json", ".md", ".py"))
+    expected_data = _tree_digest(REPO_ROOT / "data", (".json", ".md", ".py", ".gz"))
     expected_configs = _tree_digest(REPO_ROOT / "configs", (".yaml", ".py"))
     assert under("ragen_bench/data/frozen/") == expected_data
     assert under("ragen_bench/data/configs/") == expected_configs
     assert any(name.endswith("panels/Sokoban-6x6-v0/test.json") for name in expected_data)
+    assert "textworld/games/CoinCollector/123.z8.gz" in expected_data  # the frozen TextWorld games ship too
     assert "eval.yaml" in expected_configs and "agent/hf.yaml" in expected_configs
     # Nothing from outside the package: no top-level tests/ or scripts/ packages.
     top_level = {name.split("/")[0] for name in shipped}

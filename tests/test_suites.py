@@ -26,7 +26,7 @@ def test_names_lists_the_frozen_suites():
 
 
 # Families added after breadth-v0 was frozen (a suite never gains a member: they wait for breadth-v1).
-AFTER_BREADTH_V0 = {"babyai", "human_eval", "textarena", "crafter", "nethack"}
+AFTER_BREADTH_V0 = {"babyai", "human_eval", "textarena", "crafter", "nethack", "textworld"}
 
 
 def test_breadth_suite_samples_every_single_agent_family_once_or_more():

@@ -76,7 +76,7 @@ TASKS: tuple[Task, ...] = (
          "no minigrid 3.2.0 level poses 'pick up X, then go to Y' (BALROG's comes from its babyai-text fork)"),
     Task("crafter", "default", "RAGEN/Crafter-v0"),
     Task("textworld", "treasure_hunter", "RAGEN/TextWorld-TreasureHunter-v0"),
-    Task("textworld", "the_cooking_game", "RAGEN/TextWorld-CookingGame-v0"),
+    Task("textworld", "the_cooking_game", "RAGEN/TextWorld-Cooking-v0"),
     Task("textworld", "coin_collector", "RAGEN/TextWorld-CoinCollector-v0"),
     *(Task("babaisai", f"env/{name}", None, _BABAISAI_LEFT_OUT) for name in _BABAISAI_TASKS),
     Task("minihack", "MiniHack-Boxoban-Hard-v0", None, "downloads its levels (DeepMind's boxoban-levels) at run time"),
