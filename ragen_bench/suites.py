@@ -29,6 +29,7 @@ from importlib.resources.abc import Traversable
 from typing import Any
 
 from ragen_bench import panels, runfiles
+from ragen_bench.data import balrog
 
 SUITE_FORMAT = "ragen-bench/suite/v1"
 
@@ -162,12 +163,9 @@ def balrog_definition(registered: Collection[str]) -> tuple[tuple[str, tuple[Any
 
     One track per id of :data:`ragen_bench.data.balrog.TASKS`: trained on its train panel, tested on
     the first ``EPISODES[world]`` seeds of its test panel, as BALROG plays each task.  A suite never
-    gains a member, so ``balrog-v0`` is frozen (``DEFINITIONS["balrog-v0"] = balrog_definition(...)[0]``,
-    then ``build balrog-v0``) only once the second list is empty; ``python -m ragen_bench.suites balrog``
-    prints both.
+    gains a member, so ``balrog-v0`` was frozen (over :data:`ragen_bench.data.balrog.NAMED_IDS`) once the
+    second list was empty against the registry; ``python -m ragen_bench.suites balrog`` prints both.
     """
-    from ragen_bench.data import balrog
-
     present = [task for task in balrog.TASKS if task.env_id in registered]
     missing = [task.env_id for task in balrog.TASKS if task.env_id is not None and task.env_id not in registered]
     tracks = tuple((task.env_id.removeprefix("RAGEN/").removesuffix("-v0"), (task.env_id, "train"),
@@ -197,6 +195,8 @@ DEFINITIONS: dict[str, tuple[str, tuple[Any, ...]]] = {
         "validated on, for the tags this project provides (no WebShop, ALFWorld, SearchQA, DeepCoder, Lean).",
         _RAGEN2_TRACKS,
     ),
+    # BALROG's text track, frozen once every world it plays had its ids (2026-12-03).
+    "balrog-v0": balrog_definition(balrog.NAMED_IDS)[0],
     "breadth-v0": (
         "A fixed sample across families: grid puzzles, bandits, arithmetic, math, Sudoku, 2048, the cube, "
         "TextWorld-Express adventures and reasoning-gym tasks, each on its own test panel "

@@ -12,6 +12,7 @@ from ragen_bench import panels, suites
 from ragen_bench.registry import BUILTIN_IDS
 
 SUITE_NAMES = [
+    "balrog-v0",
     "breadth-v0",
     "ragen-bandit-generalization-v0",
     "ragen-generalization-v0",

@@ -86,6 +86,8 @@ TASKS: tuple[Task, ...] = (
     Task("nle", "NetHackChallenge-v0", "RAGEN/NetHack-v0",
          "NetHackScore-v0 with NetHackChallenge's settings: the same game, but it takes a seed"),
 )
+# Our ids that play one of BALROG's tasks, in TASKS' order: the members of the suite balrog-v0.
+NAMED_IDS: tuple[str, ...] = tuple(task.env_id for task in TASKS if task.env_id is not None)
 
 
 @dataclass(frozen=True)
