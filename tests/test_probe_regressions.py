@@ -393,7 +393,7 @@ def test_a_directory_named_like_a_suite_is_not_listed_as_one(data_copy):
     path.unlink()
     path.mkdir()
     assert "ragen-bandit-generalization-v0" not in suites.names()
-    with pytest.raises(suites.SuiteError, match="available: breadth-v0, ragen-generalization-v0, ragen-sokoban"):
+    with pytest.raises(suites.SuiteError, match="available: balrog-v0, breadth-v0, ragen-generalization-v0, ragen-sokoban"):
         suites.get("ragen-bandit-generalization-v0")
 
 
