@@ -50,7 +50,7 @@ def score(agent: str, seeds: list[int]) -> dict[str, object]:
         while not env.episode_finished and steps < steps_cap:
             info = env.step(policy(env))[4]
             steps += 1
-        scores.append(info["score"])
+        scores.append(100 * info["progress"])  # BALROG reports per cent
         lengths.append(steps)
         unlocked.update(name for name, count in info["achievements"].items() if count)
     error = statistics.stdev(scores) / len(scores) ** 0.5 if len(scores) > 1 else 0.0

@@ -97,7 +97,7 @@ def play(env_id: str, seed: int, agent: str) -> tuple[float, int]:
         actions += 1
         if terminated or truncated:
             break
-    return float(info["score"]), actions
+    return float(info["progress"]), actions
 
 
 def main(argv: list[str]) -> int:

@@ -150,13 +150,13 @@ def test_the_world_reward_and_achievements_are_crafter_s(crafter):
     own = library.Env(seed=321)
     own.reset()
     assert (env.world._sem_view() == own._sem_view()).all()
-    assert info["score"] == 0.0 and info["achievements"] == dict.fromkeys(ACHIEVEMENTS, 0)
+    assert info["progress"] == 0.0 and info["achievements"] == dict.fromkeys(ACHIEVEMENTS, 0)
     for action in [5, 1, 1, 5, 3, 3, 5, 2, 5]:  # before step 10, when crafter first balances creatures
         text, reward, terminated, truncated, info = env.step(action)
         _, own_reward, _, own_info = own.step(action)
         assert reward == own_reward and info["achievements"] == own_info["achievements"]
         assert (own_info["semantic"] == env.world._sem_view()).all()
-        assert info["score"] == pytest.approx(100 * sum(map(bool, info["achievements"].values())) / 22)
+        assert info["progress"] == pytest.approx(sum(map(bool, info["achievements"].values())) / 22)
 
 
 def test_through_the_night_the_episode_is_crafter_s_at_balrog_s_picture_size(crafter):
@@ -229,10 +229,10 @@ def test_the_collector_beats_random_on_test_seeds(crafter):
     for seed in panels.load(ID, "test").seeds[:2]:
         for name, agent in (("collector", Collector(seed).act), ("random", _random_agent(seed))):
             env.reset(seed=seed)
-            info = {"score": 0.0}
+            info = {"progress": 0.0}
             while not env.episode_finished and env.world._step < 300:
                 info = env.step(agent(env))[4]
-            scores[name].append(info["score"])
+            scores[name].append(info["progress"])
     assert min(scores["collector"]) > max(scores["random"]), scores
 
 

@@ -135,7 +135,8 @@ def test_a_recorded_budget_is_checked():
 def test_the_leaderboard_ranks_only_entries_of_one_budget_together():
     def row(entry: str, success: float, budget: str) -> dict:
         return {"suite": "env X", "entry": entry, "env": "RAGEN/Sokoban-6x6-v0", "success": success,
-                "success_low": success, "success_high": success, "seeds": 4, "panel_seeds": 4, "samples": 1,
+                "success_low": success, "success_high": success, "progress": success, "progress_low": success,
+                "progress_high": success, "seeds": 4, "panel_seeds": 4, "samples": 1,
                 "model": "m", "recipe": "r", "budget": budget}
 
     ranked = ranking_rows([row("a", 0.5, "5/5/10"), row("b", 0.9, "1/1/1"), row("c", 0.2, "5/5/10")])

@@ -30,6 +30,7 @@ def row(seed=1, sample=0, *, success=False, env_id="E", split="test", **override
         "num_null_content_replies": 0,
         "optimal_length": None,
         "tokens": None,
+        "progress": float(success),
     }
     base.update(overrides)
     return base
@@ -246,3 +247,38 @@ def test_success_rate_matches_a_simulation_of_its_interval():
         low, high = metrics.wilson_interval(successes, n)
         covered += low <= true_rate <= high
     assert 0.92 <= covered / trials <= 0.98
+
+
+def test_progress_is_the_world_s_own_score_and_success_where_it_has_none():
+    record = {
+        "env_id": "E", "split": "test", "seed": 5, "sample": 0, "success": False, "total_reward": 1.0,
+        "num_turns": 0, "num_actions": 0, "num_valid_actions": 0, "num_effective_actions": 0,
+        "optimal_length": None, "turns": [],
+    }
+    assert metrics.episode_row(record)["progress"] == 0.0
+    assert metrics.episode_row({**record, "success": True})["progress"] == 1.0
+    assert metrics.episode_row({**record, "progress": 0.25})["progress"] == 0.25
+    for bad in (1.5, -0.1, True, "0.5", math.nan):
+        with pytest.raises(ValueError, match="progress must be a number in \\[0, 1\\]"):
+            metrics.episode_row({**record, "progress": bad})
+
+
+def test_progress_summary_and_its_interval():
+    # Binary progress is success: the same mean and exactly the Wilson interval.
+    binary = [row(1, success=True), row(2), row(3)]
+    summary = metrics.group_summary(binary)
+    assert (summary["progress"], summary["progress_ci95"]) == (summary["success_rate"], summary["success_ci95"])
+    # Partial scores: their mean, with Wilson's interval at the largest variance [0, 1] allows.
+    partial = [row(1, progress=0.5), row(2, progress=0.25), row(3, progress=0.0), row(4, progress=0.25)]
+    summary = metrics.group_summary(partial)
+    assert summary["success_rate"] == 0.0 and summary["progress"] == 0.25
+    assert summary["progress_ci95"] == pytest.approx(list(metrics.wilson_interval_of_mean(0.25, 4)))
+    low, high = summary["progress_ci95"]
+    assert 0.0 < low < 0.25 < high < 1.0
+
+
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=30))
+def test_the_progress_interval_holds_its_mean_inside_zero_one(values):
+    mean = math.fsum(values) / len(values)
+    low, high = metrics.wilson_interval_of_mean(min(1.0, mean), len(values))
+    assert 0.0 <= low <= mean + 1e-12 and mean - 1e-12 <= high <= 1.0

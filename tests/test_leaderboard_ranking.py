@@ -189,10 +189,22 @@ def test_mean_interval_stays_inside_the_mean_bounds() -> None:
     assert sum(e[1] for e in envs) / 3 <= low <= score <= high <= sum(e[2] for e in envs) / 3
 
 
-def detail_row(entry: str, env: str, success: float, seeds: int = 2) -> dict[str, Any]:
+def detail_row(entry: str, env: str, success: float, seeds: int = 2, progress: float | None = None) -> dict[str, Any]:
+    progress = success if progress is None else progress
     return {"suite": "suite s", "entry": entry, "env": env, "split": "test", "success": success,
             "success_low": success / 2, "success_high": (1 + success) / 2, "seeds": seeds, "panel_seeds": 256,
+            "progress": progress, "progress_low": progress / 2, "progress_high": (1 + progress) / 2,
             "samples": 1, "model": f"model of {entry}", "recipe": f"recipe of {entry}", "budget": "5/5/10"}
+
+
+def test_ranking_orders_by_progress_where_a_world_scores_more_than_success() -> None:
+    # BALROG's rule: Crafter's achievements count though no episode unlocked all 22 (success 0).
+    rows = [detail_row("crafty", "Crafter", 0.0, progress=0.4), detail_row("crafty", "GoTo", 0.2),
+            detail_row("lucky", "Crafter", 0.0, progress=0.1), detail_row("lucky", "GoTo", 0.4)]
+    ranking = ranking_rows(rows)
+    assert [(r["entry"], r["rank"], r["score"]) for r in ranking] == [("crafty", 1, pytest.approx(0.3)),
+                                                                     ("lucky", 2, pytest.approx(0.25))]
+    assert (ranking[0]["Crafter"], ranking[0]["GoTo"]) == (0.4, 0.2)
 
 
 def test_ranking_rows_rank_by_the_mean_and_share_ties() -> None:

@@ -185,12 +185,12 @@ def _fake_env(monkeypatch, task, script):
 def test_minihack_success_is_a_step_paying_one(monkeypatch):
     env, library = _fake_env(monkeypatch, "MazeWalk-9x9", lambda n, key: (1.0 if n == 3 else -0.01, n == 3, 1, 1, False))
     _, info = env.reset(seed=12)
-    assert library.seeds == [dict(core=12, disp=12, reseed=False, lgen=12)] and info["score"] == 0.0
+    assert library.seeds == [dict(core=12, disp=12, reseed=False, lgen=12)] and info["progress"] == 0.0
     assert env.step(0)[1:4] == (-0.01, False, False)
     env.step(1)
     before = env.render_text()
     text, reward, terminated, truncated, info = env.step(2)
-    assert (reward, terminated, truncated, info["success"], info["score"]) == (1.0, True, False, True, 1.0)
+    assert (reward, terminated, truncated, info["success"], info["progress"]) == (1.0, True, False, True, 1.0)
     # the blanked end screen: the last drawn state, the message saying why the game ended
     assert text.splitlines() == ["Message: The game is over (task successful).", *before.splitlines()[1:]]
     assert library.pressed == [table.ACTION_KEYS[name] for name in ("north", "east", "south")]
@@ -210,9 +210,9 @@ def test_nethack_scores_the_deepest_level_and_stops_when_the_clock_stands_still(
     env, _ = _fake_env(monkeypatch, "NetHack", script)
     env.reset(seed=0)
     infos = [env.step(0) for _ in range(5 + table.NETHACK_NO_PROGRESS)]
-    assert [info["score"] for *_, info in infos[:4]] == pytest.approx([0.0] + [table.progression(2, 1)] * 2 + [
+    assert [info["progress"] for *_, info in infos[:4]] == pytest.approx([0.0] + [table.progression(2, 1)] * 2 + [
         table.progression(3, 1)])
-    assert infos[-1][4]["score"] == pytest.approx(table.progression(3, 1)) and infos[-1][4]["depth"] == 2
+    assert infos[-1][4]["progress"] == pytest.approx(table.progression(3, 1)) and infos[-1][4]["depth"] == 2
     assert [truncated for *_, truncated, _ in infos] == [False] * (4 + table.NETHACK_NO_PROGRESS) + [True]
 
 

@@ -136,7 +136,7 @@ def _play_optimal(env, seed: int) -> tuple[list[str], dict]:
     while (command := env.optimal_action()) is not None:
         commands.append(command)
         _, _, terminated, truncated, info = env.step(command)
-    assert terminated and not truncated and info["success"] and info["score"] == 1.0, (env.game_type, seed)
+    assert terminated and not truncated and info["success"] and info["progress"] == 1.0, (env.game_type, seed)
     return commands, info
 
 
@@ -159,7 +159,7 @@ def test_the_score_is_balrog_s_points_share_and_leaving_the_walkthrough_ends_the
     assert info["points"] == 0 and info["max_points"] > 1 and info["optimal_length"] is None
     while info["points"] == 0:
         _, reward, terminated, _, info = env.step(env.optimal_action())
-    assert reward == 1.0 and not terminated and info["score"] == pytest.approx(1 / info["max_points"])
+    assert reward == 1.0 and not terminated and info["progress"] == pytest.approx(1 / info["max_points"])
     env.step("look")
     assert env.optimal_action() is None and env.optimal_plan(3) == []
 

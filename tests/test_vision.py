@@ -187,7 +187,7 @@ def test_a_run_with_pictures_has_its_own_budget_label_and_ranks_apart():
 
     def row(entry: str, success: float, budget: str) -> dict:
         return {"suite": "s", "entry": entry, "env": "E", "split": "test", "success": success, "success_low": 0.0,
-                "success_high": 1.0, "seeds": 2, "panel_seeds": 256, "samples": 1, "model": "m", "recipe": "r",
+                "success_high": 1.0, "progress": success, "progress_low": 0.0, "progress_high": 1.0, "seeds": 2, "panel_seeds": 256, "samples": 1, "model": "m", "recipe": "r",
                 "budget": budget}
 
     ranking = ranking_rows([row("text-a", 0.5, "5/5/10"), row("text-b", 0.25, "5/5/10"),

@@ -108,6 +108,7 @@ class ChatEpisode:
         self._effective_actions = 0
         self._optimal_length = info.get("optimal_length")
         self._success = bool(info.get("success", False))
+        self._progress = progress_of(info)
         self._terminated = False
         self._env_truncated = False
         self._done = False
@@ -192,6 +193,7 @@ class ChatEpisode:
         if executed:
             self._observation = observation
             self._success = bool(info.get("success", False))
+            self._progress = progress_of(info)
         self._actions_taken += len(executed)
         self._effective_actions += effective
 
@@ -246,6 +248,7 @@ class ChatEpisode:
             optimal_length=self._optimal_length,
             terminated=self._terminated,
             truncated=self._done and not self._terminated,
+            progress=self._progress,
         )
 
     # -- internals ------------------------------------------------------------------
@@ -319,6 +322,20 @@ class ChatEpisode:
         # Turn j's user message sits at 1 + 2j and its reply at 2 + 2j.
         opening = {"role": "user", "content": self._intro + self._user_blocks[first]}
         return [transcript[0], opening, *transcript[2 + 2 * first :]]
+
+
+def progress_of(info: Mapping[str, Any]) -> float | None:
+    """The world's own score of the state, 0 to 1 (``info["progress"]``), or ``None`` for a world without one.
+
+    A value outside [0, 1] is the env's bug, not the agent's: it raises instead of being clipped.
+    """
+    value = info.get("progress")
+    if value is None:
+        return None
+    progress = float(value)
+    if not 0.0 <= progress <= 1.0:
+        raise ValueError(f"info['progress'] must be within [0, 1], got {value!r}")
+    return progress
 
 
 def info_lite(info: Mapping[str, Any]) -> dict[str, Any]:

@@ -122,6 +122,12 @@ class Trajectory:
     a valid action (executed or cut by the episode budget).  ``terminated`` is the
     env's own ending; ``truncated`` covers the env's time limit and the chat budgets
     (turns, actions) running out first.
+
+    ``progress`` is the world's own score of the episode, 0 to 1, where the env reports one
+    (``info["progress"]`` after the last step: Crafter's achievements, TextWorld's points,
+    NetHack's progression, as BALROG scores them); ``None`` for every other env, whose episodes
+    are scored by ``success`` alone.  It is written only when set, so the records of every
+    other world read and replay exactly as they did before the field existed.
     """
 
     env_id: str
@@ -140,6 +146,7 @@ class Trajectory:
     optimal_length: int | None
     terminated: bool
     truncated: bool
+    progress: float | None = None
 
     @property
     def episode_key(self) -> str:
@@ -148,6 +155,8 @@ class Trajectory:
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready data; shares nothing mutable with the record."""
         data = dict(vars(self))
+        if self.progress is None:
+            del data["progress"]
         data["messages"] = [{key: _pack_message_value(value) for key, value in message.items()}
                             for message in self.messages]
         data["turns"] = [turn.to_dict() for turn in self.turns]
@@ -155,7 +164,8 @@ class Trajectory:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Trajectory:
-        values = {f.name: data[f.name] for f in fields(cls)}
+        values = {f.name: data[f.name] for f in fields(cls) if f.name != "progress"}
+        values["progress"] = data.get("progress")
         values["messages"] = [{key: unpack_text(text) for key, text in message.items()} for message in data["messages"]]
         values["turns"] = [TurnRecord.from_dict(turn) for turn in data["turns"]]
         return cls(**values)

@@ -29,9 +29,20 @@ def wilson_interval(successes: int, n: int, z: float = Z_95) -> tuple[float, flo
     """
     if not 0 <= successes <= n:
         raise ValueError(f"need 0 <= successes <= n, got {successes} of {n}")
+    return wilson_interval_of_mean(successes / n if n else 0.0, n, z)
+
+
+def wilson_interval_of_mean(p: float, n: int, z: float = Z_95) -> tuple[float, float]:
+    """Wilson's interval around the mean ``p`` of ``n`` values in [0, 1] (``(0.0, 1.0)`` when ``n == 0``).
+
+    For 0/1 values it is :func:`wilson_interval`.  For values anywhere in [0, 1] (a world's
+    progress) it uses the largest variance such values can have, ``p (1 - p)``, so it is
+    never narrower than the data allow and stays inside [0, 1].
+    """
+    if not (0.0 <= p <= 1.0 and n >= 0):
+        raise ValueError(f"need a mean in [0, 1] of n >= 0 values, got {p!r} of {n}")
     if n == 0:
         return (0.0, 1.0)
-    p = successes / n
     z2 = z * z
     centre = (p + z2 / (2 * n)) / (1 + z2 / n)
     half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / (1 + z2 / n)
@@ -93,12 +104,18 @@ def episode_row(record: Mapping[str, Any]) -> Row:
     success = record["success"]
     if not isinstance(success, bool):
         raise ValueError(f"success must be true or false, got {success!r}")
+    progress = record.get("progress")
+    if progress is not None and not (type(progress) in (int, float) and 0 <= progress <= 1):
+        raise ValueError(f"progress must be a number in [0, 1], got {progress!r}")
     return {
         "env_id": record["env_id"],
         "split": record["split"],
         "seed": _count(record, "seed"),
         "sample": _count(record, "sample"),
         "success": success,
+        # The world's own score where it has one (Trajectory.progress), else success as 1 or 0:
+        # BALROG's rule, so one column scores every world.
+        "progress": float(success) if progress is None else float(progress),
         "total_reward": _finite(record, "total_reward"),
         "num_turns": _count(record, "num_turns"),
         "num_actions": _count(record, "num_actions"),
@@ -154,6 +171,13 @@ def success_stats(rows: Sequence[Row]) -> dict[str, Any]:
     }
 
 
+def progress_stats(rows: Sequence[Row]) -> dict[str, Any]:
+    """Mean progress (success where the world has no score of its own) with its 95% interval."""
+    mean = _mean([row["progress"] for row in rows])
+    low, high = wilson_interval_of_mean(0.0 if mean is None else min(1.0, mean), len(rows))
+    return {"progress": mean, "progress_ci95": [low, high]}
+
+
 def pass_at_k_stats(rows: Sequence[Row]) -> dict[str, float]:
     """Mean unbiased pass@k over instances (seeds), for k = 1, 2, 4, ... samples.
 
@@ -196,6 +220,7 @@ def group_summary(rows: Sequence[Row]) -> dict[str, Any]:
         "episodes": len(rows),
         "instances": len({row["seed"] for row in rows}),
         **success_stats(rows),
+        **progress_stats(rows),
         **pass_at_k_stats(rows),
         "mean_return": _mean([row["total_reward"] for row in rows]),
         "mean_actions": _mean([row["num_actions"] for row in rows]),

@@ -134,6 +134,9 @@ def summary_rows(
             if key == "success_rate":
                 low, high = group["success_ci95"]
                 row["ci95"] = f"[{low:.3f}, {high:.3f}]"
+                # A world's own score (metrics.progress_stats), where it says more than success.
+                if group.get("progress", group[key]) != group[key]:
+                    row["progress"] = group["progress"]
                 row.update({k: v for k, v in group.items() if k.startswith("pass@")})
         rows.append(row)
     return rows

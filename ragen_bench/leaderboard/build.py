@@ -159,6 +159,10 @@ def entry_rows(run: VerifiedRun, suite: str) -> list[dict[str, Any]]:
             "success": group["success_rate"],
             "success_low": group["success_ci95"][0],
             "success_high": group["success_ci95"][1],
+            # A summary written before progress existed lacks it only where it equals success (verify checks).
+            "progress": group.get("progress", group["success_rate"]),
+            "progress_low": group.get("progress_ci95", group["success_ci95"])[0],
+            "progress_high": group.get("progress_ci95", group["success_ci95"])[1],
             "pass@1": pass_at["pass@1"],
             "k": top_k,
             "pass@k": pass_at[f"pass@{top_k}"],
@@ -188,7 +192,8 @@ REPORTED = "leaderboard/reported.json"
 
 
 def mean_interval(envs: Sequence[tuple[float, float, float]]) -> tuple[float, float, float]:
-    """The unweighted mean of per-env success rates with a 95% interval, from ``(rate, low, high)`` per env.
+    """The unweighted mean of per-env progress (success rates where a world has no score of its own) with a
+    95% interval, from ``(rate, low, high)`` per env.
 
     The interval is the MOVER combination (Zou and Donner 2008; Newcombe's difference
     interval is its two-panel case) of the per-env Wilson intervals, the panels being
@@ -204,7 +209,7 @@ def mean_interval(envs: Sequence[tuple[float, float, float]]) -> tuple[float, fl
 
 
 def ranking_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Per suite, one row per entry: the suite score (:func:`mean_interval`), its rank, coverage, recipe, env successes.
+    """Per suite, one row per entry: the suite score (:func:`mean_interval`), its rank, coverage, recipe, env progress.
 
     Every entry of a suite has a row for each of the suite's envs (verify holds its run to
     the suite's panels), so the scores average the same envs. Equal scores share a rank.
@@ -219,14 +224,14 @@ def ranking_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 by_entry.setdefault(row["entry"], []).append(row)
         suite_rows = []
         for name, envs in by_entry.items():
-            score, low, high = mean_interval([(r["success"], r["success_low"], r["success_high"]) for r in envs])
+            score, low, high = mean_interval([(r["progress"], r["progress_low"], r["progress_high"]) for r in envs])
             seeds, panel_seeds = sum(r["seeds"] for r in envs), sum(r["panel_seeds"] for r in envs)
             suite_rows.append({
                 "suite": suite, "entry": name, "score": score, "score_low": low, "score_high": high,
                 "seeds": seeds, "panel_seeds": panel_seeds, "samples": envs[0]["samples"],
                 "coverage": f"{seeds}/{panel_seeds} seeds x {envs[0]['samples']}", "model": envs[0]["model"],
                 "recipe": envs[0]["recipe"], "budget": budget_of(envs),
-                **{r["env"]: r["success"] for r in envs},
+                **{r["env"]: r["progress"] for r in envs},
             })
         groups: dict[str, list[dict[str, Any]]] = {}
         for row in sorted(suite_rows, key=lambda r: (-r["score"], r["entry"])):

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ragen_bench.leaderboard.errors import needs_extra
-from ragen_bench.leaderboard.tables import short_env
+from ragen_bench.leaderboard.tables import scores_beyond_success, short_env
 from ragen_bench.plots import AS_WRITTEN, legend_label, plot_text
 
 if TYPE_CHECKING:
@@ -52,7 +52,10 @@ PAGE_WIDTH_INCHES = 12.0
 
 
 def success_plot(rows: Sequence[Mapping[str, Any]], title: str) -> bytes:
-    """Grouped bars for one suite: success per env (x) and entry (bar), with the 95% CI as error bars."""
+    """Grouped bars for one suite: what the ranking averages per env (x) and entry (bar), with the 95% CI as error
+    bars: the success rate, or the progress where a world has a score of its own (so the title says progress)."""
+    own = scores_beyond_success(rows)
+    key = "progress" if own else "success"
     plt = _pyplot()
     envs = sorted({(row["env"], row["split"]) for row in rows})
     names = sorted({row["entry"] for row in rows})
@@ -67,16 +70,16 @@ def success_plot(rows: Sequence[Mapping[str, Any]], title: str) -> bytes:
             if row is None:
                 continue
             xs.append(position + (index - (len(names) - 1) / 2) * width)
-            heights.append(row["success"])
+            heights.append(row[key])
             # max(0, ...): at a rate of 0 or 1 the Wilson bound can sit an ulp inside the rate.
-            errors[0].append(max(0.0, row["success"] - row["success_low"]))
-            errors[1].append(max(0.0, row["success_high"] - row["success"]))
+            errors[0].append(max(0.0, row[key] - row[f"{key}_low"]))
+            errors[1].append(max(0.0, row[f"{key}_high"] - row[key]))
         axes.bar(xs, heights, width, yerr=errors, capsize=3, label=legend_label(name))
     axes.set_xticks(range(len(envs)), [plot_text(short_env(env)) for env, _ in envs], rotation=30, ha="right")
     axes.set_ylim(0, 1.05)
-    axes.set_ylabel("success rate (95% CI)")
+    axes.set_ylabel("progress: success or own score (95% CI)" if own else "success rate (95% CI)")
     # Over the figure, not the axes: beside a wide legend one env's axes are narrower than the title.
-    figure.suptitle(plot_text(f"Success by env: {title}"))
+    figure.suptitle(plot_text(f"{'Progress' if own else 'Success'} by env: {title}"))
     # Beside the axes, not over the bars: a suite may have a bar of 1.0 in every env.
     axes.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     figure.tight_layout()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from ragen_bench.leaderboard.tables import (
     ABBREVIATIONS, ENTRY_COLUMNS, FOLDED, GENERALIZATION_COLUMNS, MAIN_COLUMNS, METHODS_HEADING, METRICS_TEXT,
     PAIRED_COLUMNS, PAIRED_HEADING, PAIRED_TEXT, RANKING_HELP, REPORTED_MARK, SCORE_TEXT, Board, anchor, cell_value,
-    display_row, env_help, short_env, short_text, suite_plot_name,
+    display_row, env_help, scores_beyond_success, short_env, short_text, suite_plot_name,
 )
 from ragen_bench.leaderboard.paper import paper_table
 from ragen_bench.leaderboard.viewer import VIEWER_MARKUP, VIEWER_SCRIPT, VIEWER_STYLE
@@ -179,9 +179,10 @@ def _section(title: str, body: str) -> str:
     return f'<section id="{html.escape(anchor(title))}"><h2>{html.escape(title)}</h2>{body}</section>'
 
 
-def _howto(envs: int) -> str:
+def _howto(envs: int, own_scores: bool) -> str:
     """One line above a ranking: what orders it and where the help is."""
-    score = "its env's success rate" if envs == 1 else f"the mean of its {envs} envs' success rates"
+    rate = "progress (the success rate, or the world's own score)" if own_scores else "success rate"
+    score = f"its env's {rate}" if envs == 1 else f"the mean of its {envs} envs' {rate}" + ("" if own_scores else "s")
     return (f'<p class="howto">How to read: ranked by <b>score</b>, {score} (1.000: all solved). Hover a column '
             "title for its meaning; click an entry for its details.</p>")
 
@@ -203,7 +204,7 @@ def _suite_section(board: Board, number: int, suite: str, plots: Mapping[str, by
     detail = board.detail_of(suite)
     entries = {row["entry"] for row in board.info}
     return _section(suite, f'<p class="size">{html.escape(board.size_of(suite))}</p>'
-                    + _howto(len(board.envs_of(suite)))
+                    + _howto(len(board.envs_of(suite)), scores_beyond_success(detail))
                     + html_table(f"ranking-{number}", ranked, columns, css="ranking", titles=titles, linked=entries)
                     + _legend(columns, ranked)
                     + _image(suite_plot_name(suite), plots[suite_plot_name(suite)])

@@ -42,7 +42,8 @@ def paper_table(suite: str) -> PaperTable | None:
             f"{balrog.PUBLISHED_URL}; paper {balrog.PAPER_URL}): {REPORTED_MARK}. Per world, BALROG's progression "
             "from 0 to 1 (success in BabyAI, BabaIsAI and MiniHack, achievements in Crafter, points in TextWorld, "
             "dungeon and experience levels in NetHack) over its own unseeded episodes; average: the mean of the six. "
-            "Our ranking above scores success on each id's first test seeds, and leaves out BabaIsAI and some tasks "
-            "(ragen_bench/data/balrog.py), so the two tables stand side by side, not as one ranking.")
+            "Our ranking above scores the same progress on each id's first test seeds (averaged over our ids, not per "
+            "world), and leaves out BabaIsAI and some tasks (ragen_bench/data/balrog.py), so the two tables stand "
+            "side by side, not as one ranking.")
     return PaperTable(heading=f"{suite}: BALROG's published rows ({REPORTED_MARK})", note=note, columns=columns,
                       rows=rows)

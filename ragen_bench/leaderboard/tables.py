@@ -104,7 +104,7 @@ def markdown_cell(key: str, value: Any, fold: bool = True) -> str:
 # build.entry_rows, so showing another such field is one line here.
 MAIN_COLUMNS = {
     "entry": "entry", "model": "model", "recipe": "recipe", "trained_on_train": "trained on train",
-    "env": "env", "budget": "budget", "coverage": "coverage", "success": "success", "ci95": "95% CI", "pass@1": "pass@1",
+    "env": "env", "budget": "budget", "coverage": "coverage", "success": "success", "ci95": "95% CI", "progress": "progress", "pass@1": "pass@1",
     "pass@k": "pass@k", "mean_return": "mean return", "efficiency": "efficiency",
     "valid_action_rate": "valid actions", "tokens_per_episode": "tokens/episode",
     "paper": "paper (reported, not verified)",
@@ -126,7 +126,9 @@ GENERALIZATION_COLUMNS = {
 
 # What the ranking's score is, said once for the README and the page.
 SCORE_TEXT = (
-    "score: the unweighted mean over the suite's envs of each env's success rate on its test panel; "
+    "score: the unweighted mean over the suite's envs of each env's progress on its test panel: its success "
+    "rate, or where the world has a score of its own (Crafter's achievements, TextWorld's points, NetHack's "
+    "progression, as BALROG scores them) the mean of that score from 0 to 1; "
     "95% CI: the per-env Wilson intervals combined by the MOVER method (Zou and Donner 2008), the panels "
     "being independent samples. Equal scores share a rank; ranks compare only entries played under the same "
     "chat budget (budget: turns / actions per reply / actions per episode, hN: the last N turns shown; each id's: "
@@ -135,8 +137,9 @@ SCORE_TEXT = (
 )
 # What each other column means, said once for the README and the page.
 METRICS_TEXT = (
-    "Per-env columns: success rate on the env's test panel. success: fraction of episodes solved, with its 95% "
-    "Wilson interval; pass@k: unbiased estimate with the largest k the samples allow; mean return: env rewards "
+    "Per-env columns: progress on the env's test panel (the success rate where the world has no score of its "
+    "own). success: fraction of episodes solved, with its 95% Wilson interval; progress: the world's own score "
+    "from 0 to 1 where it has one (BALROG's), shown where it differs from success; pass@k: unbiased estimate with the largest k the samples allow; mean return: env rewards "
     "plus format penalties; efficiency: optimal length / actions over solved episodes; coverage: panel seeds "
     "played x samples per seed."
 )
@@ -147,8 +150,8 @@ RANKING_HELP = {
             "apart); equal scores share a rank",
     "entry": "the submission's name: click it for its model, recipe, date, contact and link",
     "budget": "the chat budget its episodes were played under: turns / actions per reply / actions per episode",
-    "score": ("what the ranking orders by: the mean over the suite's envs of each env's success rate on its test "
-              "panel, from 0 to 1, higher is better"),
+    "score": ("what the ranking orders by: the mean over the suite's envs of each env's progress on its test "
+              "panel (its success rate, or its own score where the world has one), from 0 to 1, higher is better"),
     "score_ci95": "95% confidence interval of the score: the envs' Wilson intervals combined by the MOVER method",
     "coverage": "panel seeds played / the panels' seeds (summed over the envs) x samples per seed",
     "model": "the model or agent, as submitted (a shortened one opens whole on a click)",
@@ -157,9 +160,15 @@ RANKING_HELP = {
 }
 
 
+def scores_beyond_success(rows: Sequence[Mapping[str, Any]]) -> bool:
+    """Whether any detail row's progress differs from its success: a world of the rows has a score of its own."""
+    return any(row["progress"] != row["success"] for row in rows)
+
+
 def env_help(env_id: str) -> str:
     """The help of an env's column in a ranking (its title is :func:`short_env`)."""
-    return f"{env_id}: success rate on its test panel, the fraction of episodes solved"
+    return (f"{env_id}: progress on its test panel: the fraction of episodes solved, or the mean of the world's "
+            "own score where it has one")
 
 
 # Terms a ranking's column titles and budget cells abbreviate: (term, meaning, pattern). The page's legend
@@ -263,6 +272,8 @@ def display_row(row: Mapping[str, Any]) -> dict[str, Any]:
         shown["score_ci95"] = f"[{row['score_low']:.3f}, {row['score_high']:.3f}]"
     if "success_low" in row:
         shown["ci95"] = f"[{row['success_low']:.3f}, {row['success_high']:.3f}]"
+    if "progress" in row and row["progress"] == row.get("success"):
+        shown["progress"] = None  # nothing beyond success: shown as "-"
     if "k" in row:
         shown["pass@k"] = f"{row['pass@k']:.3f} (k={row['k']})"
     if "gap_low" in row:

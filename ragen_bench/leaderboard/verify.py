@@ -21,7 +21,7 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -337,16 +337,21 @@ def expected_summary(spec: _RunSpec, rows: Sequence[Mapping[str, Any]],
     return json.loads(json.dumps(summary))
 
 
-# Group fields summary.json gained after leaderboard entries were first committed, and the
-# count saying whether a group has anything to report in them.
-LATER_GROUP_FIELDS = {("null_content_replies", "null_content_reply_rate"): "null_content_replies"}
+# Group fields summary.json gained after leaderboard entries were first committed, each with the test
+# of a recomputed group saying they report nothing an older summary lacks: no reply without content;
+# a progress equal to the success rate (no world score of its own, or one that is success).
+LATER_GROUP_FIELDS: dict[tuple[str, ...], Callable[[Mapping[str, Any]], bool]] = {
+    ("null_content_replies", "null_content_reply_rate"): lambda group: group["null_content_replies"] == 0,
+    ("progress", "progress_ci95"): lambda group: (group["progress"], group["progress_ci95"])
+    == (group["success_rate"], group["success_ci95"]),
+}
 
 
 def check_summary(found: Any, expected: Mapping[str, Any], *, name: str) -> None:
     """``found`` must equal ``expected``; a summary written before a field existed may lack it.
 
     A group may lack all of a later field group's keys (:data:`LATER_GROUP_FIELDS`) only
-    while the replay finds nothing for them to count: an older summary holding replies
+    while the replay finds nothing new for them to say: an older summary holding replies
     without content must be rewritten (re-run the eval command) to show them.
     """
     _require_equal(found, _as_written(found, expected), file=name, field="summary",
@@ -362,8 +367,8 @@ def _as_written(found: Any, expected: Mapping[str, Any]) -> Mapping[str, Any]:
     for index, group in enumerate(expected["groups"]):
         older = found_groups[index] if index < len(found_groups) else None
         if isinstance(older, dict):
-            for keys, count in LATER_GROUP_FIELDS.items():
-                if group[count] == 0 and not any(key in older for key in keys):
+            for keys, says_nothing_new in LATER_GROUP_FIELDS.items():
+                if says_nothing_new(group) and not any(key in older for key in keys):
                     group = {key: value for key, value in group.items() if key not in keys}
         groups.append(group)
     return {**expected, "groups": groups}

@@ -1,5 +1,5 @@
 """Crafter (crafter 1.8.3) behind the TextEnv contract: a text view of the map around the player,
-actions by BALROG's names, crafter's own reward, and the achievements as the score."""
+actions by BALROG's names, crafter's own reward, and the achievements as the progress (BALROG's score)."""
 
 from __future__ import annotations
 
@@ -79,8 +79,8 @@ class CrafterEnv(TextEnv):
 
     ## Information
     Every call: ``success`` (all 22 achievements unlocked), ``level_seed``, ``achievements``
-    (crafter's counts, every achievement), ``score`` (BALROG's: the share of the 22 unlocked, in
-    %).  Reset adds ``optimal_length`` = None.
+    (crafter's counts, every achievement), ``progress`` (BALROG's score: the share of the 22 unlocked,
+    0 to 1; eval's records and tables carry it).  Reset adds ``optimal_length`` = None.
 
     ## Arguments
     ``max_steps`` (:class:`CrafterConfig`), ``render_mode`` = ``"ansi"``, ``"rgb_array"``
@@ -148,7 +148,7 @@ class CrafterEnv(TextEnv):
         achievements = dict(self.world._player.achievements)
         unlocked = sum(count > 0 for count in achievements.values())
         return {"success": unlocked == len(ACHIEVEMENTS), "level_seed": self.level_seed,
-                "achievements": achievements, "score": 100.0 * unlocked / len(ACHIEVEMENTS)}
+                "achievements": achievements, "progress": unlocked / len(ACHIEVEMENTS)}
 
     def render_text(self) -> str:
         return self._text

@@ -78,7 +78,7 @@ class NetHackEnv(TextEnv):
     answered for the agent where the task has the ``more`` action (BALROG's ``skip_more``).
 
     ## Information
-    Every call: ``success`` (MiniHack: the goal reached; NetHack: ascended), ``score`` (BALROG's:
+    Every call: ``success`` (MiniHack: the goal reached; NetHack: ascended), ``progress`` (BALROG's score, 0 to 1:
     success as 0/1 in MiniHack, the progression so far in NetHack), ``level_seed``, ``depth``,
     ``experience_level``.  Reset adds ``optimal_length`` = None.
 
@@ -187,7 +187,7 @@ class NetHackEnv(TextEnv):
         self._text = describe(rows, descriptions, _text(observation["message"]), stats)[:MAX_OBSERVATION_CHARS]
 
     def _info(self) -> dict[str, Any]:
-        return {"success": self._success, "score": self._score, "level_seed": self.level_seed,
+        return {"success": self._success, "progress": self._score, "level_seed": self.level_seed,
                 "depth": self._stats["depth"], "experience_level": self._stats["experience_level"]}
 
     def render_text(self) -> str:

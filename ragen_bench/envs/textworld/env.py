@@ -81,7 +81,7 @@ class TextWorldEnv(TextEnv):
     The frozen game of the seed, its emulator's generator seeded with the game's seed.
 
     ## Rewards
-    The game's points gained by the step.  The score (``info["score"]``) is BALROG's points %:
+    The game's points gained by the step.  ``info["progress"]`` is BALROG's points score, 0 to 1:
     ``max(points / max_points, 1 if won)``.
 
     ## Episode End
@@ -90,7 +90,7 @@ class TextWorldEnv(TextEnv):
 
     ## Information
     Every call: ``success`` (won), ``level_seed``, ``game_seed`` (the game's tw-make seed),
-    ``score``, ``points``, ``max_points``.
+    ``progress``, ``points``, ``max_points``.
     Reset adds ``optimal_length`` = None (walkthroughs are not proved shortest).
 
     ## Arguments
@@ -188,7 +188,7 @@ class TextWorldEnv(TextEnv):
         progress = self._points / self._max_points if self._max_points else 0.0
         return {
             "success": self._won, "level_seed": self.level_seed, "game_seed": self.game_seed(self.level_seed),
-            "score": max(progress, 1.0 if self._won else 0.0), "points": self._points, "max_points": self._max_points,
+            "progress": max(progress, 1.0 if self._won else 0.0), "points": self._points, "max_points": self._max_points,
         }
 
     def render_text(self) -> str:
