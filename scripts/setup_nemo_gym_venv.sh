@@ -9,35 +9,23 @@
 #
 # Usage: scripts/setup_nemo_gym_venv.sh [--no-test] [VENV_DIR]   (default: .venv-nemo-gym in the repository root)
 set -euo pipefail
-
-run_tests=1
-if [ "${1:-}" = "--no-test" ]; then run_tests=0; shift; fi
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-venv="${1:-$repo_root/.venv-nemo-gym}"
+source "$(dirname "${BASH_SOURCE[0]}")/venv_lib.sh"
+venv_init nemo-gym "$@"
 python="${PYTHON:-python3.13}"
-stamp="$venv/.ragen-bench-nemo-gym-installed"
-wanted="$(cat "$repo_root/pyproject.toml" "$repo_root/plugins/nemo-gym/pyproject.toml" "${BASH_SOURCE[0]}" \
-    | sha256sum | cut -d' ' -f1)"
 
 if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
     echo "setup_nemo_gym_venv: needs Python >= 3.12 as PYTHON (got '$python')" >&2
     exit 2
 fi
-if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$wanted" ]; then
-    echo "setup_nemo_gym_venv: $venv is up to date"
-else
-    test -x "$venv/bin/python" || "$python" -m venv "$venv"
-    (cd "$repo_root" && "$venv/bin/python" -m pip install --quiet --disable-pip-version-check \
-        -e . -e plugins/nemo-gym "pytest>=8")
+
+install() {
+    (cd "$repo_root" && "${venv_pip[@]}" -e . -e plugins/nemo-gym "pytest>=8")
     "$venv/bin/python" - <<'PY'
 import importlib.metadata as metadata
 import sys
 print(f"setup_nemo_gym_venv: nemo-gym {metadata.version('nemo-gym')}, Python {sys.version.split()[0]}")
 PY
-    echo "$wanted" > "$stamp"
-fi
+}
+venv_install_once install plugins/nemo-gym/pyproject.toml
 
-if [ "$run_tests" = 1 ]; then
-    cd "$repo_root/plugins/nemo-gym"
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider tests
-fi
+venv_pytest plugins/nemo-gym tests

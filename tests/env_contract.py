@@ -10,19 +10,45 @@ from __future__ import annotations
 
 import json
 import random
+import shutil
 import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import gymnasium
 import numpy as np
+import pytest
+from gymnasium.envs.registration import load_env_creator
 from gymnasium.utils.env_checker import check_env
 
-from tests.conftest import run_python
+from ragen_bench import catalog
+from ragen_bench.envs.textworld_express import backend as twx_backend
+from ragen_bench.registry import entry
+from tests.conftest import in_ci, run_python
 
 
-# The env classes with no reference agent: their optimal_action() is None in every state.
-NO_REFERENCE_AGENT = ("TextArenaEnv", "CrafterEnv", "NetHackEnv")
+def env_class(env_id: str) -> type:
+    """The class ``gymnasium.make(env_id)`` builds, imported without making one (no extra's library needed):
+    the declared properties tests select ids by (``has_reference_agent``, ``metadata["render_modes"]``)."""
+    return load_env_creator(gymnasium.spec(env_id).entry_point)
+
+
+def missing(env_id: str) -> str | None:
+    """What an id needs that this machine lacks (an extra's library, the JVM), else ``None``."""
+    hint = catalog.missing_extra(env_id)
+    if hint is None and entry(env_id).extra == "twx" and shutil.which("java") is None:
+        hint = twx_backend.JVM_HINT
+    return hint
+
+
+def require_extra(env_id: str) -> None:
+    """Skip, saying what to install, when the id's extra is missing; in CI a failure, except for an extra
+    that lives in a virtualenv of its own (``catalog.OWN_VENV_EXTRAS``), whose ids are tested there."""
+    hint = missing(env_id)
+    if hint:
+        if in_ci() and entry(env_id).extra not in catalog.OWN_VENV_EXTRAS:
+            pytest.fail(f"{hint}; CI=true, so this is a failure, not a skip")
+        pytest.skip(hint)
 
 
 def assert_contract(env_id: str) -> None:
@@ -50,13 +76,21 @@ def assert_chat_attributes(env: gymnasium.Env) -> None:
     assert all(symbol in env.observation_space.character_set for symbol in env.symbol_meanings)
     if env.action_names is None:
         assert isinstance(env.action_space, gymnasium.spaces.Text)
-        # TextArena's games have no reference agent (docs/textarena.md): no optimal move is claimed.
-        assert isinstance(env.optimal_action(), str) or (type(env).__name__ in NO_REFERENCE_AGENT and env.optimal_action() is None)
     else:
         assert len(env.action_names) == env.action_space.n
-        # Crafter and NetHack have no optimal agent (their cards: scripted baselines instead).
-        none_claimed = type(env).__name__ in NO_REFERENCE_AGENT and env.optimal_action() is None
-        assert env.optimal_action() in range(env.action_space.n) or none_claimed
+    assert_reference_claim(env)
+
+
+def assert_reference_claim(env: gymnasium.Env) -> None:
+    """At the start of an episode the env's ``has_reference_agent`` is true to its ``optimal_action()``:
+    a claimed reference agent names a move of the action space, a disclaimed one names none."""
+    move = env.optimal_action()
+    if not env.has_reference_agent:
+        assert move is None, f"{type(env).__name__} says it has no reference agent, yet names {move!r}"
+    elif env.action_names is None:
+        assert isinstance(move, str), f"{type(env).__name__} claims a reference agent, yet names {move!r}"
+    else:
+        assert move in range(env.action_space.n), f"{type(env).__name__} claims a reference agent, yet names {move!r}"
 
 
 _DIGEST_SNIPPET = """

@@ -28,6 +28,7 @@ from ragen_bench.agents.scripted import play_optimal, unbounded
 from ragen_bench.chat.config import ChatConfig, budgeted_settings, check_chat
 from ragen_bench.registry import ENTRIES, ChatBudget, chat_budget, entry
 from tests.conftest import REPO_ROOT
+from tests.env_contract import env_class
 
 FULL_SWEEPS = os.environ.get("RAGEN_BENCH_FULL_SWEEPS") == "1"
 # Test seeds played per id in the default run (the full sweep plays the whole panel).
@@ -39,11 +40,10 @@ RG_SAMPLE = tuple(f"RAGEN/RG-{name}-v0" for name in (
     "ab", "basic_arithmetic", "chain_sum", "graph_color", "maze", "mini_sudoku", "palindrome_partitioning",
     "propositional_logic", "syllogism", "tower_of_hanoi",
 ))
-# TextArena's ids have no reference agent (docs/textarena.md): their budget is TextArena's own move
-# limit, checked in tests/test_textarena.py, with no optimal agent to play under it.  Crafter and
-# NetHack have no optimal agent either: their budgets are BALROG's step caps (tests/test_crafter.py,
-# tests/test_nethack.py).
-NO_REFERENCE_AGENT = tuple(row.id for row in ENTRIES if row.family in ("textarena", "crafter", "nethack"))
+# The ids with no reference agent (has_reference_agent is False: TextArena's, Crafter, NetHack) have no
+# optimal agent to play under their budget: theirs are the library's own move limit (tests/test_textarena.py)
+# and BALROG's step caps (tests/test_crafter.py, tests/test_nethack.py).
+NO_REFERENCE_AGENT = tuple(row.id for row in ENTRIES if not env_class(row.id).has_reference_agent)
 PLAYED_IDS = [
     env_id for env_id in registry.ENV_IDS
     if (FULL_SWEEPS or not env_id.startswith("RAGEN/RG-") or env_id in RG_SAMPLE) and env_id not in NO_REFERENCE_AGENT

@@ -13,16 +13,12 @@ extra that lives in a virtualenv of its own (``catalog.OWN_VENV_EXTRAS``), whose
 
 from __future__ import annotations
 
-import shutil
-
+import gymnasium
 import pytest
 
 import ragen_bench  # noqa: F401  (registers the ids)
-from ragen_bench import catalog
-from ragen_bench.envs.textworld_express import backend as twx_backend
 from ragen_bench.registry import BUILTIN_IDS, ENTRIES, entry
 from tests import env_contract
-from tests.conftest import in_ci
 
 # Each family's actions for the digest: valid ones, a few invalid or malformed replies among them.
 DIGEST_ACTIONS: dict[str, list] = {
@@ -42,25 +38,9 @@ OWN_DIGEST = {
 }
 
 
-def _missing(env_id: str) -> str | None:
-    """What an id needs that this machine lacks (an extra's library, the JVM), else ``None``."""
-    hint = catalog.missing_extra(env_id)
-    if hint is None and entry(env_id).extra == "twx" and shutil.which("java") is None:
-        hint = twx_backend.JVM_HINT
-    return hint
-
-
-def _require(env_id: str) -> None:
-    missing = _missing(env_id)
-    if missing:
-        if in_ci() and entry(env_id).extra not in catalog.OWN_VENV_EXTRAS:
-            pytest.fail(f"{missing}; CI=true, so this is a failure, not a skip")
-        pytest.skip(missing)
-
-
 @pytest.mark.parametrize("env_id", [row.id for row in ENTRIES])
 def test_contract(env_id):
-    _require(env_id)
+    env_contract.require_extra(env_id)
     env_contract.assert_contract(env_id)
 
 
@@ -74,3 +54,18 @@ def test_same_episodes_in_fresh_processes():
     plan = {env_id: DIGEST_ACTIONS[entry(env_id).family] for env_id in BUILTIN_IDS
             if entry(env_id).family in DIGEST_ACTIONS}
     env_contract.assert_same_in_fresh_processes(plan)
+
+
+def test_the_reference_claim_cannot_lie():
+    """``has_reference_agent`` is checked against the env, both ways: a claim with no move fails, a
+    disclaimer with a move fails (so no id can say it has, or has not, a reference agent untruly)."""
+    env = gymnasium.make(next(row.id for row in ENTRIES if row.family == "bandit")).unwrapped
+    env.reset(seed=1)
+    env_contract.assert_reference_claim(env)
+    env.has_reference_agent = False  # disclaims, yet names a move
+    with pytest.raises(AssertionError, match="no reference agent, yet names"):
+        env_contract.assert_reference_claim(env)
+    env.has_reference_agent, env.optimal_action = True, lambda steps_left=None: None  # claims, names none
+    with pytest.raises(AssertionError, match="claims a reference agent, yet names None"):
+        env_contract.assert_reference_claim(env)
+

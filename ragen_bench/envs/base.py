@@ -60,6 +60,10 @@ The chat layer (``ragen_bench.chat``) knows environments only through Gymnasium'
     discrete envs, ``str`` for text envs), or ``None`` when no optimal action is
     known.  ``steps_left`` caps the remaining horizon (the chat layer's action budget)
     where the optimal choice depends on it.  Powers the ``optimal`` agent.
+``has_reference_agent`` (class attribute, ``True`` unless a family sets it)
+    Whether ``optimal_action`` knows a move at all.  A family with no reference agent
+    (TextArena's games, Crafter, NetHack: scripted baselines instead) sets it ``False``
+    and returns ``None`` in every state; the contract tests hold every id to its claim.
 ``optimal_plan(max_actions)`` (optional, deterministic envs only)
     The next ``max_actions`` actions of an optimal plan, so the ``optimal`` agent
     can fill a multi-action turn without copying the env.
@@ -294,6 +298,8 @@ class TextEnv(SeedContract, gymnasium.Env):
     action_names: tuple[str, ...] | None = None
     symbol_meanings: Mapping[str, str] = {}
     instruction: str = ""
+    # Whether optimal_action() knows a move (module doc): declared, as one None from it proves nothing.
+    has_reference_agent: ClassVar[bool] = True
     # Keys ``reset(options=...)`` understands.
     reset_options: ClassVar[frozenset[str]] = frozenset()
 

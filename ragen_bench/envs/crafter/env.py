@@ -97,6 +97,7 @@ class CrafterEnv(TextEnv):
     metadata = PICTURE_METADATA
     action_names = ACTION_NAMES
     symbol_meanings: dict[str, str] = {}
+    has_reference_agent = False  # Crafter has no optimal agent: the collector is a baseline
 
     def __init__(self, *, render_mode: str | None = "ansi", **kwargs: Any) -> None:
         """``kwargs``: the fields of :class:`CrafterConfig`."""
@@ -156,8 +157,9 @@ class CrafterEnv(TextEnv):
     def render_rgb(self) -> np.ndarray:
         """crafter's own picture (256x256): the 9x7 view around the player above its inventory.
 
-        Drawing it never changes the episode (crafter's night noise draws from the world's random state)."""
-        return self.world.picture()
+        Drawing it never changes the episode (crafter's night noise draws from the world's random state).
+        Copied to C order: crafter hands back a transposed view, and every picture of the contract is C-contiguous."""
+        return np.ascontiguousarray(self.world.picture())
 
 
 _SAMPLE_CHARSET = text_charset("abcdefghijklmnopqrstuvwxyz ,.:;()/\n0123456789")

@@ -96,6 +96,7 @@ class NetHackEnv(TextEnv):
 
     metadata = PICTURE_METADATA
     symbol_meanings: dict[str, str] = {}
+    has_reference_agent = False  # no solver for MiniHack or NetHack: scripted baselines in the card
 
     def __init__(self, *, render_mode: str | None = "ansi", **kwargs: Any) -> None:
         """``kwargs``: the fields of :class:`NetHackConfig`."""

@@ -76,6 +76,7 @@ class TextArenaEnv(TextEnv):
 
     action_names = None
     symbol_meanings: dict[str, str] = {}
+    has_reference_agent = False  # no solver for TextArena's games (docs/textarena.md)
     seed_limit = 2**32
     # Smaller panels than the default 256 per split (as reasoning-gym's): RushHour deals in about a
     # second, and `ragen-bench envs verify` deals every panel seed again.
