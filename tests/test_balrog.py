@@ -266,8 +266,12 @@ def test_balrog_suite_end_to_end_with_its_paper_rows(suite_folder: Path, tmp_pat
     table = readme.split(heading, 1)[1]
     assert "| Grok-4 | naive | 2025-07-23 | 0.760 | 0.573 | 0.629 | 0.458 | 0.175 | 0.018 | 0.436 | 50/10/30/120/40/5 |" \
         in table
+    # Our entry in BALROG's columns, above the published rows: BabyAI its only world here, solved throughout.
+    ours = readme.split(f"### suite {balrog.SUITE}: our entries by BALROG's worlds", 1)[1].split(heading, 1)[0]
+    assert "| average (1 world) |" in ours and "| optimal | scripted | 1.000 | - | - | - | - | - | 1.000 | 40/0/0/0/0/0 |" in ours
     page = (tmp_path / "board" / "index.html").read_text()
     assert 'id="paper-0"' in page and "BALROG&#x27;s published rows" in page and page.count("<tr>") > 26
+    assert 'id="worlds-0"' in page and page.index('id="worlds-0"') < page.index('id="paper-0"')
 
 
 def test_the_balrog_command_lists_the_ids_present_and_missing(capsys: pytest.CaptureFixture[str]) -> None:
@@ -277,3 +281,20 @@ def test_the_balrog_command_lists_the_ids_present_and_missing(capsys: pytest.Cap
     assert [line for line in lines if line.startswith(("present", "missing"))] == [
         *(f"present  {task.env_id}  {balrog.EPISODES[task.world]} episodes" for task in named if task.env_id in ENV_IDS),
         *(f"missing  {task.env_id}" for task in named if task.env_id not in ENV_IDS)]
+
+
+def test_our_entries_by_balrog_s_worlds_pool_each_world_s_episodes() -> None:
+    from ragen_bench.leaderboard.paper import ours_by_world
+
+    def row(env: str, progress: float, episodes: int) -> dict[str, Any]:
+        return {"entry": "e", "model": "m", "env": env, "progress": progress, "episodes": episodes}
+
+    detail = [row("RAGEN/BabyAI-GoToLocal-v0", 0.5, 10), row("RAGEN/BabyAI-PickupLoc-v0", 0.1, 10),
+              row("RAGEN/Crafter-v0", 0.25, 10), row("RAGEN/MiniHack-Quest-Easy-v0", 0.2, 5),
+              row("RAGEN/NetHack-v0", 0.01, 5)]
+    table = ours_by_world(f"suite {balrog.SUITE}", detail)
+    assert table is not None and table.columns["average"] == "average (4 worlds)"
+    (ours,) = table.rows
+    assert ours["babyai"] == pytest.approx(0.3) and ours["crafter"] == 0.25 and "textworld" not in ours
+    assert ours["average"] == pytest.approx((0.3 + 0.25 + 0.2 + 0.01) / 4) and ours["episodes"] == "20/10/0/0/5/5"
+    assert ours_by_world("suite breadth-v0", detail) is None and ours_by_world(f"suite {balrog.SUITE}", []) is None

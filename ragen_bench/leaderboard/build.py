@@ -37,7 +37,7 @@ from ragen_bench.leaderboard.errors import LeaderboardError, needs_extra
 from ragen_bench.leaderboard.figures import generalization_plot, learning_curves_plot, success_plot
 from ragen_bench.leaderboard.games_tables import GAMES_HEADING, GamesBoard, games_board, games_readme, refuse_player
 from ragen_bench.leaderboard.page import render_page
-from ragen_bench.leaderboard.paper import paper_table
+from ragen_bench.leaderboard.paper import ours_by_world, paper_table
 from ragen_bench.leaderboard.tables import (
     ENTRY_COLUMNS, GENERALIZATION_COLUMNS, MAIN_COLUMNS, METHODS_HEADING, METRICS_TEXT, PAIRED_COLUMNS, PAIRED_HEADING,
     PAIRED_TEXT, REPORTED_MARK, SCORE_TEXT, Board, Reported, anchor, cell_text, markdown_table, short_env,
@@ -412,8 +412,9 @@ def readme(board: Board, games: GamesBoard | None = None) -> str:
                      + f"\n\n![success by env: {suite}]({suite_plot_name(suite)})")
         parts.append(f"### {suite}: detail, one row per entry and env\n\n"
                      + markdown_table(board.detail_of(suite), MAIN_COLUMNS))
-        if (paper := paper_table(suite)) is not None:
-            parts.append(f"### {paper.heading}\n\n{cell_text(paper.note)}\n\n" + markdown_table(paper.rows, paper.columns))
+        for paper in (ours_by_world(suite, board.detail_of(suite)), paper_table(suite)):
+            if paper is not None:
+                parts.append(f"### {paper.heading}\n\n{cell_text(paper.note)}\n\n" + markdown_table(paper.rows, paper.columns))
     parts.append(
         f"## {METHODS_HEADING}\n\n{SCORE_TEXT} {METRICS_TEXT} paper: {board.reported.label} <{board.reported.url}>, "
         f"{REPORTED_MARK} (the authors' own runs and eval sets; mapping: "

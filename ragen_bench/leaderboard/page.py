@@ -21,7 +21,7 @@ from ragen_bench.leaderboard.tables import (
     PAIRED_COLUMNS, PAIRED_HEADING, PAIRED_TEXT, RANKING_HELP, REPORTED_MARK, SCORE_TEXT, Board, anchor, cell_value,
     display_row, env_help, scores_beyond_success, short_env, short_text, suite_plot_name,
 )
-from ragen_bench.leaderboard.paper import paper_table
+from ragen_bench.leaderboard.paper import ours_by_world, paper_table
 from ragen_bench.leaderboard.viewer import VIEWER_MARKUP, VIEWER_SCRIPT, VIEWER_STYLE
 
 if TYPE_CHECKING:
@@ -209,16 +209,16 @@ def _suite_section(board: Board, number: int, suite: str, plots: Mapping[str, by
                     + _legend(columns, ranked)
                     + _image(suite_plot_name(suite), plots[suite_plot_name(suite)])
                     + f"<details><summary>detail: one row per entry and env ({len(detail)} rows)</summary>"
-                    + html_table(f"main-{number}", detail, MAIN_COLUMNS) + "</details>" + _paper(suite, number))
+                    + html_table(f"main-{number}", detail, MAIN_COLUMNS) + "</details>" + _paper(suite, number, detail))
 
 
-def _paper(suite: str, number: int) -> str:
-    """The suite's paper rows (:mod:`.paper`) under its ranking: a heading, what they are, their table."""
-    paper = paper_table(suite)
-    if paper is None:
-        return ""
-    return (f'<h3>{html.escape(paper.heading)}</h3><p class="note">{html.escape(paper.note)}</p>'
-            + html_table(f"paper-{number}", paper.rows, paper.columns))
+def _paper(suite: str, number: int, detail: Sequence[Mapping[str, Any]]) -> str:
+    """The suite's paper rows (:mod:`.paper`) under its ranking, our entries in their columns first: for each,
+    a heading, what it is, its table."""
+    return "".join(f'<h3>{html.escape(table.heading)}</h3><p class="note">{html.escape(table.note)}</p>'
+                   + html_table(f"{name}-{number}", table.rows, table.columns)
+                   for name, table in (("worlds", ours_by_world(suite, detail)), ("paper", paper_table(suite)))
+                   if table is not None)
 
 
 def _contents(board: Board) -> str:
