@@ -66,8 +66,8 @@ def test_skyrl_make_plays_the_eval_episode(env_id, agent_name):
             expected = [] if out["done"] else [local.messages[2 * number + 1]]
             assert out["observations"] == expected
         assert out["metadata"]["success"] == local.success
-        assert env.get_metrics() == {"success": float(local.success), "total_reward": local.total_reward,
-                                     "turns": local.num_turns}
+        assert env.get_metrics() == {"success": float(local.success), "progress": float(local.success),
+                                     "total_reward": local.total_reward, "turns": local.num_turns}
         env.close()
 
 

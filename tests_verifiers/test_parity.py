@@ -61,6 +61,7 @@ def test_the_trace_scores_evals_total_reward(optimal_url):
     record = trace.info["trajectory"]
     assert trace.reward == pytest.approx(record["total_reward"])
     assert trace.metrics["success"] == float(record["success"])
+    assert trace.metrics["progress"] == float(record["success"])  # Bandit has no score of its own
     assert trace.metrics["episode_done"] == 1.0
 
 

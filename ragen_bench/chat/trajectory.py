@@ -149,6 +149,11 @@ class Trajectory:
     progress: float | None = None
 
     @property
+    def scored_progress(self) -> float:
+        """What eval's metrics average for this episode (:func:`scored_progress`)."""
+        return scored_progress(self.success, self.progress)
+
+    @property
     def episode_key(self) -> str:
         return episode_key(self.env_id, self.split, self.seed, self.sample)
 
@@ -205,6 +210,12 @@ class Trajectory:
             "loss_mask": [int(masked) for masked in mask],
             "scores": scores,
         }
+
+
+def scored_progress(success: bool, progress: float | None) -> float:
+    """An episode's progress as eval scores it: the world's own score where it has one, else success as 1 or 0
+    (BALROG's rule, so one number scores every world)."""
+    return float(success) if progress is None else float(progress)
 
 
 def pack_text(value: Any) -> Any:

@@ -14,6 +14,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ragen_bench.chat.trajectory import scored_progress
+
 # Two-sided 95% normal quantile.
 Z_95 = 1.959963984540054
 
@@ -113,9 +115,7 @@ def episode_row(record: Mapping[str, Any]) -> Row:
         "seed": _count(record, "seed"),
         "sample": _count(record, "sample"),
         "success": success,
-        # The world's own score where it has one (Trajectory.progress), else success as 1 or 0:
-        # BALROG's rule, so one column scores every world.
-        "progress": float(success) if progress is None else float(progress),
+        "progress": scored_progress(success, progress),
         "total_reward": _finite(record, "total_reward"),
         "num_turns": _count(record, "num_turns"),
         "num_actions": _count(record, "num_actions"),

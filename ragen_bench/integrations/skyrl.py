@@ -66,8 +66,8 @@ class RagenTextEnv(BaseTextEnv):
 
     def get_metrics(self) -> dict[str, Any]:
         trajectory = self.episode.trajectory()
-        return {"success": float(trajectory.success), "total_reward": trajectory.total_reward,
-                "turns": trajectory.num_turns}
+        return {"success": float(trajectory.success), "progress": trajectory.scored_progress,
+                "total_reward": trajectory.total_reward, "turns": trajectory.num_turns}
 
     def close(self) -> None:
         self.episode.env.close()

@@ -37,6 +37,7 @@ from verifiers.v1.dialects.chat import message_to_wire
 from verifiers.v1.runtimes import ProgramResult
 
 from ragen_bench.chat import AgentReply, ChatEpisode
+from ragen_bench.chat.trajectory import scored_progress
 from ragen_bench.eval.config import eval_targets
 from ragen_bench.integrations.scripted_server import EPISODE_HEADER
 from ragen_bench.integrations.tasks import chat_config, first_messages, split_seeds
@@ -123,7 +124,9 @@ class RagenTask(vf.Task[RagenTaskData, vf.State, vf.TaskConfig]):
         """Eval's other per-episode numbers (and whether the episode ended before the seat stopped)."""
         record = _episode_record(trace)
         names = ("success", "num_turns", "num_actions", "num_valid_actions", "num_effective_actions")
-        return {**{name: float(record[name]) for name in names}, "episode_done": float(trace.info["episode_done"])}
+        return {**{name: float(record[name]) for name in names},
+                "progress": scored_progress(record["success"], record.get("progress")),
+                "episode_done": float(trace.info["episode_done"])}
 
 
 def episode_plan(config: RagenTasksetConfig) -> list[tuple[str, str, int, int]]:
