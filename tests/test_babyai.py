@@ -96,6 +96,48 @@ def test_describe_leaves_out_unseen_cells_floor_and_the_agent_s_own_cell():
     ]
 
 
+def _describe_cell_by_cell(image: np.ndarray, direction: int, mission: str, carrying: str | None) -> str:
+    """The text view read the plain way, cell by cell: what the byte-scanning ``describe_view`` must equal."""
+    from ragen_bench.envs.babyai.describe import object_name
+
+    listed, walls = [], []
+    for x in range(7):
+        for y in range(7):
+            kind = OBJECTS[int(image[x, y, 0])]
+            if (x, y) != (3, 6) and kind not in ("unseen", "empty", "floor", "agent", "wall"):
+                where = relative_position(x, y)
+                listed.append(((6 - y) + abs(x - 3), x, f"- {object_name(*map(int, image[x, y]))} {where}"))
+    for line in ([(3, y) for y in range(5, -1, -1)], [(x, 6) for x in range(2, -1, -1)], [(x, 6) for x in range(4, 7)]):
+        for x, y in line:
+            kind = OBJECTS[int(image[x, y, 0])]
+            if kind == "wall":
+                walls.append(f"- a wall {relative_position(x, y)}")
+            if kind not in ("empty", "floor"):
+                break
+    lines = [text for *_, text in sorted(listed)] + walls
+    seen = ["You see:", *lines] if lines else ["You see nothing but floor."]
+    heading = ("east", "south", "west", "north")[direction]
+    return "\n".join([f"Mission: {mission}", f"You face {heading} and carry {carrying or 'nothing'}.", *seen])
+
+
+def test_describe_equals_a_cell_by_cell_reading_on_random_views():
+    # describe_view scans the view's bytes and keeps each (cell, content) line: any slip in its cell
+    # numbering, its order or its cache shows here as a different text.
+    rng = np.random.default_rng(31)
+    for trial in range(400):
+        image = _view()
+        image[:, :, 0] = rng.choice([OBJECTS.index("empty"), OBJECTS.index("floor")], size=(7, 7))
+        for _ in range(int(rng.integers(0, 14))):
+            x, y = rng.integers(0, 7, size=2)
+            image[x, y] = (rng.integers(0, len(OBJECTS)), rng.integers(0, len(COLORS)), rng.integers(0, len(DOOR_STATES)))
+        direction, carrying = int(trial % 4), (None, "a red key")[trial % 2]
+        expected = _describe_cell_by_cell(image, direction, "m", carrying)
+        assert describe_view(image, direction, "m", carrying) == expected
+        # Hand-made views of another integer type, or not contiguous, read the same.
+        assert describe_view(image.astype(np.int64), direction, "m", carrying) == expected
+        assert describe_view(np.asfortranarray(image), direction, "m", carrying) == expected
+
+
 def test_describe_s_tables_are_minigrid_s(minigrid):
     from minigrid.core.constants import COLOR_TO_IDX, OBJECT_TO_IDX, STATE_TO_IDX
 
