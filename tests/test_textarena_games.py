@@ -155,6 +155,36 @@ def test_a_game_textarena_does_not_end_is_truncated_after_the_seat_limit(monkeyp
     assert transcript[-1] == (None, "Stopped: player_0 made 2 moves and TextArena had not ended the game.", True)
 
 
+# Games whose seats get messages without moves between ones with moves: ``valid`` then falls back on every
+# move the seat was shown, which a late read must merge from several batches at once.
+SHOWN_BEFORE = [game_id(g) for g in ("IteratedMatchingPennies-v0", "Snake-v0", "Surround-v0")]
+
+
+@pytest.mark.parametrize("env_id", sorted({*SAMPLE, *SHOWN_BEFORE}))
+def test_views_and_moves_read_late_equal_those_read_at_every_move(env_id):
+    # A seat's text and bracketed moves are read from TextArena's messages only when asked: an env read
+    # every few moves (several batches of messages then read at once) shows what one read after every move shows.
+    eager, late = make_multiagent(env_id), make_multiagent(env_id)
+    eager.reset(seed=7)
+    late.reset(seed=7)
+    player, seats = OPPONENTS["textarena"]["random"](), ("player_0", "player_1")
+
+    def views(env: Any) -> list:
+        game = env.unwrapped
+        return [(game.text_observation(seat), game.action_space(seat).valid, game.legal_moves(seat)) for seat in seats]
+
+    for move_number in range(40):
+        if eager.unwrapped.game_over:
+            break
+        seen = views(eager)
+        if move_number % 3 == 2:
+            assert views(late) == seen, move_number
+        move = player.choose(eager.unwrapped, eager.agent_selection)
+        eager.step(move)
+        late.step(move)
+    assert views(late) == views(eager) and copy.deepcopy(late).observe("player_0") == eager.observe("player_0")
+
+
 def test_a_copy_mid_game_goes_on_exactly_as_the_original():
     env = make_multiagent("RAGEN/TA-KuhnPoker-v0")
     env.reset(seed=2)
