@@ -86,6 +86,19 @@ def test_a_seed_deals_the_same_game_whatever_was_played_before_in_the_env(env_id
     assert play(env_id, 5, draw_between=False, env=env) == first == play(env_id, 5, draw_between=False)
 
 
+def test_a_game_pickle_refuses_is_deep_copied_at_each_reset_and_deals_the_same():
+    # Resets unpickle the new game (pickled once); a game holding something pickle refuses falls back on a deep copy.
+    env_id = game_id("KuhnPoker-v0")
+    env = make_multiagent(env_id)
+    game = env.unwrapped
+    game._new_game.unpicklable = lambda: None
+    game._new_game_bytes = game._pickled(game._new_game)
+    assert game._new_game_bytes is None and make_multiagent(env_id).unwrapped._new_game_bytes
+    first = play(env_id, 5, draw_between=False, env=env)
+    play(env_id, 6, draw_between=False, env=env)
+    assert play(env_id, 5, draw_between=False, env=env) == first == play(env_id, 5, draw_between=False)
+
+
 _CROSS = """
 import json, sys
 sys.path.insert(0, '.')

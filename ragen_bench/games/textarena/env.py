@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import copy
+import io
+import pickle
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
@@ -154,6 +156,7 @@ class TextArenaGameEnv(GameContract, AECEnv):
         # seed's deal would depend on the games played before: every reset starts from a copy of the new game.
         self._new_game: Env = make_game(game, self._rng)  # fails here, at make, when the extra is missing
         self._game: Env = self._new_game
+        self._new_game_bytes = self._pickled(self._new_game)
         self.level_seed: int | None = None
         self._start()
 
@@ -190,7 +193,7 @@ class TextArenaGameEnv(GameContract, AECEnv):
         self.level_seed = int(seed) if seed is not None else self._draw_seed()
         self._rng.restart(self.level_seed)
         self._start()
-        self._game = self._copy(self._new_game)
+        self._game = self._fresh_game()
         self._call("reset", self._game.reset, len(AGENTS), self.level_seed)
         self._game_started = True
         self._collect()
@@ -198,6 +201,22 @@ class TextArenaGameEnv(GameContract, AECEnv):
     def _copy(self, game: Env) -> Env:
         """A deep copy of ``game`` that shares the game's generator (which a game's bound sampler may hold)."""
         return self._rng.call(copy.deepcopy, game, {id(self._rng.random): self._rng.random})
+
+    def _pickled(self, game: Env) -> bytes | None:
+        """``game`` pickled, its generator left out (see :meth:`_fresh_game`); ``None`` if it cannot be pickled."""
+        data = io.BytesIO()
+        try:
+            self._rng.call(_GamePickler(data, self._rng.random).dump, game)
+        except Exception:  # a game holding something pickle refuses (a lambda): copied instead
+            return None
+        return data.getvalue()
+
+    def _fresh_game(self) -> Env:
+        """A copy of the new game, as :meth:`_copy` makes it: the new game is pickled once and each reset
+        unpickles it, several times cheaper than a deep copy (Tic-Tac-Toe's: 150 us against 15)."""
+        if self._new_game_bytes is None:
+            return self._copy(self._new_game)
+        return self._rng.call(_GameUnpickler(io.BytesIO(self._new_game_bytes), self._rng.random).load)
 
     def _collect(self) -> None:
         """Move what TextArena has sent each seat into the seat's batches, and follow whose move it is.
@@ -334,6 +353,26 @@ class TextArenaGameEnv(GameContract, AECEnv):
 
     def close(self) -> None:
         """Nothing to release."""
+
+
+class _GamePickler(pickle.Pickler):
+    """Pickles a game without its generator, which :class:`_GameUnpickler` puts back as the env's own."""
+
+    def __init__(self, file: io.BytesIO, generator: object) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self._generator = generator
+
+    def persistent_id(self, obj: Any) -> str | None:
+        return "generator" if obj is self._generator else None
+
+
+class _GameUnpickler(pickle.Unpickler):
+    def __init__(self, file: io.BytesIO, generator: object) -> None:
+        super().__init__(file)
+        self._generator = generator
+
+    def persistent_load(self, pid: Any) -> object:
+        return self._generator
 
 
 def _options(text: str) -> list[str]:
