@@ -9,6 +9,7 @@ direction); the map keeps NetHack's own symbols, trimmed to the part of the scre
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
 # Cells the list never names: the agent, open ground, the level's walls, rock, and what is unexplored.
@@ -23,6 +24,7 @@ def _steps(count: int, word: str) -> str:
     return f"{count} step{'s' if count != 1 else ''} {word}"
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of two small ints, asked for every named thing of every step
 def relative_position(dx: int, dy: int) -> str:
     """Where a cell ``dx`` columns east and ``dy`` rows south of the agent lies: ``"3 steps east and 1 step north"``."""
     parts = []
