@@ -254,6 +254,26 @@ def test_rgb_array_is_minigrid_s_picture(minigrid):
     assert ours.unwrapped.render_text() == text  # the picture leaves the text as it was
 
 
+def test_the_bot_built_at_the_first_consult_plans_as_one_built_at_reset(minigrid):
+    # The bot is built when first asked (before the first step), not at every reset: it must plan as a bot
+    # built at the reset would; asked only after a step, there is none (as when a reset's bot was dropped).
+    from minigrid.utils.baby_ai_bot import BabyAIBot
+
+    env = gymnasium.make("RAGEN/BabyAI-PutNextLocal-v0").unwrapped
+    for seed in range(4):
+        env.reset(seed=seed)
+        at_reset, last = BabyAIBot(env._level), None
+        env.render()
+        while not env.episode_finished:
+            action = env.optimal_action()
+            assert action == int(at_reset.replan(last)), seed
+            env.step(action)
+            last = action
+        env.reset(seed=seed)
+        env.step(0)
+        assert env.optimal_action() is None
+
+
 def test_actions_are_balrog_s_names_and_an_action_off_the_bot_s_plan_ends_it(minigrid):
     env = gymnasium.make("RAGEN/BabyAI-GoToLocal-v0").unwrapped
     assert env.action_names == ACTION_NAMES and env.action_space.n == 7
