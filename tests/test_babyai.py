@@ -96,6 +96,48 @@ def test_describe_leaves_out_unseen_cells_floor_and_the_agent_s_own_cell():
     ]
 
 
+def _describe_cell_by_cell(image: np.ndarray, direction: int, mission: str, carrying: str | None) -> str:
+    """The text view read the plain way, cell by cell: what the byte-scanning ``describe_view`` must equal."""
+    from ragen_bench.envs.babyai.describe import object_name
+
+    listed, walls = [], []
+    for x in range(7):
+        for y in range(7):
+            kind = OBJECTS[int(image[x, y, 0])]
+            if (x, y) != (3, 6) and kind not in ("unseen", "empty", "floor", "agent", "wall"):
+                where = relative_position(x, y)
+                listed.append(((6 - y) + abs(x - 3), x, f"- {object_name(*map(int, image[x, y]))} {where}"))
+    for line in ([(3, y) for y in range(5, -1, -1)], [(x, 6) for x in range(2, -1, -1)], [(x, 6) for x in range(4, 7)]):
+        for x, y in line:
+            kind = OBJECTS[int(image[x, y, 0])]
+            if kind == "wall":
+                walls.append(f"- a wall {relative_position(x, y)}")
+            if kind not in ("empty", "floor"):
+                break
+    lines = [text for *_, text in sorted(listed)] + walls
+    seen = ["You see:", *lines] if lines else ["You see nothing but floor."]
+    heading = ("east", "south", "west", "north")[direction]
+    return "\n".join([f"Mission: {mission}", f"You face {heading} and carry {carrying or 'nothing'}.", *seen])
+
+
+def test_describe_equals_a_cell_by_cell_reading_on_random_views():
+    # describe_view scans the view's bytes and keeps each (cell, content) line: any slip in its cell
+    # numbering, its order or its cache shows here as a different text.
+    rng = np.random.default_rng(31)
+    for trial in range(400):
+        image = _view()
+        image[:, :, 0] = rng.choice([OBJECTS.index("empty"), OBJECTS.index("floor")], size=(7, 7))
+        for _ in range(int(rng.integers(0, 14))):
+            x, y = rng.integers(0, 7, size=2)
+            image[x, y] = (rng.integers(0, len(OBJECTS)), rng.integers(0, len(COLORS)), rng.integers(0, len(DOOR_STATES)))
+        direction, carrying = int(trial % 4), (None, "a red key")[trial % 2]
+        expected = _describe_cell_by_cell(image, direction, "m", carrying)
+        assert describe_view(image, direction, "m", carrying) == expected
+        # Hand-made views of another integer type, or not contiguous, read the same.
+        assert describe_view(image.astype(np.int64), direction, "m", carrying) == expected
+        assert describe_view(np.asfortranarray(image), direction, "m", carrying) == expected
+
+
 def test_describe_s_tables_are_minigrid_s(minigrid):
     from minigrid.core.constants import COLOR_TO_IDX, OBJECT_TO_IDX, STATE_TO_IDX
 
@@ -210,6 +252,26 @@ def test_rgb_array_is_minigrid_s_picture(minigrid):
     assert picture.dtype == np.uint8 and picture.shape == (256, 256, 3)
     assert np.array_equal(picture, theirs.render())
     assert ours.unwrapped.render_text() == text  # the picture leaves the text as it was
+
+
+def test_the_bot_built_at_the_first_consult_plans_as_one_built_at_reset(minigrid):
+    # The bot is built when first asked (before the first step), not at every reset: it must plan as a bot
+    # built at the reset would; asked only after a step, there is none (as when a reset's bot was dropped).
+    from minigrid.utils.baby_ai_bot import BabyAIBot
+
+    env = gymnasium.make("RAGEN/BabyAI-PutNextLocal-v0").unwrapped
+    for seed in range(4):
+        env.reset(seed=seed)
+        at_reset, last = BabyAIBot(env._level), None
+        env.render()
+        while not env.episode_finished:
+            action = env.optimal_action()
+            assert action == int(at_reset.replan(last)), seed
+            env.step(action)
+            last = action
+        env.reset(seed=seed)
+        env.step(0)
+        assert env.optimal_action() is None
 
 
 def test_actions_are_balrog_s_names_and_an_action_off_the_bot_s_plan_ends_it(minigrid):

@@ -23,7 +23,9 @@ from ragen_bench.data.crafter import ACHIEVEMENTS, BALROG_STEPS
 from ragen_bench.envs.base import MissingExtra
 from ragen_bench.envs.crafter import backend
 from ragen_bench.envs.crafter.collector import Collector
-from ragen_bench.envs.crafter.describe import NAMES, OFF_MAP, describe, relative_position, window_of
+from ragen_bench.envs.crafter.describe import (
+    NAMES, OFF_MAP, cells_around, describe, describe_cells, relative_position, window_of,
+)
 from ragen_bench.envs.crafter.env import ACTION_MEANINGS, ACTION_NAMES
 from ragen_bench.registry import BUILTIN_IDS, chat_budget, entry
 from tests.conftest import in_ci, run_python
@@ -108,6 +110,47 @@ def test_describe_s_tables_are_crafter_s(crafter):
     assert place["furnace"]["uses"] == {"stone": 4} and "(4 stone)" in ACTION_MEANINGS[9]
     assert make["iron_pickaxe"]["uses"] == {"wood": 1, "coal": 1, "iron": 1} and "1 coal, 1 iron" in ACTION_MEANINGS[13]
 
+
+
+def _nearby_cell_by_cell(window: np.ndarray) -> list[str]:
+    """The "You see" lines read the plain way, cell by cell: what the byte-scanning view must equal."""
+    nearest: dict[int, tuple[int, int, int]] = {}
+    counts: dict[int, int] = {}
+    for x in range(9):
+        for y in range(7):
+            kind = int(window[x, y])
+            if kind == OFF_MAP or (kind == NAMES.index("player") and (x, y) == (4, 3)):
+                continue
+            counts[kind] = counts.get(kind, 0) + 1
+            nearest[kind] = min(nearest.get(kind, (99, 0, 0)), (abs(x - 4) + abs(y - 3), y, x))
+    ordered = sorted(nearest.items(), key=lambda item: (item[1][0], NAMES[item[0]]))
+    return [f"- {NAMES[kind]} {relative_position(x - 4, y - 3)}" + (f" ({counts[kind]} in view)" if counts[kind] > 1 else "")
+            for kind, (_, y, x) in ordered]
+
+
+def test_describe_equals_a_cell_by_cell_reading_on_random_maps():
+    # The view reads the window nearest first as bytes, straight from the map where it can, and keeps the
+    # status lines by their inputs: any slip shows here as a different text.
+    rng = np.random.default_rng(31)
+    kinds = [index for index, name in enumerate(NAMES) if name != "player"]
+    for trial in range(300):
+        semantic = rng.choice(kinds, size=(20, 16)).astype(np.uint8)
+        semantic[rng.random((20, 16)) < 0.6] = NAMES.index("grass")
+        position = (int(rng.integers(0, 20)), int(rng.integers(0, 16)))  # near the edges too
+        semantic[position] = NAMES.index("player")
+        facing = ((0, 1), (0, -1), (1, 0), (-1, 0))[trial % 4]
+        inventory = {**FULL, "food": int(rng.integers(0, 10)), "wood": int(rng.integers(0, 3)), "sapling": trial % 2}
+        unlocked = list(ACHIEVEMENTS[: trial % 5])
+        window = window_of(semantic, position)
+        text = describe(window, facing, inventory, sleeping=bool(trial % 3 == 0), unlocked=unlocked)
+        seen = text.splitlines()[4:-1]
+        assert seen == _nearby_cell_by_cell(window), (trial, position)
+        assert text.splitlines()[2] == f"Inventory: {', '.join(f'{c} {n}' for n, c in inventory.items() if n not in FULL and c) or 'nothing'}."
+        assert f"food {inventory['food']}/9" in text.splitlines()[1] and ("asleep" in text) == (trial % 3 == 0)
+        # The env's path (cells taken from the map, another dtype falling back to the window) gives the same text.
+        for semantic_map in (semantic, semantic.astype(np.int64)):
+            cells = cells_around(semantic_map, position)
+            assert describe_cells(cells, facing, inventory, sleeping=bool(trial % 3 == 0), unlocked=unlocked) == text
 
 # -- registration, the missing extra, BALROG's protocol ------------------------------------------
 

@@ -68,6 +68,30 @@ def test_nearby_names_each_thing_once_nearest_first_without_the_agent_or_plain_g
     assert len(nearby(crowd, 0, 0)) == 24 and nearby(crowd, 0, 0)[0] == "boulder 1 1 step east"
 
 
+def test_trimmed_map_and_nearby_equal_the_plain_readings_on_random_screens():
+    # trimmed_map tests rows with isspace (no stripped copies) and nearby keeps one nearest cell and a count a
+    # name: both must equal the plain readings, NetHack's latin-1 whitespace (\\x1c, \\x85, \\xa0) included.
+    rng = np.random.default_rng(31)
+    for _ in range(300):
+        rows = ["".join(rng.choice(list(" .|-#@\x1c\x85\xa0\t"), size=12, p=[.62, .1, .05, .05, .05, .05, .02, .02, .02, .02]))
+                for _ in range(int(rng.integers(0, 8)))]
+        drawn = [index for index, row in enumerate(rows) if row.strip()]
+        body = rows[drawn[0]:drawn[-1] + 1] if drawn else []
+        left = min((len(row) - len(row.lstrip()) for row in body if row.strip()), default=0)
+        assert trimmed_map(rows) == [row[left:].rstrip() for row in body]
+        names = ["newt", "jackal", "staircase down", "wall", "floor of a room", "boulder"]
+        cells = {(int(x), int(y)): names[int(rng.integers(0, len(names)))] for x, y in rng.integers(0, 9, size=(12, 2))}
+        x, y = (int(value) for value in rng.integers(0, 9, size=2))
+        found: dict[str, list] = {}
+        for (cx, cy), name in cells.items():
+            if (cx, cy) != (x, y) and name not in ("wall", "floor of a room"):
+                dx, dy = cx - x, cy - y
+                found.setdefault(name, []).append((max(abs(dx), abs(dy)), abs(dx) + abs(dy), dy, dx))
+        expected = sorted((min(keys), f"{name} {relative_position(min(keys)[3], min(keys)[2])}"
+                           + (f" (and {len(keys) - 1} more)" if len(keys) > 1 else "")) for name, keys in found.items())
+        assert nearby(cells, x, y) == [text for _, text in expected]
+
+
 def test_status_line_and_the_whole_view():
     line = status_line(STATS)
     assert line == ("Dungeon level 3, HP 13/15, Pw 2/4, AC 6, experience level 2, turn 41, Str 16 Dex 14 Con 12 "

@@ -86,6 +86,19 @@ def test_a_seed_deals_the_same_game_whatever_was_played_before_in_the_env(env_id
     assert play(env_id, 5, draw_between=False, env=env) == first == play(env_id, 5, draw_between=False)
 
 
+def test_a_game_pickle_refuses_is_deep_copied_at_each_reset_and_deals_the_same():
+    # Resets unpickle the new game (pickled once); a game holding something pickle refuses falls back on a deep copy.
+    env_id = game_id("KuhnPoker-v0")
+    env = make_multiagent(env_id)
+    game = env.unwrapped
+    game._new_game.unpicklable = lambda: None
+    game._new_game_bytes = game._pickled(game._new_game)
+    assert game._new_game_bytes is None and make_multiagent(env_id).unwrapped._new_game_bytes
+    first = play(env_id, 5, draw_between=False, env=env)
+    play(env_id, 6, draw_between=False, env=env)
+    assert play(env_id, 5, draw_between=False, env=env) == first == play(env_id, 5, draw_between=False)
+
+
 _CROSS = """
 import json, sys
 sys.path.insert(0, '.')
@@ -153,6 +166,36 @@ def test_a_game_textarena_does_not_end_is_truncated_after_the_seat_limit(monkeyp
     monkeypatch.setattr(importlib.import_module("ragen_bench.games.textarena.env"), "SEAT_MOVES", 2)
     transcript = play("RAGEN/TA-Poker-v0", 3, draw_between=False)
     assert transcript[-1] == (None, "Stopped: player_0 made 2 moves and TextArena had not ended the game.", True)
+
+
+# Games whose seats get messages without moves between ones with moves: ``valid`` then falls back on every
+# move the seat was shown, which a late read must merge from several batches at once.
+SHOWN_BEFORE = [game_id(g) for g in ("IteratedMatchingPennies-v0", "Snake-v0", "Surround-v0")]
+
+
+@pytest.mark.parametrize("env_id", sorted({*SAMPLE, *SHOWN_BEFORE}))
+def test_views_and_moves_read_late_equal_those_read_at_every_move(env_id):
+    # A seat's text and bracketed moves are read from TextArena's messages only when asked: an env read
+    # every few moves (several batches of messages then read at once) shows what one read after every move shows.
+    eager, late = make_multiagent(env_id), make_multiagent(env_id)
+    eager.reset(seed=7)
+    late.reset(seed=7)
+    player, seats = OPPONENTS["textarena"]["random"](), ("player_0", "player_1")
+
+    def views(env: Any) -> list:
+        game = env.unwrapped
+        return [(game.text_observation(seat), game.action_space(seat).valid, game.legal_moves(seat)) for seat in seats]
+
+    for move_number in range(40):
+        if eager.unwrapped.game_over:
+            break
+        seen = views(eager)
+        if move_number % 3 == 2:
+            assert views(late) == seen, move_number
+        move = player.choose(eager.unwrapped, eager.agent_selection)
+        eager.step(move)
+        late.step(move)
+    assert views(late) == views(eager) and copy.deepcopy(late).observe("player_0") == eager.observe("player_0")
 
 
 def test_a_copy_mid_game_goes_on_exactly_as_the_original():

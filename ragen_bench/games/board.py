@@ -325,10 +325,13 @@ class ActionCheckWrapper(wrappers.OrderEnforcingWrapper):
 
     def step(self, action: Any) -> None:
         self._refuse_before_reset("step")
-        if self.agents:
-            agent = self.agent_selection
-            if not (self.terminations[agent] or self.truncations[agent]):
-                self.unwrapped.check_action(agent, action)
+        # Read from the wrapped env directly: each read through this wrapper passes two ``__getattr__``s
+        # (PettingZoo's order check, then its base wrapper's), microseconds a move in all.
+        env = self.env
+        if env.agents:
+            agent = env.agent_selection
+            if not (env.terminations[agent] or env.truncations[agent]):
+                env.unwrapped.check_action(agent, action)
         super().step(action)
 
     def observe(self, agent: Any) -> dict[str, np.ndarray]:

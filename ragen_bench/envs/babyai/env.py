@@ -106,6 +106,7 @@ class BabyAIEnv(TextEnv):
         self._set_action_space(spaces.Discrete(len(ACTION_NAMES)))
         self._level: RoomGridLevel | None = None
         self._bot: BabyAIBot | None = None
+        self._bot_due = False  # no step yet this episode: a bot may still be built
         self._planned: int | None = None  # the bot's action for the current state, once asked
         self._last_action: int | None = None  # the action the bot saw taken last (None at the start)
         self._consulted = False
@@ -118,7 +119,9 @@ class BabyAIEnv(TextEnv):
             # render_mode (chat.images asks for the picture of an env made without one).
             self._level = backend.make_level(self.level, "rgb_array")
         observation = backend.quiet_reset(self._level, seed)
-        self._bot = backend.make_bot(self._level)
+        # The bot is built at the first optimal_action, if that comes before the first step (it reads the
+        # level as reset left it, and draws nothing); an episode nobody consults never pays for it.
+        self._bot, self._bot_due = None, True
         self._planned = self._last_action = None
         self._consulted = False  # whether optimal_action was asked this episode
         self._success = False
@@ -135,6 +138,7 @@ class BabyAIEnv(TextEnv):
         # at its first step, without the cost of a plan.
         if self._bot is not None and (not self._consulted or action != self.optimal_action()):
             self._bot = None
+        self._bot_due = False
         self._planned, self._last_action = None, action
         observation, reward, terminated, truncated, _ = self._level.step(action)
         self._success = bool(terminated and reward > 0)
@@ -161,8 +165,12 @@ class BabyAIEnv(TextEnv):
 
     def optimal_action(self, steps_left: int | None = None) -> int | None:
         """BabyAIBot's action for this state, while every action so far was the bot's (else ``None``)."""
-        if self.episode_finished or self._bot is None:
+        if self.episode_finished:
             return None
+        if self._bot is None:
+            if not self._bot_due:
+                return None
+            self._bot, self._bot_due = backend.make_bot(self._level), False
         self._consulted = True
         if self._planned is None:
             self._planned = int(self._bot.replan(self._last_action))

@@ -13,7 +13,7 @@ from ragen_bench.data.crafter import ACHIEVEMENTS, MAX_STEPS
 from ragen_bench.envs.base import PICTURE_METADATA, AnyText, TextEnv, text_charset
 from ragen_bench.envs.config import EnvConfig, IntIn, setting
 from ragen_bench.envs.crafter import backend
-from ragen_bench.envs.crafter.describe import describe, window_of
+from ragen_bench.envs.crafter.describe import cells_around, describe_cells
 
 if TYPE_CHECKING:
     from crafter import Env
@@ -142,8 +142,8 @@ class CrafterEnv(TextEnv):
     def _show(self, semantic: np.ndarray) -> None:
         player = self.world._player
         unlocked = [name for name in ACHIEVEMENTS if player.achievements[name] > 0]
-        window = window_of(semantic, (int(player.pos[0]), int(player.pos[1])))
-        self._text = describe(window, tuple(player.facing), player.inventory, sleeping=player.sleeping, unlocked=unlocked)
+        cells = cells_around(semantic, (int(player.pos[0]), int(player.pos[1])))
+        self._text = describe_cells(cells, player.facing, player.inventory, sleeping=player.sleeping, unlocked=unlocked)
 
     def _info(self) -> dict[str, Any]:
         achievements = dict(self.world._player.achievements)

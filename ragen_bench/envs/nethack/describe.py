@@ -9,6 +9,7 @@ direction); the map keeps NetHack's own symbols, trimmed to the part of the scre
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping, Sequence
 
 # Cells the list never names: the agent, open ground, the level's walls, rock, and what is unexplored.
@@ -23,6 +24,7 @@ def _steps(count: int, word: str) -> str:
     return f"{count} step{'s' if count != 1 else ''} {word}"
 
 
+@functools.lru_cache(maxsize=4096)  # a pure function of two small ints, asked for every named thing of every step
 def relative_position(dx: int, dy: int) -> str:
     """Where a cell ``dx`` columns east and ``dy`` rows south of the agent lies: ``"3 steps east and 1 step north"``."""
     parts = []
@@ -35,11 +37,12 @@ def relative_position(dx: int, dy: int) -> str:
 
 def trimmed_map(rows: Sequence[str]) -> list[str]:
     """The map's rows cut to the box around everything drawn (a blank map gives no rows)."""
-    drawn = [index for index, row in enumerate(rows) if row.strip()]
+    # A row is drawn when it holds more than whitespace: ``isspace`` answers that without the copy ``strip`` makes.
+    drawn = [index for index, row in enumerate(rows) if row and not row.isspace()]
     if not drawn:
         return []
     body = rows[drawn[0]:drawn[-1] + 1]
-    left = min(len(row) - len(row.lstrip()) for row in body if row.strip())
+    left = min(len(row) - len(row.lstrip()) for row in body if row and not row.isspace())
     return [row[left:].rstrip() for row in body]
 
 
@@ -49,27 +52,37 @@ def nearby(descriptions: Mapping[tuple[int, int], str], x: int, y: int) -> list[
     A name on several cells (a lava river, a row of boulders) is listed once, at its nearest cell,
     with how many more cells show it.
     """
-    found: dict[str, list[tuple[int, int, int, int]]] = {}
+    # Each name's nearest cell and how many cells show it, in one pass (a list per name cost more).
+    found: dict[str, list] = {}
     for (cx, cy), name in descriptions.items():
-        if (cx, cy) != (x, y) and name not in _PLAIN:
-            dx, dy = cx - x, cy - y
-            found.setdefault(name, []).append((max(abs(dx), abs(dy)), abs(dx) + abs(dy), dy, dx))
+        if name in _PLAIN or (cx == x and cy == y):
+            continue
+        dx, dy = cx - x, cy - y
+        across, down = abs(dx), abs(dy)
+        key = (across if across > down else down, across + down, dy, dx)
+        entry = found.get(name)
+        if entry is None:
+            found[name] = [key, 1]
+        else:
+            entry[1] += 1
+            if key < entry[0]:
+                entry[0] = key
     listed = []
-    for name, cells in found.items():
-        distance, steps, dy, dx = min(cells)
-        more = f" (and {len(cells) - 1} more)" if len(cells) > 1 else ""
-        listed.append(((distance, steps, dy, dx), f"{name} {relative_position(dx, dy)}{more}"))
+    for name, (key, count) in found.items():
+        more = f" (and {count - 1} more)" if count > 1 else ""
+        listed.append((key, f"{name} {relative_position(key[3], key[2])}{more}"))
     return [text for _, text in sorted(listed)[:MAX_LISTED]]
+
+
+_STATUS = ("Dungeon level {depth}, HP {hp}/{max_hp}, Pw {energy}/{max_energy}, AC {armor_class}, experience level "
+           "{experience_level}, turn {time}, Str {strength} Dex {dexterity} Con {constitution} Int {intelligence} "
+           "Wis {wisdom} Cha {charisma}, gold {gold}, ")
 
 
 def status_line(stats: Mapping[str, int]) -> str:
     """NetHack's bottom lines in words, from the ``blstats`` numbers named as :data:`STATUS_FIELDS`."""
     hunger = HUNGER[stats["hunger"]] if 0 <= stats["hunger"] < len(HUNGER) else "?"
-    return (f"Dungeon level {stats['depth']}, HP {stats['hp']}/{stats['max_hp']}, Pw {stats['energy']}/"
-            f"{stats['max_energy']}, AC {stats['armor_class']}, experience level {stats['experience_level']}, "
-            f"turn {stats['time']}, Str {stats['strength']} Dex {stats['dexterity']} Con {stats['constitution']} "
-            f"Int {stats['intelligence']} Wis {stats['wisdom']} Cha {stats['charisma']}, gold {stats['gold']}, "
-            f"{hunger}.")
+    return f"{_STATUS.format_map(stats)}{hunger}."
 
 
 # blstats' index of each number the status line reads (nle.nethack's NLE_BL_* constants).

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 TASKS = (*table.MINIHACK, "NetHack")
 MAX_OBSERVATION_CHARS = 8192
 _MORE = b"--More--"
+_WORD_BYTES = 80  # nle's screen_descriptions: 80 bytes a cell
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ _BLANK = ord(" ")
 
 
 def _text(values: np.ndarray) -> str:
-    return bytes(values).decode("latin-1").rstrip("\0")
+    return values.tobytes().rstrip(b"\0").decode("latin-1")  # latin-1: one character a byte, so the same cut
 
 
 def _fixed_bytes(rows: np.ndarray) -> np.ndarray:
@@ -115,7 +116,7 @@ class NetHackEnv(TextEnv):
         self.observation_space = AnyText(min_length=1, max_length=MAX_OBSERVATION_CHARS, charset=_SAMPLE_CHARSET)
         self._set_action_space(spaces.Discrete(len(self.action_names)))
         self._env: gymnasium.Env | None = None
-        self._plain = np.zeros(0, dtype=bool)  # backend.plain_glyphs(), once the library is loaded
+        self._named = np.zeros(0, dtype=bool)  # not backend.plain_glyphs(), once the library is loaded
         self._indices: tuple[int, ...] = ()
         self._observation: dict[str, np.ndarray] = {}
         self._text = ""
@@ -128,7 +129,7 @@ class NetHackEnv(TextEnv):
         if self._env is None:
             self._env = backend.make(self.task)
             self._indices = backend.action_indices(self._env, self.action_names)
-            self._plain = backend.plain_glyphs()
+            self._named = ~backend.plain_glyphs()
         backend.seed(self._env, seed)
         self._observation, _ = self._env.reset()
         self._steps = self._still = 0
@@ -180,10 +181,13 @@ class NetHackEnv(TextEnv):
         screen, width = chars.tobytes().decode("latin-1"), chars.shape[1]
         rows = [screen[start:start + width] for start in range(0, len(screen), width)]
         # NetHack's words for each cell that may be worth naming (not rock, wall, floor or corridor),
-        # read as fixed-width byte strings (numpy drops the padding).
-        ys, xs = np.nonzero(~self._plain[observation["glyphs"]])
-        words = _fixed_bytes(observation["screen_descriptions"][ys, xs]).tolist()
-        descriptions = {(x, y): word.decode("latin-1") for x, y, word in zip(xs.tolist(), ys.tolist(), words) if word}
+        # read as fixed-width byte strings (numpy drops the padding).  ``take`` and flat indices: numpy's
+        # fancy indexing of the 21x79 grid cost more than a tenth of nle's step (issue 31).
+        glyphs = observation["glyphs"]
+        cells = np.flatnonzero(self._named.take(glyphs))
+        words = _fixed_bytes(observation["screen_descriptions"].reshape(-1, _WORD_BYTES).take(cells, axis=0)).tolist()
+        columns = glyphs.shape[1]
+        descriptions = {divmod(cell, columns)[::-1]: word.decode("latin-1") for cell, word in zip(cells.tolist(), words) if word}
         self._stats = stats
         self._text = describe(rows, descriptions, _text(observation["message"]), stats)[:MAX_OBSERVATION_CHARS]
 
