@@ -122,7 +122,7 @@ class NetHackEnv(TextEnv):
         self._text = ""
         self._steps = self._still = 0
         self._success = False
-        self._score = 0.0
+        self._progress = 0.0
         self._end = ""  # the library's end status of the last step ("death", "task successful")
 
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
@@ -133,7 +133,7 @@ class NetHackEnv(TextEnv):
         backend.seed(self._env, seed)
         self._observation, _ = self._env.reset()
         self._steps = self._still = 0
-        self._success, self._score, self._end = False, 0.0, ""
+        self._success, self._progress, self._end = False, 0.0, ""
         self._update()
         info = self._info()
         info["optimal_length"] = None
@@ -153,7 +153,7 @@ class NetHackEnv(TextEnv):
             truncated = truncated or self._still >= table.NETHACK_NO_PROGRESS
         if self.task != "NetHack" and reward >= 1.0:
             self._success = True  # BALROG's test: the step's reward reaches 1
-            self._score = 1.0
+            self._progress = 1.0
         if terminated and not (self._observation["chars"] > _BLANK).any():
             # NetHack blanks the screen once the game is over: the last drawn state stays, saying why it ended.
             lines = self._text.splitlines()
@@ -176,7 +176,7 @@ class NetHackEnv(TextEnv):
         blstats = observation["blstats"].tolist()
         stats = {name: blstats[index] for name, index in STATUS_FIELDS.items()}
         if self.task == "NetHack":
-            self._score = max(self._score, table.progression(stats["depth"], stats["experience_level"]))
+            self._progress = max(self._progress, table.progression(stats["depth"], stats["experience_level"]))
         chars = observation["chars"]
         screen, width = chars.tobytes().decode("latin-1"), chars.shape[1]
         rows = [screen[start:start + width] for start in range(0, len(screen), width)]
@@ -192,7 +192,7 @@ class NetHackEnv(TextEnv):
         self._text = describe(rows, descriptions, _text(observation["message"]), stats)[:MAX_OBSERVATION_CHARS]
 
     def _info(self) -> dict[str, Any]:
-        return {"success": self._success, "progress": self._score, "level_seed": self.level_seed,
+        return {"success": self._success, "progress": self._progress, "level_seed": self.level_seed,
                 "depth": self._stats["depth"], "experience_level": self._stats["experience_level"]}
 
     def render_text(self) -> str:
