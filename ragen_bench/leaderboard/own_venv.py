@@ -1,0 +1,163 @@
+"""Replaying an episode record, here or in the virtualenv of the id's extra.
+
+An extra that cannot join the main install (``catalog.OWN_VENV_EXTRAS``: nle pins gymnasium
+1.2.0, so the ``nethack`` extra lives in ``.venv-nethack``) would leave its ids unverifiable where
+``leaderboard verify`` and ``build`` run.  Their records are replayed by the same rule
+(:func:`replay_checked`) in a worker process of that venv's interpreter,
+``python -I -m ragen_bench.leaderboard.own_venv``: it reads the run's config and the records on
+stdin and writes one verdict a record on stdout (``null``, or the refusal's problem and place), and
+verify raises a refusal exactly as if the replay had run here.  Which interpreter: the one named
+by ``RAGEN_BENCH_<EXTRA>_PYTHON``, else ``.venv-<extra>`` in the checkout (where the extra's setup
+script makes it), else one error line naming the command that builds it.
+
+The worker must run this very code, or its verdicts would be another version's: it refuses to
+start unless a fingerprint of its ``ragen_bench`` sources equals the caller's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ragen_bench import catalog
+from ragen_bench.leaderboard.errors import LeaderboardError, as_leaderboard_error
+from ragen_bench.leaderboard.tokens import check_tokens
+
+# The checkout this code runs from: its own-venv extras' venvs and scripts are here.
+PACKAGE = Path(__file__).resolve().parents[1]
+CHECKOUT = PACKAGE.parent
+# Worker exit status when its sources differ from the caller's (an install of another version).
+OTHER_CODE = 3
+
+
+def replay_checked(record: Mapping[str, Any], env: Any, chat_config: Any, *, where: Mapping[str, Any]) -> dict[str, Any]:
+    """Replay one episode record on ``env``; the record once it matches, else :class:`LeaderboardError`.
+
+    The rule is :func:`ragen_bench.eval.replay.replay_episode` (``ragen-bench render`` applies it too);
+    token counts, which replay cannot reproduce, are checked here after it.
+    """
+    from ragen_bench.eval.replay import replay_episode
+
+    try:
+        with as_leaderboard_error():
+            prompts = replay_episode(record, env, chat_config, where=where)
+        turns = record["turns"]
+        # Last: what replay cannot reproduce, once everything it can has matched.
+        for number, (turn, prompt) in enumerate(zip(turns, prompts), start=1):
+            check_tokens(turn, prompt, chat_config, {**where, "turn": number})
+    except RecursionError:
+        # Values nested just under the parser's limit can still exhaust the stack when compared.
+        raise LeaderboardError("a value is nested too deeply", **where) from None
+    return dict(record)
+
+
+# -- the caller's side -----------------------------------------------------------------
+
+
+def elsewhere(env_ids: Iterable[str]) -> dict[str, str]:
+    """``{env id: extra}`` of the ids that must be replayed in their extra's own venv: the extra lives in
+    one (``catalog.OWN_VENV_EXTRAS``) and is not installed here."""
+    from ragen_bench.registry import entry
+
+    found = {}
+    for env_id in sorted(set(env_ids)):
+        extra = entry(env_id).extra
+        if extra in catalog.OWN_VENV_EXTRAS and catalog.missing_extra(env_id) is not None:
+            found[env_id] = extra
+    return found
+
+
+def variable(extra: str) -> str:
+    """The environment variable naming the interpreter of ``extra``'s venv: ``RAGEN_BENCH_NETHACK_PYTHON``."""
+    return f"RAGEN_BENCH_{extra.upper()}_PYTHON"
+
+
+def interpreter(extra: str, env_ids: Sequence[str]) -> str:
+    """The python of ``extra``'s venv, or one line saying how to build it (``env_ids`` need it)."""
+    name = variable(extra)
+    named = os.environ.get(name)
+    if named:
+        if not (os.path.isfile(named) and os.access(named, os.X_OK)):
+            raise LeaderboardError(f"{name}={named} is not an executable file (the python of the '{extra}' "
+                                   "extra's virtualenv is expected)")
+        return named
+    default = CHECKOUT / f".venv-{extra}" / "bin" / "python"
+    if default.is_file():
+        return str(default)
+    ids = ", ".join(env_ids)
+    raise LeaderboardError(f"replaying {ids} needs the '{extra}' extra, which lives in a virtualenv of its own and "
+                           f"is not installed here: build it with `bash {catalog.OWN_VENV_EXTRAS[extra]} --no-test` "
+                           f"in {CHECKOUT} (or name its python in {name})")
+
+
+def replay_elsewhere(python: str, config: Mapping[str, Any],
+                     items: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[dict[str, Any] | None]:
+    """The verdicts of ``python``'s worker on ``items`` (``(where, record)``, replayed under the run
+    ``config``), in order: ``None`` for a record that matches its replay, else the refusal's fields."""
+    header = {"config": dict(config), "fingerprint": fingerprint()}
+    lines = [json.dumps(header), *(json.dumps({"where": dict(where), "record": record}) for where, record in items)]
+    done = subprocess.run([python, "-I", "-m", __name__], input="\n".join(lines) + "\n", capture_output=True,
+                          text=True, encoding="utf-8", check=False)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
+        raise LeaderboardError(f"the replay in {python} failed (exit status {done.returncode}): {last}")
+    verdicts = [json.loads(line) for line in done.stdout.splitlines()]
+    if len(verdicts) != len(items):
+        raise LeaderboardError(f"the replay in {python} gave {len(verdicts)} verdicts for {len(items)} records")
+    return verdicts
+
+
+def raise_verdict(verdict: Mapping[str, Any] | None) -> None:
+    """Raise a worker's refusal as the :class:`LeaderboardError` the replay here would have raised."""
+    if verdict is not None:
+        raise LeaderboardError(verdict["problem"], **verdict["where"])
+
+
+def fingerprint() -> str:
+    """A hash of this install's ``ragen_bench`` sources: equal on both sides of the worker's pipe."""
+    digest = hashlib.sha256()
+    for path in sorted(PACKAGE.rglob("*.py")):
+        digest.update(path.relative_to(PACKAGE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+# -- the worker's side -----------------------------------------------------------------
+
+
+def main() -> int:
+    """The worker: a header line (``config``, ``fingerprint``), then one ``{"where", "record"}`` a line."""
+    from ragen_bench.eval.config import load
+    from ragen_bench.eval.run import EnvPool
+
+    header = json.loads(sys.stdin.readline())
+    if header["fingerprint"] != fingerprint():
+        print(f"{sys.executable} runs ragen_bench from {PACKAGE}, whose sources differ from the caller's; install the "
+              "caller's checkout there (pip install -e CHECKOUT --no-deps)", file=sys.stderr)
+        return OTHER_CODE
+    run = load(header["config"])
+    pool = EnvPool({})
+    try:
+        for line in sys.stdin:
+            item = json.loads(line)
+            record, where = item["record"], item["where"]
+            env_id = record["env_id"]
+            try:
+                replay_checked(record, pool.take([env_id])[0], run.chat_for(env_id), where=where)
+                verdict = None
+            except LeaderboardError as error:
+                verdict = {"problem": error.problem, "where": error.keywords()}
+            # default=repr: a value JSON cannot hold still gives a line (its text is what the message shows).
+            print(json.dumps(verdict, default=repr), flush=True)
+    finally:
+        pool.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
