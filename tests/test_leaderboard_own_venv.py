@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,12 +26,15 @@ from ragen_bench.eval import rundir
 from ragen_bench.leaderboard import own_venv
 from ragen_bench.leaderboard.errors import LeaderboardError
 from ragen_bench.leaderboard.verify import verify
+from ragen_bench.leaderboard.viewer import viewer_data
+from ragen_bench.registry import entry
 
 from .conftest import one_line_error
 from .test_leaderboard import copy, edit_record, make_submission, submission_info
 
 BABYAI = "RAGEN/BabyAI-GoToLocal-v0"
 NETHACK = "RAGEN/NetHack-v0"
+TEXTWORLD = "RAGEN/TextWorld-CoinCollector-v0"
 
 
 @pytest.fixture(scope="module")
@@ -41,23 +45,29 @@ def babyai_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
                            "limit=4")
 
 
-@pytest.fixture
-def worker_calls(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """BabyAI's extra as one living in its own venv, missing here, whose python is this one; the list
-    of the batch sizes the worker was handed."""
-    monkeypatch.setitem(catalog.OWN_VENV_EXTRAS, "babyai", "scripts/setup_babyai_venv.sh")
+def as_own_venv(monkeypatch: pytest.MonkeyPatch, extra: str) -> list[tuple[str, int]]:
+    """``extra`` as one living in its own venv, missing here, whose python is this one; the list of the
+    worker's runs, ``(task, records)``."""
+    monkeypatch.setitem(catalog.OWN_VENV_EXTRAS, extra, f"scripts/setup_{extra}_venv.sh")
     real_missing = catalog.missing_extra
-    monkeypatch.setattr(catalog, "missing_extra", lambda env_id: "hint" if "BabyAI" in env_id else real_missing(env_id))
-    monkeypatch.setenv(own_venv.variable("babyai"), sys.executable)
-    calls: list[int] = []
-    real = own_venv.replay_elsewhere
+    monkeypatch.setattr(catalog, "missing_extra",
+                        lambda env_id: "hint" if entry(env_id).extra == extra else real_missing(env_id))
+    monkeypatch.setenv(own_venv.variable(extra), sys.executable)
+    calls: list[tuple[str, int]] = []
+    real = own_venv.run_worker
 
-    def counted(python: str, config: Any, items: Any) -> Any:
-        calls.append(len(items))
-        return real(python, config, items)
+    def counted(python: str, header: Any, items: Any, **named: Any) -> Any:
+        calls.append((header["task"], len(items)))
+        return real(python, header, items, **named)
 
-    monkeypatch.setattr(own_venv, "replay_elsewhere", counted)
+    monkeypatch.setattr(own_venv, "run_worker", counted)
     return calls
+
+
+@pytest.fixture
+def worker_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, int]]:
+    """BabyAI's extra as one living in its own venv (:func:`as_own_venv`)."""
+    return as_own_venv(monkeypatch, "babyai")
 
 
 def test_a_clean_run_replayed_by_the_worker_verifies_as_here(babyai_run: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -89,14 +99,14 @@ def _tokens(record: dict[str, Any]) -> None:
 
 
 @pytest.mark.parametrize("tamper", [_reward, _reply, _extra_turn, _tokens], ids=lambda f: f.__name__.strip("_"))
-def test_a_tampered_record_is_refused_by_the_worker_as_here(babyai_run: Path, tmp_path: Path, worker_calls: list[int],
+def test_a_tampered_record_is_refused_by_the_worker_as_here(babyai_run: Path, tmp_path: Path, worker_calls: list[tuple[str, int]],
                                                              monkeypatch: pytest.MonkeyPatch,
                                                              tamper: Callable[[dict[str, Any]], None]) -> None:
     sub = copy(babyai_run, tmp_path)
     edit_record(sub, 2, tamper)
     with pytest.raises(LeaderboardError) as away:
         verify(sub)
-    assert worker_calls == [4]
+    assert worker_calls == [("replay", 4)]
     monkeypatch.delitem(catalog.OWN_VENV_EXTRAS, "babyai")  # the extra back in the main install: replayed here
     with pytest.raises(LeaderboardError) as here:
         verify(sub)
@@ -104,15 +114,37 @@ def test_a_tampered_record_is_refused_by_the_worker_as_here(babyai_run: Path, tm
     assert away.value.line == 3 and away.value.episode is not None
 
 
+@pytest.fixture(scope="module")
+def textworld_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The random agent on TextWorld's coin collector, 2 episodes: frames that are texts."""
+    pytest.importorskip("textworld")
+    return make_submission(tmp_path_factory.mktemp("sub") / "textworld", "textworld", f"env={TEXTWORLD}",
+                           "agent=random", "limit=2")
+
+
+@pytest.mark.parametrize("run", ["babyai_run", "textworld_run"])
+def test_the_viewer_draws_through_the_worker_as_here(run: str, request: pytest.FixtureRequest,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    sub = request.getfixturevalue(run)
+    verified = SimpleNamespace(run=verify(sub))
+    here = viewer_data([verified])
+    calls = as_own_venv(monkeypatch, entry(verified.run.rows[0]["env_id"]).extra)
+    away = viewer_data([verified])
+    assert calls == [("frames", len(verified.run.rows))]
+    assert away == here
+    kinds = {type(frame) for episode in here[0]["entries"][sub.name].values() for frame in episode["frames"]}
+    assert kinds == ({str} if run == "babyai_run" else {int})  # pictures' names; texts' indices
+
+
 def test_the_worker_refuses_other_sources() -> None:
     header = {"config": {}, "fingerprint": "another version"}
-    done = subprocess.run([sys.executable, "-I", "-m", own_venv.__name__], input=json.dumps(header) + "\n",
+    done = subprocess.run([sys.executable, "-I", "-m", own_venv.WORKER], input=json.dumps(header) + "\n",
                           capture_output=True, text=True, check=False)
     assert done.returncode == own_venv.OTHER_CODE and "differ from the caller's" in done.stderr, done.stderr
     assert done.stdout == ""
 
 
-def test_a_missing_venv_is_one_line_naming_the_extra_and_its_setup(babyai_run: Path, worker_calls: list[int],
+def test_a_missing_venv_is_one_line_naming_the_extra_and_its_setup(babyai_run: Path, worker_calls: list[tuple[str, int]],
                                                                     monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.delenv(own_venv.variable("babyai"))
@@ -125,7 +157,7 @@ def test_a_missing_venv_is_one_line_naming_the_extra_and_its_setup(babyai_run: P
     python.parent.mkdir(parents=True)
     python.write_text(f'#!/bin/sh\nexec {sys.executable} "$@"\n')  # this venv's python, from there
     python.chmod(0o755)
-    assert verify(babyai_run).turns > 0 and worker_calls == [4]  # the checkout's venv, by default
+    assert verify(babyai_run).turns > 0 and worker_calls == [("replay", 4)]  # the checkout's venv, by default
     monkeypatch.setenv(own_venv.variable("babyai"), str(tmp_path / "no-python"))
     with pytest.raises(LeaderboardError, match="RAGEN_BENCH_BABYAI_PYTHON=.*no-python is not an executable file"):
         verify(babyai_run)

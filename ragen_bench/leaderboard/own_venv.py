@@ -3,10 +3,10 @@
 An extra that cannot join the main install (``catalog.OWN_VENV_EXTRAS``: nle pins gymnasium
 1.2.0, so the ``nethack`` extra lives in ``.venv-nethack``) would leave its ids unverifiable where
 ``leaderboard verify`` and ``build`` run.  Their records are replayed by the same rule
-(:func:`replay_checked`) in a worker process of that venv's interpreter,
-``python -I -m ragen_bench.leaderboard.own_venv``: it reads the run's config and the records on
-stdin and writes one verdict a record on stdout (``null``, or the refusal's problem and place), and
-verify raises a refusal exactly as if the replay had run here.  Which interpreter: the one named
+(:func:`replay_checked`) in a worker process of that venv's interpreter
+(:mod:`.own_venv_worker`): it reads the run's config and the records on stdin and writes one
+verdict a record on stdout (``null``, or the refusal's problem and place), and verify raises a
+refusal exactly as if the replay had run here.  The page's viewer has their frames drawn there too.  Which interpreter: the one named
 by ``RAGEN_BENCH_<EXTRA>_PYTHON``, else ``.venv-<extra>`` in the checkout (where the extra's setup
 script makes it), else one error line naming the command that builds it.
 
@@ -20,7 +20,6 @@ import hashlib
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,8 @@ from ragen_bench.leaderboard.tokens import check_tokens
 # The checkout this code runs from: its own-venv extras' venvs and scripts are here.
 PACKAGE = Path(__file__).resolve().parents[1]
 CHECKOUT = PACKAGE.parent
-# Worker exit status when its sources differ from the caller's (an install of another version).
+# The worker (``python -I -m WORKER``), and its exit status when its sources differ from the caller's.
+WORKER = "ragen_bench.leaderboard.own_venv_worker"
 OTHER_CODE = 3
 
 
@@ -96,21 +96,31 @@ def interpreter(extra: str, env_ids: Sequence[str]) -> str:
                            f"in {CHECKOUT} (or name its python in {name})")
 
 
+def run_worker(python: str, header: Mapping[str, Any], items: Sequence[Mapping[str, Any]], *,
+               what: str) -> list[Any]:
+    """What ``python``'s worker (:mod:`.own_venv_worker`) answers to ``items``, one JSON value each, in order.
+
+    ``header`` names the ``task`` and what it needs; the fingerprint of these sources is added.
+    ``what`` names the work in an error ("the replay").
+    """
+    lines = [json.dumps({**header, "fingerprint": fingerprint()}), *(json.dumps(item) for item in items)]
+    done = subprocess.run([python, "-I", "-m", WORKER], input="\n".join(lines) + "\n", capture_output=True,
+                          text=True, encoding="utf-8", check=False)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
+        raise LeaderboardError(f"{what} in {python} failed (exit status {done.returncode}): {last}")
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    if len(answers) != len(items):
+        raise LeaderboardError(f"{what} in {python} gave {len(answers)} answers for {len(items)} records")
+    return answers
+
+
 def replay_elsewhere(python: str, config: Mapping[str, Any],
                      items: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[dict[str, Any] | None]:
     """The verdicts of ``python``'s worker on ``items`` (``(where, record)``, replayed under the run
     ``config``), in order: ``None`` for a record that matches its replay, else the refusal's fields."""
-    header = {"config": dict(config), "fingerprint": fingerprint()}
-    lines = [json.dumps(header), *(json.dumps({"where": dict(where), "record": record}) for where, record in items)]
-    done = subprocess.run([python, "-I", "-m", __name__], input="\n".join(lines) + "\n", capture_output=True,
-                          text=True, encoding="utf-8", check=False)
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
-        raise LeaderboardError(f"the replay in {python} failed (exit status {done.returncode}): {last}")
-    verdicts = [json.loads(line) for line in done.stdout.splitlines()]
-    if len(verdicts) != len(items):
-        raise LeaderboardError(f"the replay in {python} gave {len(verdicts)} verdicts for {len(items)} records")
-    return verdicts
+    return run_worker(python, {"task": "replay", "config": dict(config)},
+                      [{"where": dict(where), "record": record} for where, record in items], what="the replay")
 
 
 def raise_verdict(verdict: Mapping[str, Any] | None) -> None:
@@ -125,39 +135,3 @@ def fingerprint() -> str:
     for path in sorted(PACKAGE.rglob("*.py")):
         digest.update(path.relative_to(PACKAGE).as_posix().encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()
-
-
-# -- the worker's side -----------------------------------------------------------------
-
-
-def main() -> int:
-    """The worker: a header line (``config``, ``fingerprint``), then one ``{"where", "record"}`` a line."""
-    from ragen_bench.eval.config import load
-    from ragen_bench.eval.run import EnvPool
-
-    header = json.loads(sys.stdin.readline())
-    if header["fingerprint"] != fingerprint():
-        print(f"{sys.executable} runs ragen_bench from {PACKAGE}, whose sources differ from the caller's; install the "
-              "caller's checkout there (pip install -e CHECKOUT --no-deps)", file=sys.stderr)
-        return OTHER_CODE
-    run = load(header["config"])
-    pool = EnvPool({})
-    try:
-        for line in sys.stdin:
-            item = json.loads(line)
-            record, where = item["record"], item["where"]
-            env_id = record["env_id"]
-            try:
-                replay_checked(record, pool.take([env_id])[0], run.chat_for(env_id), where=where)
-                verdict = None
-            except LeaderboardError as error:
-                verdict = {"problem": error.problem, "where": error.keywords()}
-            # default=repr: a value JSON cannot hold still gives a line (its text is what the message shows).
-            print(json.dumps(verdict, default=repr), flush=True)
-    finally:
-        pool.close()
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
