@@ -6,9 +6,10 @@ An extra that cannot join the main install (``catalog.OWN_VENV_EXTRAS``: nle pin
 (:func:`replay_checked`) in a worker process of that venv's interpreter
 (:mod:`.own_venv_worker`): it reads the run's config and the records on stdin and writes one
 verdict a record on stdout (``null``, or the refusal's problem and place), and verify raises a
-refusal exactly as if the replay had run here.  The page's viewer has their frames drawn there too.  Which interpreter: the one named
-by ``RAGEN_BENCH_<EXTRA>_PYTHON``, else ``.venv-<extra>`` in the checkout (where the extra's setup
-script makes it), else one error line naming the command that builds it.
+refusal exactly as if the replay had run here.  The page's viewer has their frames drawn there
+too.  Which interpreter: the one named by ``RAGEN_BENCH_<EXTRA>_PYTHON``, else ``.venv-<extra>`` in
+the checkout (where the extra's setup script makes it), else one error line naming the command that
+builds it.
 
 The worker must run this very code, or its verdicts would be another version's: it refuses to
 start unless a fingerprint of its ``ragen_bench`` sources equals the caller's.
@@ -36,7 +37,8 @@ WORKER = "ragen_bench.leaderboard.own_venv_worker"
 OTHER_CODE = 3
 
 
-def replay_checked(record: Mapping[str, Any], env: Any, chat_config: Any, *, where: Mapping[str, Any]) -> dict[str, Any]:
+def replay_checked(record: Mapping[str, Any], env: Any, chat_config: Any, *,
+                   where: Mapping[str, Any]) -> dict[str, Any]:
     """Replay one episode record on ``env``; the record once it matches, else :class:`LeaderboardError`.
 
     The rule is :func:`ragen_bench.eval.replay.replay_episode` (``ragen-bench render`` applies it too);
@@ -96,22 +98,22 @@ def interpreter(extra: str, env_ids: Sequence[str]) -> str:
                            f"in {CHECKOUT} (or name its python in {name})")
 
 
-def run_worker(python: str, header: Mapping[str, Any], items: Sequence[Mapping[str, Any]], *,
-               what: str) -> list[Any]:
-    """What ``python``'s worker (:mod:`.own_venv_worker`) answers to ``items``, one JSON value each, in order.
+def run_worker(python: str, header: Mapping[str, Any], lines: Sequence[str], *, what: str) -> list[Any]:
+    """What ``python``'s worker (:mod:`.own_venv_worker`) answers to ``lines`` (one JSON object each), one
+    JSON value a line, in order.
 
     ``header`` names the ``task`` and what it needs; the fingerprint of these sources is added.
     ``what`` names the work in an error ("the replay").
     """
-    lines = [json.dumps({**header, "fingerprint": fingerprint()}), *(json.dumps(item) for item in items)]
-    done = subprocess.run([python, "-I", "-m", WORKER], input="\n".join(lines) + "\n", capture_output=True,
-                          text=True, encoding="utf-8", check=False)
+    text = "\n".join([json.dumps({**header, "fingerprint": fingerprint()}), *lines]) + "\n"
+    done = subprocess.run([python, "-I", "-m", WORKER], input=text, capture_output=True, text=True,
+                          encoding="utf-8", check=False)
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["(nothing on stderr)"])[-1]
         raise LeaderboardError(f"{what} in {python} failed (exit status {done.returncode}): {last}")
     answers = [json.loads(line) for line in done.stdout.splitlines()]
-    if len(answers) != len(items):
-        raise LeaderboardError(f"{what} in {python} gave {len(answers)} answers for {len(items)} records")
+    if len(answers) != len(lines):
+        raise LeaderboardError(f"{what} in {python} gave {len(answers)} answers for {len(lines)} records")
     return answers
 
 
@@ -119,8 +121,18 @@ def replay_elsewhere(python: str, config: Mapping[str, Any],
                      items: Sequence[tuple[Mapping[str, Any], Mapping[str, Any]]]) -> list[dict[str, Any] | None]:
     """The verdicts of ``python``'s worker on ``items`` (``(where, record)``, replayed under the run
     ``config``), in order: ``None`` for a record that matches its replay, else the refusal's fields."""
-    return run_worker(python, {"task": "replay", "config": dict(config)},
-                      [{"where": dict(where), "record": record} for where, record in items], what="the replay")
+    verdicts: list[dict[str, Any] | None] = [None] * len(items)
+    sent, lines = [], []
+    for index, (where, record) in enumerate(items):
+        try:
+            lines.append(json.dumps({"where": dict(where), "record": record}))
+            sent.append(index)
+        except RecursionError:  # what the replay here says of a value nested too deeply to compare
+            verdicts[index] = {"problem": "a value is nested too deeply", "where": dict(where)}
+    for index, verdict in zip(sent, run_worker(python, {"task": "replay", "config": dict(config)}, lines,
+                                                what="the replay")):
+        verdicts[index] = verdict
+    return verdicts
 
 
 def raise_verdict(verdict: Mapping[str, Any] | None) -> None:

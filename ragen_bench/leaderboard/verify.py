@@ -303,14 +303,17 @@ def _verdicts_elsewhere(path: Path, spec: _RunSpec) -> dict[int, dict[str, Any] 
     pythons = {extra: own_venv.interpreter(extra, [i for i, e in away.items() if e == extra])
                for extra in sorted(set(away.values()))}
     batches: dict[str, list[tuple[int, dict[str, Any], dict[str, Any]]]] = {extra: [] for extra in pythons}
-    for number, record in files.episode_lines(path):
-        where = {"file": str(path), "line": number}
-        try:
-            slot = _slot(record, where)
-        except LeaderboardError:
-            continue  # refused at its line below
-        if slot[0] in away:
-            batches[away[slot[0]]].append((number, {**where, "episode": _key(slot)}, record))
+    try:
+        for number, record in files.episode_lines(path):
+            where = {"file": str(path), "line": number}
+            try:
+                slot = _slot(record, where)
+            except LeaderboardError:
+                continue  # refused at its line below
+            if slot[0] in away:
+                batches[away[slot[0]]].append((number, {**where, "episode": _key(slot)}, record))
+    except LeaderboardError:
+        pass  # a line the log cannot be read past: refused below, after every check of the lines before it
     verdicts: dict[int, dict[str, Any] | None] = {}
     for extra, batch in batches.items():
         found = own_venv.replay_elsewhere(pythons[extra], spec.run.mapping, [(w, r) for _, w, r in batch])

@@ -103,7 +103,7 @@ def _episodes_elsewhere(entry: Any, env_kwargs: Mapping[str, Any]) -> dict[int, 
     header = {"task": "frames", "chat": entry.run.manifest["config"]["chat"], "env_kwargs": dict(env_kwargs)}
     for extra, batch in batches.items():
         python = own_venv.interpreter(extra, [i for i, e in away.items() if e == extra])
-        answers = own_venv.run_worker(python, header, [{"record": record} for _, record in batch],
+        answers = own_venv.run_worker(python, header, [json.dumps({"record": record}) for _, record in batch],
                                       what="drawing the viewer's frames")
         drawn.update(zip([number for number, _ in batch], answers))
     return drawn
