@@ -54,6 +54,17 @@ class LeaderboardError(RuntimeError):
         self._given = (expected is not _MISSING, found is not _MISSING)
         super().__init__(self._text())
 
+    def keywords(self) -> dict[str, Any]:
+        """The keyword arguments that make this error again: the place fields set and the values given
+        (what a replay worker in another process sends back, :mod:`.own_venv`)."""
+        made = {key: getattr(self, key) for key in ("file", "line", "episode", "seat", "turn", "field")
+                if getattr(self, key) is not None}
+        if self._given[0]:
+            made["expected"] = self.expected
+        if any(self._given):
+            made["found"] = self.found
+        return made
+
     def _text(self) -> str:
         where = self.file or ""
         if self.line is not None:

@@ -8,7 +8,8 @@ eval`` -- and the record the replay produces must equal the submitted one, field
 field and turn by turn.  The summary is then recomputed from the replayed episodes
 with :mod:`ragen_bench.eval.metrics`.  The one thing replay cannot reproduce is token
 counts; implausible ones are refused (:mod:`.tokens`).  A multi-agent game's records are
-replayed seat by seat, the opponent choosing again (:mod:`.verify_games`).
+replayed seat by seat, the opponent choosing again (:mod:`.verify_games`).  An id whose extra lives
+in a virtualenv of its own (NetHack's) is replayed by the same rule in that venv's python (:mod:`.own_venv`).
 
 Checks run in a fixed order and the first failure is raised as a
 :class:`~ragen_bench.leaderboard.errors.LeaderboardError` naming the file, line,
@@ -31,7 +32,6 @@ from ragen_bench.leaderboard import files
 from ragen_bench.leaderboard.errors import LeaderboardError, as_leaderboard_error
 from ragen_bench.leaderboard.lineage import SUBMISSION, TrainingLog, check_base_entry, read_training_log
 from ragen_bench.leaderboard.schema import SubmissionInfo, parse_submission
-from ragen_bench.leaderboard.tokens import check_tokens
 
 # Most episodes one submission may plan (every panel of every env 4 times over fits).
 MAX_EPISODES = 1_000_000
@@ -244,9 +244,11 @@ def _replay_log(path: Path, spec: _RunSpec) -> tuple[list[dict[str, Any]], int, 
     its ``games`` summary reads of each record (:mod:`.verify_games`)."""
     from ragen_bench.eval import metrics
     from ragen_bench.eval.run import EnvPool
+    from ragen_bench.leaderboard.own_venv import raise_verdict, replay_checked
     from ragen_bench.leaderboard.verify_games import replay_game_record
 
     planned = set(spec.plan)
+    verdicts = _verdicts_elsewhere(path, spec)
     seen: dict[tuple[str, str, int, int], int] = {}
     rows = []
     games: list[dict[str, Any]] = []
@@ -267,9 +269,12 @@ def _replay_log(path: Path, spec: _RunSpec) -> tuple[list[dict[str, Any]], int, 
                 if spec.run.game is not None:
                     games.append(replay_game_record(record, spec.run, {**where, "episode": _key(slot)}))
                     replayed = record
+                elif number in verdicts:  # replayed by the rule below in the venv of the id's extra
+                    raise_verdict(verdicts[number])
+                    replayed = record
                 else:
-                    replayed = replay(record, pool.take([slot[0]])[0], spec.run.chat_for(slot[0]),
-                                      where={**where, "episode": _key(slot)})
+                    replayed = replay_checked(record, pool.take([slot[0]])[0], spec.run.chat_for(slot[0]),
+                                              where={**where, "episode": _key(slot)})
             except RecursionError:
                 # Values nested just under the parser's limit can still exhaust the stack when compared.
                 raise LeaderboardError("a value is nested too deeply", episode=_key(slot), **where) from None
@@ -286,6 +291,36 @@ def _replay_log(path: Path, spec: _RunSpec) -> tuple[list[dict[str, Any]], int, 
     return rows, turns, games
 
 
+def _verdicts_elsewhere(path: Path, spec: _RunSpec) -> dict[int, dict[str, Any] | None]:
+    """``{line: verdict}`` of the records whose id's extra lives in a venv of its own and is missing here
+    (:mod:`.own_venv`), replayed there in one worker per extra before the log is checked in order, so
+    every other check still comes at its line."""
+    from ragen_bench.leaderboard import own_venv
+
+    away = own_venv.elsewhere(slot[0] for slot in spec.plan) if spec.run.game is None else {}
+    if not away:
+        return {}
+    pythons = {extra: own_venv.interpreter(extra, [i for i, e in away.items() if e == extra])
+               for extra in sorted(set(away.values()))}
+    batches: dict[str, list[tuple[int, dict[str, Any], dict[str, Any]]]] = {extra: [] for extra in pythons}
+    try:
+        for number, record in files.episode_lines(path):
+            where = {"file": str(path), "line": number}
+            try:
+                slot = _slot(record, where)
+            except LeaderboardError:
+                continue  # refused at its line below
+            if slot[0] in away:
+                batches[away[slot[0]]].append((number, {**where, "episode": _key(slot)}, record))
+    except LeaderboardError:
+        pass  # a line the log cannot be read past: refused below, after every check of the lines before it
+    verdicts: dict[int, dict[str, Any] | None] = {}
+    for extra, batch in batches.items():
+        found = own_venv.replay_elsewhere(pythons[extra], spec.run.mapping, [(w, r) for _, w, r in batch])
+        verdicts.update(zip([number for number, _, _ in batch], found))
+    return verdicts
+
+
 def _key(slot: tuple[str, str, int, int]) -> str:
     from ragen_bench.chat import episode_key
 
@@ -297,23 +332,6 @@ def _slot(record: Mapping[str, Any], where: Mapping[str, Any]) -> tuple[str, str
 
     with as_leaderboard_error():
         return record_slot(record, where)
-
-
-def replay(record: Mapping[str, Any], env: Any, chat_config: Any, *, where: Mapping[str, Any]) -> dict[str, Any]:
-    """Replay one episode record on ``env``; the record once it matches.
-
-    The rule is :func:`ragen_bench.eval.replay.replay_episode` (``ragen-bench render`` applies it too);
-    token counts, which replay cannot reproduce, are checked here after it.
-    """
-    from ragen_bench.eval.replay import replay_episode
-
-    with as_leaderboard_error():
-        prompts = replay_episode(record, env, chat_config, where=where)
-    turns = record["turns"]
-    # Last: what replay cannot reproduce, once everything it can has matched.
-    for number, (turn, prompt) in enumerate(zip(turns, prompts), start=1):
-        check_tokens(turn, prompt, chat_config, {**where, "turn": number})
-    return dict(record)
 
 
 # -- summary -------------------------------------------------------------------------

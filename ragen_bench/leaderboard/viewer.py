@@ -17,6 +17,7 @@ chunks): a rebuild writes the same bytes, and the leaderboard needs no image lib
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import struct
@@ -59,19 +60,75 @@ def _entry_episodes(entry: Any, book: _FrameBook, envs: dict[str, Any]) -> dict[
 
     config = check_chat(entry.run.manifest["config"]["chat"])
     env_kwargs = dict(entry.run.manifest["config"].get("env_kwargs") or {})
+    away = _episodes_elsewhere(entry, env_kwargs)
     shown: dict[tuple[str, str], list[int]] = {(env["env_id"], env["split"]): [] for env in entry.run.manifest["envs"]}
     episodes = {}
-    for _, record in files.episode_lines(entry.run.episodes_path):
-        seeds = shown[(record["env_id"], record["split"])]
-        if record["sample"] != 0 or (len(seeds) >= VIEWER_SEEDS and record["seed"] not in seeds):
+    for number, record in files.episode_lines(entry.run.episodes_path):
+        if not _shown(record, shown):
             continue
-        seeds.append(record["seed"])
+        label = f"{record['env_id']} {record['split']} seed {record['seed']}"
+        if number in away:  # drawn in the venv of the id's extra; taken in here in log order, as if drawn here
+            episodes[label] = adopt_episode(away[number], book)
+            continue
         key = json.dumps([record["env_id"], env_kwargs], sort_keys=True)
         if key not in envs:
             envs[key] = replay_env(record["env_id"], env_kwargs)
-        label = f"{record['env_id']} {record['split']} seed {record['seed']}"
         episodes[label] = viewer_episode(record, config, envs[key], book)
     return dict(sorted(episodes.items()))
+
+
+def _shown(record: Mapping[str, Any], shown: dict[tuple[str, str], list[int]]) -> bool:
+    """Whether the viewer shows ``record`` (sample 0 of the first seeds of its panel); counts it in ``shown``."""
+    seeds = shown[(record["env_id"], record["split"])]
+    if record["sample"] != 0 or (len(seeds) >= VIEWER_SEEDS and record["seed"] not in seeds):
+        return False
+    seeds.append(record["seed"])
+    return True
+
+
+def _episodes_elsewhere(entry: Any, env_kwargs: Mapping[str, Any]) -> dict[int, dict[str, Any]]:
+    """``{line: drawn episode}`` of the shown records whose id's extra lives in a venv of its own and is
+    missing here (:mod:`.own_venv`), each drawn there by :func:`drawn_episode`, one worker per extra."""
+    from ragen_bench.leaderboard import files, own_venv
+
+    away = own_venv.elsewhere(env["env_id"] for env in entry.run.manifest["envs"])
+    if not away:
+        return {}
+    shown: dict[tuple[str, str], list[int]] = {(env["env_id"], env["split"]): [] for env in entry.run.manifest["envs"]}
+    batches: dict[str, list[tuple[int, dict[str, Any]]]] = {extra: [] for extra in sorted(set(away.values()))}
+    for number, record in files.episode_lines(entry.run.episodes_path):
+        if _shown(record, shown) and record["env_id"] in away:
+            batches[away[record["env_id"]]].append((number, record))
+    drawn: dict[int, dict[str, Any]] = {}
+    header = {"task": "frames", "chat": entry.run.manifest["config"]["chat"], "env_kwargs": dict(env_kwargs)}
+    for extra, batch in batches.items():
+        python = own_venv.interpreter(extra, [i for i, e in away.items() if e == extra])
+        answers = own_venv.run_worker(python, header, [json.dumps({"record": record}) for _, record in batch],
+                                      what="drawing the viewer's frames")
+        drawn.update(zip([number for number, _ in batch], answers))
+    return drawn
+
+
+def drawn_episode(record: Mapping[str, Any], config: Any, env: Any) -> dict[str, Any]:
+    """:func:`viewer_episode` of ``record`` with a book of its own, as JSON: the episode, the book's texts
+    and its pictures (base64), for :func:`adopt_episode` in another process."""
+    book = _FrameBook()
+    episode = viewer_episode(record, config, env, book)
+    pictures = {name: base64.b64encode(data).decode("ascii") for name, data in book.pictures.items()}
+    return {"episode": episode, "texts": book.texts, "pictures": pictures}
+
+
+def adopt_episode(drawn: Mapping[str, Any], book: _FrameBook) -> dict[str, Any]:
+    """A :func:`drawn_episode` entered into ``book`` frame by frame, as :func:`viewer_episode` enters its own."""
+    texts, pictures = drawn["texts"], drawn["pictures"]
+    frames = []
+    for frame in drawn["episode"]["frames"]:
+        if isinstance(frame, int):
+            frames.append(book.add(texts[frame]))
+        else:  # a picture's name is its pixels' hash: the same here as there
+            book.pictures.setdefault(frame, base64.b64decode(pictures[frame]))
+            frames.append(frame)
+    return {**drawn["episode"], "frames": frames}
 
 
 def viewer_episode(record: Mapping[str, Any], config: Any, env: Any, book: _FrameBook) -> dict[str, Any]:
