@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from ragen_bench.leaderboard.build import build
-from ragen_bench.leaderboard.viewer import FRAMES, png_bytes
+from ragen_bench.leaderboard.viewer import FRAMES, VIEWER_PICTURE_BYTES, _FrameBook, kept_frames, png_bytes
 
 # The fixtures are shared with the page's other tests (one build of the two-entry slice).
 from .conftest import REPO_ROOT
@@ -226,3 +226,19 @@ def test_compare_with_an_entry_sharing_no_episode_says_so(browser: Any) -> None:
     assert page.is_hidden("#v-nothing") and page.is_visible("#v-pane")
     assert page.text_content("#v-turn").startswith("Turn 1 of ")
     assert errors == []
+
+
+def test_an_episode_keeps_pictures_up_to_its_budget_and_its_last() -> None:
+    # Noise does not compress: each 128x128 picture is ~49 kB of PNG, so three fit in 160 kB and a fourth does not.
+    rng = np.random.default_rng(0)
+    pictures = [rng.integers(0, 256, (128, 128, 3), dtype=np.uint8) for _ in range(8)]
+    book = _FrameBook()
+    refs = kept_frames([*pictures[:4], "a text state", *pictures[4:]], book)
+    kept = [ref for ref in refs if isinstance(ref, str)]
+    assert refs[4] == 0 and book.texts == ["a text state"]  # texts are always kept
+    assert refs[:3] == kept[:3] and refs[3] is None and refs[5:8] == [None] * 3 and refs[-1] == kept[-1]
+    assert sum(len(book.pictures[name]) for name in kept[:3]) <= VIEWER_PICTURE_BYTES
+    assert sorted(book.pictures) == sorted(kept)  # a picture not kept is not written either
+    # Small pictures (a Sokoban board) all fit.
+    small = [np.full((16, 16, 3), value, dtype=np.uint8) for value in range(40)]
+    assert None not in kept_frames(small, _FrameBook())

@@ -33,6 +33,11 @@ from ragen_bench import runfiles
 # Episodes per panel the viewer holds (the first seeds, sample 0): the page stays small
 # while every entry and env can be stepped through.
 VIEWER_SEEDS = 8
+# PNG bytes of pictures an episode keeps, in order, then its last picture; later ones are not stored
+# (the turn's state text still shows). 160 kB holds every frame of the short-episode worlds (a 2048 or
+# Sudoku episode reached 157 kB); a Crafter or NetHack episode of hundreds of 256-pixel pictures, about
+# 14 kB each, would add megabytes to the folder per entry.
+VIEWER_PICTURE_BYTES = 160_000
 FRAMES = "frames"  # the folder of the pictures, inside the leaderboard folder
 
 
@@ -125,6 +130,8 @@ def adopt_episode(drawn: Mapping[str, Any], book: _FrameBook) -> dict[str, Any]:
     for frame in drawn["episode"]["frames"]:
         if isinstance(frame, int):
             frames.append(book.add(texts[frame]))
+        elif frame is None:  # a picture past the episode's budget
+            frames.append(None)
         else:  # a picture's name is its pixels' hash: the same here as there
             book.pictures.setdefault(frame, base64.b64decode(pictures[frame]))
             frames.append(frame)
@@ -163,8 +170,31 @@ def viewer_episode(record: Mapping[str, Any], config: Any, env: Any, book: _Fram
         start += steps
     return {
         "turns": turns, "final": messages[-1], "success": record["success"], "return": record["total_reward"],
-        "frames": [book.add(frame.shown) for frame in frames], "captions": [frame.caption for frame in frames],
+        "frames": kept_frames([frame.shown for frame in frames], book), "captions": [frame.caption for frame in frames],
     }
+
+
+def kept_frames(shown: Sequence[np.ndarray | str], book: _FrameBook) -> list[str | int | None]:
+    """Each frame's reference in ``book``: every text; the pictures while their PNG bytes stay within
+    :data:`VIEWER_PICTURE_BYTES`, then only the last (``None`` for a picture not kept)."""
+    refs: list[str | int | None] = []
+    spent = 0
+    for index, frame in enumerate(shown):
+        if isinstance(frame, str):
+            refs.append(book.add(frame))
+            continue
+        last = index == len(shown) - 1
+        if spent > VIEWER_PICTURE_BYTES and not last:
+            refs.append(None)  # not even encoded: past the budget nothing but the last picture is drawn
+            continue
+        name, data = picture_file(frame)
+        spent += len(data)
+        if spent <= VIEWER_PICTURE_BYTES or last:
+            book.pictures.setdefault(name, data)
+            refs.append(name)
+        else:
+            refs.append(None)
+    return refs
 
 
 class _FrameBook:
@@ -175,19 +205,19 @@ class _FrameBook:
         self.texts: list[str] = []
         self._text_index: dict[str, int] = {}
 
-    def add(self, shown: np.ndarray | str) -> str | int:
-        """A picture's file name (``frames/<hash>.png``), or a text's index in :attr:`texts`."""
-        if isinstance(shown, str):
-            if shown not in self._text_index:
-                self._text_index[shown] = len(self.texts)
-                self.texts.append(shown)
-            return self._text_index[shown]
-        image = np.ascontiguousarray(shown, dtype=np.uint8)
-        digest = hashlib.sha256(repr(image.shape).encode() + image.tobytes()).hexdigest()[:20]
-        name = f"{FRAMES}/{digest}.png"
-        if name not in self.pictures:
-            self.pictures[name] = png_bytes(image)
-        return name
+    def add(self, shown: str) -> int:
+        """A text's index in :attr:`texts` (pictures are kept by :func:`kept_frames`)."""
+        if shown not in self._text_index:
+            self._text_index[shown] = len(self.texts)
+            self.texts.append(shown)
+        return self._text_index[shown]
+
+
+def picture_file(shown: np.ndarray) -> tuple[str, bytes]:
+    """A picture's file name (``frames/<hash of its pixels>.png``) and its PNG bytes."""
+    image = np.ascontiguousarray(shown, dtype=np.uint8)
+    digest = hashlib.sha256(repr(image.shape).encode() + image.tobytes()).hexdigest()[:20]
+    return f"{FRAMES}/{digest}.png", png_bytes(image)
 
 
 def png_bytes(image: np.ndarray) -> bytes:
@@ -298,7 +328,12 @@ function episodeOf(entry) { return entry === NONE ? null : VIEW.entries[entry][p
 function figure(ref, caption) {
   const box = document.createElement("figure");
   let body;
-  if (typeof ref === "number") {  // a text state: an index into VIEW.texts
+  if (ref === null) {  // a picture past the episode's budget (viewer.VIEWER_PICTURE_BYTES)
+    body = document.createElement("p");
+    body.className = "state";
+    body.textContent = "(picture not kept: the page keeps an episode's first pictures and its last; " +
+      "`ragen-bench render` draws every one)";
+  } else if (typeof ref === "number") {  // a text state: an index into VIEW.texts
     body = document.createElement("pre");
     body.className = "state";
     body.textContent = VIEW.texts[ref];
