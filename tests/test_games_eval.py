@@ -164,6 +164,7 @@ def test_the_random_reference_agent_plays_legal_moves_only(tmp_path, env_id, gam
         (["split=holdout"], "split: RAGEN/TicTacToe-v0 has no 'holdout' panel"),
         (["agent.name=optimal"], "agent: optimal plays single-agent envs only"),
         (["opponent={name: optimal}"], "opponent: optimal plays single-agent envs only"),
+        (["agent.name=baseline"], "agent: baseline plays single-agent envs only"),
     ],
 )
 def test_bad_game_settings_are_refused_before_anything_is_written(tmp_path, overrides, message):

@@ -29,6 +29,7 @@ from ragen_bench.chat.protocol import Agent, AgentError
 AGENT_FACTORIES: dict[str, str] = {
     "random": "ragen_bench.agents.scripted:RandomAgent",
     "optimal": "ragen_bench.agents.scripted:OptimalAgent",
+    "baseline": "ragen_bench.agents.scripted:BaselineAgent",
     "human": "ragen_bench.agents.human:HumanAgent",
     "hf": "ragen_bench.agents.hf:make_hf_agent",
     "openai": "ragen_bench.agents.openai_compat:make_openai_agent",

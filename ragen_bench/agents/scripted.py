@@ -1,6 +1,6 @@
-"""Scripted reference agents: ``random`` (the floor) and ``optimal`` (the ceiling).
+"""Scripted reference agents: ``random`` (the floor), ``optimal`` (the ceiling) and ``baseline``.
 
-Both are privileged agents (``needs_live_env = True``, see :mod:`ragen_bench.chat.protocol`):
+All are privileged agents (``needs_live_env = True``, see :mod:`ragen_bench.chat.protocol`):
 they read the live env through :attr:`AgentRequest.live_env`, a read-only view, and answer
 in the chat format a model must use (``<think>..</think><answer>A || B</answer>``, or
 ``<answer>`` only with ``think=False``), so their episodes go through exactly the parsing
@@ -32,6 +32,13 @@ Optimal
     under the same actions: the plan is exactly the one-action-per-turn policy's
     trajectory, only batched into fewer turns.  Free-text envs get one action per turn.  When the env knows no
     optimal action the reply names none (and so earns the format penalty).
+
+Baseline
+    Follows the env's ``baseline_action()``, one action per turn: the optimal action where the env has
+    a reference agent (BabyAI's bot, TextWorld's walkthroughs, every solver), the family's scripted
+    policy where it has none (Crafter's collector, MiniHack/NetHack's explorer), and no action (the
+    format penalty) where it has neither (TextArena).  One a turn, because a scripted policy may
+    keep memory that a copy of the env would not share back.
 
 :func:`play_optimal` plays it on a list of seeds under a chat config (with :func:`unbounded`: with
 only the env's own caps), which is how each id's declared chat budget is measured and tested.
@@ -166,10 +173,26 @@ def _random_text(rng: random.Random, space: Any) -> str:
     return "".join(charset[_index(rng, len(charset))] for _ in range(length))
 
 
-class OptimalAgent(_ScriptedAgent):
+class _PolicyAgent(_ScriptedAgent):
+    """Names the actions its :meth:`plan` finds in the live env; none (a format penalty) where it finds none."""
+
+    # The thought given with a plan, and with none.
+    thoughts: ClassVar[tuple[str, str]]
+
+    def _choose(self, request: AgentRequest) -> tuple[list[str], str]:
+        view = _live_env(request)
+        plan = [_action_text(view, action) for action in self.plan(view, request.actions_left)]
+        return plan, self.thoughts[0] if plan else self.thoughts[1]
+
+    def plan(self, view: LiveEnvView, actions_left: int | None = None) -> list[Any]:
+        raise NotImplementedError
+
+
+class OptimalAgent(_PolicyAgent):
     """Plays the env's own optimal policy, several actions per turn where allowed."""
 
     name = "optimal"
+    thoughts = ("I follow a shortest plan from this state.", "I know no plan from this state.")
 
     def __init__(self, *, think: bool = True, max_actions_per_turn: int = 5, separator: str = "||") -> None:
         if max_actions_per_turn < 1:
@@ -177,11 +200,6 @@ class OptimalAgent(_ScriptedAgent):
         self.think = think
         self.max_actions_per_turn = max_actions_per_turn
         self.separator = separator
-
-    def _choose(self, request: AgentRequest) -> tuple[list[str], str]:
-        view = _live_env(request)
-        plan = [_action_text(view, action) for action in self.plan(view, request.actions_left)]
-        return plan, "I follow a shortest plan from this state." if plan else "I know no plan from this state."
 
     def plan(self, view: LiveEnvView, actions_left: int | None = None) -> list[Any]:
         """Up to ``max_actions_per_turn`` optimal actions from the live env's state.
@@ -214,6 +232,22 @@ class OptimalAgent(_ScriptedAgent):
                 break
             plan.append(action)
         return plan
+
+
+class BaselineAgent(_PolicyAgent):
+    """Plays the env's scripted baseline (``baseline_action()``), one action per turn."""
+
+    name = "baseline"
+    thoughts = ("I follow the scripted baseline from this state.", "I know no baseline move from this state.")
+
+    def __init__(self, *, think: bool = True, separator: str = "||") -> None:
+        self.think = think
+        self.separator = separator
+
+    def plan(self, view: LiveEnvView, actions_left: int | None = None) -> list[Any]:
+        """The baseline's next action within the episode's remaining budget, or none."""
+        action = view.baseline_action(steps_left=actions_left)
+        return [] if action is None else [action]
 
 
 def play_optimal(

@@ -72,7 +72,7 @@ class AgentStopped(Exception):
 class LiveEnvView:
     """A read-only look at an episode's live env, for privileged (scripted) agents.
 
-    It exposes the env's declarations and optimal policy, and a private copy to step for
+    It exposes the env's declarations, optimal policy and scripted baseline, and a private copy to step for
     look-ahead; it offers no way to step or reset the live env itself.
     """
 
@@ -97,6 +97,15 @@ class LiveEnvView:
         """The env's own next ``max_actions`` optimal actions, or ``None`` if it offers no plan."""
         known_plan = getattr(self._env, "optimal_plan", None)
         return None if known_plan is None else list(known_plan(max_actions))
+
+    def baseline_action(self, steps_left: int | None = None) -> int | str | None:
+        """The env's next scripted-baseline action (``None``: it has none).
+
+        An env without ``baseline_action`` (one not built on ``envs.base.TextEnv``) gets the base's
+        default, its optimal action.
+        """
+        baseline = getattr(self._env, "baseline_action", self._env.optimal_action)
+        return baseline(steps_left=steps_left)
 
     def clone(self) -> gymnasium.Env[Any, Any]:
         """A private copy of the unwrapped env (random generators included) to step freely."""

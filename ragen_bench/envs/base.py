@@ -38,7 +38,6 @@ Everything else is shared:
   wrong types (``TypeError``) and out-of-range values (``ValueError``) up front, each in
   one message naming the env and the argument, so no setting is silently coerced
   (``size=2.5``) or discovered deep inside a reset.
-
 * **Vector envs.**  Observations are :class:`TextObservation` spaces.
   ``gymnasium.make_vec(id, vectorization_mode="sync")`` works as is; the async mode
   needs ``vector_kwargs={"shared_memory": False}`` and says so when it is missing
@@ -65,8 +64,10 @@ The chat layer (``ragen_bench.chat``) knows environments only through Gymnasium'
     (TextArena's games, Crafter, NetHack: scripted baselines instead) sets it ``False``
     and returns ``None`` in every state; the contract tests hold every id to its claim.
 ``optimal_plan(max_actions)`` (optional, deterministic envs only)
-    The next ``max_actions`` actions of an optimal plan, so the ``optimal`` agent
-    can fill a multi-action turn without copying the env.
+    The next ``max_actions`` optimal actions: the ``optimal`` agent fills a turn without copying the env.
+``baseline_action(steps_left=None)``
+    The next action of the family's scripted baseline: by default the optimal action (the reference agent);
+    Crafter and NetHack override it with a policy built at reset from the level seed (:mod:`.baseline`).
 
 Observations are ``str``; ``render_mode="ansi"`` returns the same text, and
 ``render_mode="rgb_array"`` (grid families) a picture of the same state.
@@ -375,6 +376,10 @@ class TextEnv(SeedContract, gymnasium.Env):
     def optimal_action(self, steps_left: int | None = None) -> int | str | None:
         """Next action of an optimal policy, or ``None`` if unknown."""
         return None
+
+    def baseline_action(self, steps_left: int | None = None) -> int | str | None:
+        """Next action of the family's scripted baseline (module doc): the optimal one unless a family overrides it."""
+        return self.optimal_action(steps_left=steps_left)
 
     def _fresh_generator_state(self, seed: int) -> dict[str, Any]:
         """The ``bit_generator.state`` of a generator freshly seeded with ``seed`` (Gymnasium's seeding).

@@ -367,11 +367,11 @@ def check_game(full: Mapping[str, Any], env_id: str, chat: ChatConfig) -> GameCh
     if unknown := sorted(set(full["game"]) - set(GAME_DEFAULTS["game"])):
         raise ConfigError(f"unknown key game.{unknown[0]}; game keys: {', '.join(GAME_DEFAULTS['game'])}")
     for key, player in (("agent", full["agent"]), ("opponent", opponent)):
-        if isinstance(player, Mapping) and player.get("name") == "optimal":
-            # A game has no single-agent optimum to follow: the reply would name no move and
-            # every game would be a silent forfeit.  The strongest scripted players are opponents.
+        if isinstance(player, Mapping) and player.get("name") in ("optimal", "baseline"):
+            # A game has no single-agent optimum (nor scripted baseline) to follow: the reply would name no
+            # move and every game would be a silent forfeit.  The strongest scripted players are opponents.
             raise ConfigError(
-                f"{key}: optimal plays single-agent envs only; a game has no optimal policy to follow. "
+                f"{key}: {player['name']} plays single-agent envs only; a game has no policy of its kind to follow. "
                 "Use agent=random or a model agent, and opponent= for the game's scripted players"
             )
     if isinstance(opponent, str) and opponent not in (known := scripted_opponents(env_id)):

@@ -63,6 +63,9 @@ class _SeatView:
     def optimal_plan(self, max_actions: int) -> None:
         return None
 
+    def baseline_action(self, steps_left: int | None = None) -> None:
+        return None  # no scripted baseline for a seat either
+
 
 class _PrivilegedSeat:
     """Gives a ``needs_live_env`` agent its game's seat view (move names, legal moves) with every request."""

@@ -11,8 +11,10 @@ from gymnasium import spaces
 
 from ragen_bench.data.crafter import ACHIEVEMENTS, MAX_STEPS
 from ragen_bench.envs.base import PICTURE_METADATA, AnyText, TextEnv, text_charset
+from ragen_bench.envs.baseline import SeededBaseline
 from ragen_bench.envs.config import EnvConfig, IntIn, setting
 from ragen_bench.envs.crafter import backend
+from ragen_bench.envs.crafter.collector import Collector
 from ragen_bench.envs.crafter.describe import cells_around, describe_cells
 
 if TYPE_CHECKING:
@@ -47,7 +49,7 @@ class CrafterConfig(EnvConfig):
                              "(crafter's own length, 10000, by default).")
 
 
-class CrafterEnv(TextEnv):
+class CrafterEnv(SeededBaseline, TextEnv):
     """Crafter of crafter 1.8.3, seed by seed, in words.
 
     ## Description
@@ -88,7 +90,9 @@ class CrafterEnv(TextEnv):
     imported at the first reset; without it, ``MissingExtra`` names the ``crafter`` extra.
 
     ## Optimal agent
-    None.  ``ragen_bench.envs.crafter.collector`` is a scripted baseline, measured in the card.
+    None.  ``baseline_action()`` is the scripted :class:`~ragen_bench.envs.crafter.collector.Collector`
+    (built at reset from the level seed; it reads crafter's map), measured in the card; the ``baseline``
+    agent plays it.
 
     ## Version History
     * v0: crafter 1.8.3.
@@ -123,6 +127,9 @@ class CrafterEnv(TextEnv):
         """The crafter ``Env`` playing the episode (after a reset)."""
         assert self._world is not None
         return self._world
+
+    def make_baseline(self, seed: int) -> Collector:
+        return Collector(seed)
 
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         if self._world is None:

@@ -11,9 +11,11 @@ from gymnasium import spaces
 
 from ragen_bench.data import nethack as table
 from ragen_bench.envs.base import PICTURE_METADATA, AnyText, TextEnv, text_charset
+from ragen_bench.envs.baseline import SeededBaseline
 from ragen_bench.envs.config import EnvConfig, OneOf, setting
 from ragen_bench.envs.nethack import backend
 from ragen_bench.envs.nethack.describe import STATUS_FIELDS, describe
+from ragen_bench.envs.nethack.explorer import Explorer
 
 if TYPE_CHECKING:
     import gymnasium
@@ -44,7 +46,7 @@ def _fixed_bytes(rows: np.ndarray) -> np.ndarray:
     return rows.view(f"S{rows.shape[-1]}").reshape(rows.shape[:-1])
 
 
-class NetHackEnv(TextEnv):
+class NetHackEnv(SeededBaseline, TextEnv):
     """One of BALROG's MiniHack tasks, or the full game of NetHack, seed by seed, in words.
 
     ## Description
@@ -89,7 +91,9 @@ class NetHackEnv(TextEnv):
     without it, ``MissingExtra`` names the ``nethack`` extra.
 
     ## Optimal agent
-    None: ``optimal_action`` is ``None``.
+    None: ``optimal_action`` is ``None``.  ``baseline_action()`` is the text-only
+    :class:`~ragen_bench.envs.nethack.explorer.Explorer` (built at reset from the level seed), which the
+    ``baseline`` agent plays and ``scripts/nethack_baselines.py`` measures.
 
     ## Version History
     * v0: nle 1.3.0, minihack 1.0.2.
@@ -124,6 +128,9 @@ class NetHackEnv(TextEnv):
         self._success = False
         self._progress = 0.0
         self._end = ""  # the library's end status of the last step ("death", "task successful")
+
+    def make_baseline(self, seed: int) -> Explorer:
+        return Explorer(seed)
 
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         if self._env is None:
