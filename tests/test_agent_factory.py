@@ -75,7 +75,7 @@ def test_registered_and_custom_agents_are_built_from_settings():
 
 # (agent, settings, what the one error message must say)
 MISTAKES = [
-    ("nope", {}, "unknown agent 'nope'; known agents: hf, human, openai, optimal, random, vllm"),
+    ("nope", {}, "unknown agent 'nope'; known agents: baseline, hf, human, openai, optimal, random, vllm"),
     ("Optimal", {}, "unknown agent 'Optimal'"),
     ("", {}, "unknown agent ''"),
     ("no_such_module_q:make", {}, "agent 'no_such_module_q:make': no module named 'no_such_module_q'"),

@@ -10,14 +10,11 @@ from __future__ import annotations
 
 import random
 from collections import deque
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from ragen_bench.envs.crafter.describe import NAMES
-
-if TYPE_CHECKING:
-    from ragen_bench.envs.crafter.env import CrafterEnv
 
 SEARCH = 24  # steps of walking the search looks ahead
 _OPEN = frozenset(NAMES.index(name) for name in ("grass", "sand", "path"))
@@ -32,7 +29,7 @@ class Collector:
     def __init__(self, seed: int = 0) -> None:
         self._rng = random.Random(seed)
 
-    def act(self, env: CrafterEnv) -> int:
+    def act(self, env: Any) -> int:  # a live CrafterEnv, which builds a Collector at each reset: not imported here
         world = env.world
         player = world._player
         inventory, done = player.inventory, {name for name, count in player.achievements.items() if count}
