@@ -83,7 +83,8 @@ def assert_chat_attributes(env: gymnasium.Env) -> None:
 
 def assert_reference_claim(env: gymnasium.Env) -> None:
     """At the start of an episode the env's ``has_reference_agent`` is true to its ``optimal_action()``:
-    a claimed reference agent names a move of the action space, a disclaimed one names none."""
+    a claimed reference agent names a move of the action space, a disclaimed one names none; and
+    ``baseline_action()`` follows the reference agent wherever there is one."""
     move = env.optimal_action()
     if not env.has_reference_agent:
         assert move is None, f"{type(env).__name__} says it has no reference agent, yet names {move!r}"
@@ -91,6 +92,12 @@ def assert_reference_claim(env: gymnasium.Env) -> None:
         assert isinstance(move, str), f"{type(env).__name__} claims a reference agent, yet names {move!r}"
     else:
         assert move in range(env.action_space.n), f"{type(env).__name__} claims a reference agent, yet names {move!r}"
+    # The scripted baseline is the reference agent where there is one; elsewhere a family's own policy, or none.
+    baseline = env.baseline_action()
+    if env.has_reference_agent:
+        assert baseline == move, f"{type(env).__name__}: its baseline {baseline!r} is not its optimal move {move!r}"
+    else:
+        assert baseline is None or baseline in range(env.action_space.n), f"{type(env).__name__}: baseline {baseline!r}"
 
 
 _DIGEST_SNIPPET = """
