@@ -20,7 +20,9 @@ from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
 
 from ragen_bench.leaderboard.build import build
-from ragen_bench.leaderboard.viewer import FRAMES, VIEWER_PICTURE_BYTES, _FrameBook, kept_frames, png_bytes
+from ragen_bench.leaderboard.viewer import (
+    FRAMES, VIEWER_PANEL_CHARS, VIEWER_PICTURE_BYTES, VIEWER_SEEDS, _FrameBook, _shown, kept_frames, png_bytes,
+)
 
 # The fixtures are shared with the page's other tests (one build of the two-entry slice).
 from .conftest import REPO_ROOT
@@ -242,3 +244,21 @@ def test_an_episode_keeps_pictures_up_to_its_budget_and_its_last() -> None:
     # Small pictures (a Sokoban board) all fit.
     small = [np.full((16, 16, 3), value, dtype=np.uint8) for value in range(40)]
     assert None not in kept_frames(small, _FrameBook())
+
+
+def test_a_panel_shows_its_first_seeds_within_its_transcript_budget() -> None:
+    def record(seed: int, chars: int, sample: int = 0, env: str = "E") -> dict[str, Any]:
+        return {"env_id": env, "split": "test", "seed": seed, "sample": sample,
+                "messages": [{"role": "user", "content": "x" * chars}]}
+
+    def shown_seeds(records: list[dict[str, Any]]) -> list[tuple[str, int]]:
+        panels: dict[tuple[str, str], list[int]] = {("E", "test"): [], ("F", "test"): []}
+        return [(r["env_id"], r["seed"]) for r in records if _shown(r, panels)]
+
+    short = [record(seed, 100) for seed in range(20)]
+    assert shown_seeds(short) == [("E", seed) for seed in range(VIEWER_SEEDS)]  # short episodes: the first 8
+    long = VIEWER_PANEL_CHARS // 3
+    # The first episode always, however long; then while the panel stays within its budget; samples > 0 never.
+    assert shown_seeds([record(0, 2 * VIEWER_PANEL_CHARS), record(1, 10), record(2, 10, env="F")]) == [("E", 0), ("F", 2)]
+    assert shown_seeds([record(0, long), record(1, long, sample=1), record(2, long), record(3, long),
+                        record(4, 5)]) == [("E", 0), ("E", 2), ("E", 3)]

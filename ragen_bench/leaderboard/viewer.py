@@ -33,6 +33,11 @@ from ragen_bench import runfiles
 # Episodes per panel the viewer holds (the first seeds, sample 0): the page stays small
 # while every entry and env can be stepped through.
 VIEWER_SEEDS = 8
+# ... and the characters of their transcripts (messages) a panel holds: the first episode always, the
+# next ones while the panel stays within it.  A NetHack episode's transcript reaches 600 kB and a
+# MiniHack one 75 kB (a screen a turn), where a Sokoban one is 2 kB: without it one long-horizon entry
+# would double the page.
+VIEWER_PANEL_CHARS = 150_000
 # PNG bytes of pictures an episode keeps, in order, then its last picture; later ones are not stored
 # (the turn's state text still shows). 160 kB holds every frame of the short-episode worlds (a 2048 or
 # Sudoku episode reached 157 kB); a Crafter or NetHack episode of hundreds of 256-pixel pictures, about
@@ -83,11 +88,14 @@ def _entry_episodes(entry: Any, book: _FrameBook, envs: dict[str, Any]) -> dict[
 
 
 def _shown(record: Mapping[str, Any], shown: dict[tuple[str, str], list[int]]) -> bool:
-    """Whether the viewer shows ``record`` (sample 0 of the first seeds of its panel); counts it in ``shown``."""
-    seeds = shown[(record["env_id"], record["split"])]
-    if record["sample"] != 0 or (len(seeds) >= VIEWER_SEEDS and record["seed"] not in seeds):
+    """Whether the viewer shows ``record``: sample 0 of the first seeds of its panel, at most :data:`VIEWER_SEEDS`,
+    the first always and the next while the panel's transcripts stay within :data:`VIEWER_PANEL_CHARS`.
+    ``shown`` holds each panel's characters so far and is counted on."""
+    panel = shown[(record["env_id"], record["split"])]
+    chars = sum(len(str(message.get("content", ""))) for message in record["messages"])
+    if record["sample"] != 0 or len(panel) == VIEWER_SEEDS or (panel and sum(panel) + chars > VIEWER_PANEL_CHARS):
         return False
-    seeds.append(record["seed"])
+    panel.append(chars)
     return True
 
 
