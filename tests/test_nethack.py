@@ -353,3 +353,27 @@ def test_panels_regenerate(nle, env_id):
         panels.load(env_id, split).verify()
     held_out = {seed for split in ("val", "test") for seed in panels.load(env_id, split).seeds}
     assert not held_out & set(panels.load(env_id, "train").seeds)
+
+
+# Seed 125's explorer reaches a shop by step 920.  NetHack names shopkeepers from the game's start time
+# (ubirthday / 257): with nle's own library the name follows the clock (the control), with ours it does not.
+_SHOPKEEPERS = ("import gymnasium, ragen_bench\n{control}env = gymnasium.make('RAGEN/NetHack-v0').unwrapped\n"
+                "env.reset(seed=125)\nseen = set()\nfor _ in range(920):\n"
+                "    seen.update(line for line in env.step(env.baseline_action())[0].splitlines() if 'peaceful' in line)\n"
+                "print(sorted(seen))")
+_NLE_AS_SHIPPED = "import nle.nethack.nethack as library\nlibrary.RAGEN_FIXED_CLOCK = True\n"
+
+
+def test_shopkeepers_are_named_alike_whatever_the_clock(nle, tmp_path):
+    shim = _clock_shim(tmp_path)
+    shipped = {_on_date(shim, epoch, _SHOPKEEPERS.format(control=_NLE_AS_SHIPPED)) for epoch in (1_600_000_000, 1_701_900_000)}
+    assert len(shipped) == 2 and all("peaceful" in names for names in shipped), shipped
+    ours = {_on_date(shim, epoch, _SHOPKEEPERS.format(control="")) for epoch in (1_600_000_000, 1_701_900_000)}
+    assert len(ours) == 1 and "peaceful" in next(iter(ours)), ours
+
+
+def test_a_library_other_than_nle_1_3_0_s_is_refused(tmp_path):
+    other = tmp_path / "libnethack.so"
+    other.write_bytes(b"\x7fELF not nle's")
+    with pytest.raises(RuntimeError, match="is not nle 1.3.0's x86-64 library"):
+        backend.fixed_clock_library(other)

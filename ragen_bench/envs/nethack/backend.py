@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import warnings
+from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
@@ -40,13 +41,70 @@ def _import(module: str) -> ModuleType:
         raise
 
 
+# NetHack reads the wall clock for the game's start (u_init: ``time(&ubirthday)``), from which shknam.c names
+# each shopkeeper (``ubirthday / 257``) and takes random draws for some names, and through ``getnow()``
+# wherever else it asks the time: even with ``fix_moon_phase`` a level with a shop played otherwise minutes
+# later.  nle loads a fresh copy of its library for every game from ``nle.nethack.nethack.DLPATH``; ours is a
+# copy in which both readings give FIXED_NOW, made once in the user cache (x86-64 code of nle 1.3.0's
+# manylinux library, checked byte for byte before it is changed):
+#   getnow      -> mov rax, FIXED_NOW; ret
+#   getnow + 8  -> a stand-in for time(t): mov qword [rdi], FIXED_NOW; mov rax, FIXED_NOW; ret
+#   u_init's call of time@plt -> a call of that stand-in (its t is &ubirthday)
+FIXED_NOW = 1_700_000_000
+LIBRARY_SHA256 = "becf6478c75e40cf9488d6127892951f28ef8736b7b71ce22c37af006b280027"
+GETNOW = 0x1038E0  # nm -D libnethack.so; its 48 bytes end at getyear (0x103910)
+U_INIT_TIME_CALL = 0x21C656
+
+
+def _patches() -> dict[int, tuple[bytes, bytes]]:
+    """``{offset: (the library's bytes there, ours)}``."""
+    import struct
+
+    now = struct.pack("<i", FIXED_NOW)
+    stand_in = GETNOW + 8
+    call = b"\xe8" + struct.pack("<i", stand_in - (U_INIT_TIME_CALL + 5))
+    return {
+        GETNOW: (bytes.fromhex("4883ec1848c74424"), b"\x48\xc7\xc0" + now + b"\xc3"),
+        stand_in: (bytes.fromhex("0800000000488d7c2408e8d950f5"), b"\x48\xc7\x07" + now + b"\x48\xc7\xc0" + now + b"\xc3"),
+        U_INIT_TIME_CALL: (bytes.fromhex("e875c3e3ff"), call),
+    }
+
+
+def fixed_clock_library(original: Path) -> Path:
+    """The path of a copy of ``original`` (nle's libnethack.so) whose clock reads :data:`FIXED_NOW`, built once."""
+    import hashlib
+    import os
+
+    from ragen_bench.cache import cache_root
+
+    data = original.read_bytes()
+    patches = _patches()
+    if hashlib.sha256(data).hexdigest() != LIBRARY_SHA256 or any(
+            data[offset:offset + len(theirs)] != theirs for offset, (theirs, _) in patches.items()):
+        raise RuntimeError(f"{original} is not nle 1.3.0's x86-64 library: NetHack's clock (which names its "
+                           "shopkeepers) cannot be fixed, so its episodes would depend on the time of day")
+    patched = cache_root() / "nle" / f"libnethack-{LIBRARY_SHA256[:16]}-now{FIXED_NOW}.so"
+    if not patched.exists():
+        body = bytearray(data)
+        for offset, (_, ours) in patches.items():
+            body[offset:offset + len(ours)] = ours
+        patched.parent.mkdir(parents=True, exist_ok=True)
+        temporary = patched.with_name(f"{patched.name}.{os.getpid()}.tmp")
+        temporary.write_bytes(bytes(body))
+        os.replace(temporary, patched)  # atomic: a concurrent maker writes the same bytes
+    return patched
+
+
 def make(task: str) -> gymnasium.Env:
     """The library's env of ``task`` (a key of ``table.MINIHACK`` or ``"NetHack"``), unwrapped, with
     BALROG's arguments and ``fix_moon_phase``: the moon, Friday the 13th and the night come from the
-    seed, not from today's date."""
+    seed, not from today's date; the start time is :data:`FIXED_NOW` (:func:`fixed_clock_library`)."""
     import gymnasium
 
-    _import("nle")
+    library = _import("nle.nethack.nethack")
+    if not getattr(library, "RAGEN_FIXED_CLOCK", False):
+        library.DLPATH = str(fixed_clock_library(Path(library.DLPATH)))
+        library.RAGEN_FIXED_CLOCK = True
     if task == "NetHack":
         nethack = _import("nle.nethack")
         # NetHackChallenge-v0's settings (its own class refuses seeds), BALROG's step limit.

@@ -96,7 +96,9 @@ class NetHackEnv(SeededBaseline, TextEnv):
     ``baseline`` agent plays and ``scripts/nethack_baselines.py`` measures.
 
     ## Version History
-    * v0: nle 1.3.0, minihack 1.0.2.
+    * v0: nle 1.3.0, minihack 1.0.2; NetHack's clock fixed (``backend.fixed_clock_library``) since
+      2026-12-03: before, a shopkeeper's name and the draws it takes followed the wall clock, so an
+      episode reaching a shop was not reproducible (the frozen panels' first observations are unchanged).
     """
 
     metadata = PICTURE_METADATA
