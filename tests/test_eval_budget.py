@@ -145,6 +145,12 @@ def test_the_leaderboard_ranks_only_entries_of_one_budget_together():
     # Over a suite: one label when every env shares it, "each id's" when each env had its id's own.
     envs = [{"env": SUDOKU, "budget": "6/5/10"}, {"env": BANDIT, "budget": "1/1/1"}]
     assert budget_of(envs) == "each id's"
+    # The same addition to every id's own budget (BALROG's history window) is said once.
+    assert budget_of([{"env": SUDOKU, "budget": "6/5/10 h16"}, {"env": BANDIT, "budget": "1/1/1 h16"}]) == "each id's h16"
+    assert budget_of([{"env": SUDOKU, "budget": "6/5/10 h16"}, {"env": BANDIT, "budget": "1/1/1"}]) == \
+        "Bandit 1/1/1, Sudoku-4x4 6/5/10 h16"
+    assert budget_of([{"env": SUDOKU, "budget": "6/5/100"}, {"env": BANDIT, "budget": "1/1/10"}]) == \
+        "Bandit 1/1/10, Sudoku-4x4 6/5/100"
     assert budget_of([{"env": SUDOKU, "budget": "5/5/10"}, {"env": BANDIT, "budget": "1/1/1"}]) == \
         "Bandit 1/1/1, Sudoku-4x4 5/5/10"
     assert budget_of([{"env": SUDOKU, "budget": "5/5/10"}, {"env": "RAGEN/Sokoban-6x6-v0", "budget": "5/5/10"}]) == "5/5/10"

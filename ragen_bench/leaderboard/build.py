@@ -245,7 +245,8 @@ def ranking_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def budget_of(envs: Sequence[Mapping[str, Any]]) -> str:
     """An entry's chat budget over a suite's env rows: the one budget all its envs were played under, or
-    ``each id's`` when every env had the budget its id declares, else each env's (``Sokoban-6x6 5/5/10, ...``)."""
+    ``each id's`` when every env had the budget its id declares (``each id's h16`` with the same additions to
+    each), else each env's (``Sokoban-6x6 5/5/10, ...``)."""
     from ragen_bench.chat import ChatConfig
     from ragen_bench.chat.config import budgeted_settings
     from ragen_bench.eval.report import budget_label
@@ -253,8 +254,11 @@ def budget_of(envs: Sequence[Mapping[str, Any]]) -> str:
     labels = {row["env"]: row["budget"] for row in envs}
     if len(set(labels.values())) == 1:
         return next(iter(labels.values()))
-    if all(label == budget_label(ChatConfig(**budgeted_settings(env))) for env, label in labels.items()):
-        return "each id's"
+    # Each id's own budget, with the same additions (a history window, tools, vision) to every one: "each id's h16".
+    own = {env: budget_label(ChatConfig(**budgeted_settings(env))) for env in labels}
+    added = {label[len(own[env]):] if label.startswith(own[env]) else None for env, label in labels.items()}
+    if len(added) == 1 and (addition := added.pop()) is not None and addition[:1] in ("", " "):
+        return "each id's" + addition
     return ", ".join(f"{short_env(env)} {label}" for env, label in sorted(labels.items()))
 
 
