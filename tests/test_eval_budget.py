@@ -147,6 +147,9 @@ def test_the_leaderboard_ranks_only_entries_of_one_budget_together():
     assert budget_of(envs) == "each id's"
     # The same addition to every id's own budget (BALROG's history window) is said once.
     assert budget_of([{"env": SUDOKU, "budget": "6/5/10 h16"}, {"env": BANDIT, "budget": "1/1/1 h16"}]) == "each id's h16"
+    # NetHack declares h16 itself: the run's window is still the one addition all its envs share.
+    assert budget_of([{"env": "RAGEN/NetHack-v0", "budget": "1000/1/1000 h16"}, {"env": BANDIT, "budget": "1/1/1 h16"}]) \
+        == "each id's h16"
     assert budget_of([{"env": SUDOKU, "budget": "6/5/10 h16"}, {"env": BANDIT, "budget": "1/1/1"}]) == \
         "Bandit 1/1/1, Sudoku-4x4 6/5/10 h16"
     assert budget_of([{"env": SUDOKU, "budget": "6/5/100"}, {"env": BANDIT, "budget": "1/1/10"}]) == \

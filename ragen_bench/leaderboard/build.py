@@ -254,11 +254,11 @@ def budget_of(envs: Sequence[Mapping[str, Any]]) -> str:
     labels = {row["env"]: row["budget"] for row in envs}
     if len(set(labels.values())) == 1:
         return next(iter(labels.values()))
-    # Each id's own budget, with the same additions (a history window, tools, vision) to every one: "each id's h16".
-    own = {env: budget_label(ChatConfig(**budgeted_settings(env))) for env in labels}
-    added = {label[len(own[env]):] if label.startswith(own[env]) else None for env, label in labels.items()}
-    if len(added) == 1 and (addition := added.pop()) is not None and addition[:1] in ("", " "):
-        return "each id's" + addition
+    # Each id's own turns/actions, with the same window, tools or vision for every one: "each id's h16".
+    own = {env: budget_label(ChatConfig(**budgeted_settings(env))).split(" ")[0] for env in labels}
+    additions = {tuple(label.split(" ")[1:]) for label in labels.values()}
+    if len(additions) == 1 and all(label.split(" ")[0] == own[env] for env, label in labels.items()):
+        return " ".join(["each id's", *additions.pop()])
     return ", ".join(f"{short_env(env)} {label}" for env, label in sorted(labels.items()))
 
 
