@@ -20,4 +20,4 @@ install() {
 venv_install_once install
 
 venv_pytest . tests/test_nethack.py tests/test_env_contract_every_id.py \
-    tests/test_chat_budgets.py tests/test_pictures.py tests/test_cli_envs.py -k "MiniHack or NetHack or nethack"
+    tests/test_chat_budgets.py tests/test_pictures.py tests/test_cli_envs.py tests/test_baseline_agent.py -k "MiniHack or NetHack or nethack"
