@@ -173,4 +173,4 @@ def test_eval_help_lists_every_key_with_its_default_from_the_packaged_configs(ca
     assert out.startswith("usage: ragen-bench eval [-h] [overrides ...]")
     assert (configs_root() / "eval.yaml").read_text(encoding="utf-8") in out
     assert (configs_root() / "chat" / "default.yaml").read_text(encoding="utf-8") in out
-    assert "agent=NAME picks an agent config: hf, human, openai, optimal, random, vllm " in out
+    assert "agent=NAME picks an agent config: baseline, hf, human, openai, optimal, random, vllm " in out
