@@ -103,9 +103,11 @@ def test_a_long_recipe_folds_and_opens_whole(browser: Any) -> None:
 def test_each_suite_shows_its_plot_unscaled(browser: Any) -> None:
     """At 1280 px every plot is drawn at its own size (no shrinking), one per suite in its section."""
     page, errors = open_page(browser, BOARD / "index.html")
-    page.wait_for_function("Array.from(document.images).every(i => i.complete)")
+    # The plots (inline); the viewer's frames load lazily, only once scrolled to (a long-horizon first episode's are
+    # below the fold), so they are not waited for.
+    page.wait_for_function("Array.from(document.images).filter(i => i.loading !== 'lazy').every(i => i.complete)")
     plots = page.eval_on_selector_all(
-        "section img", "is => is.map(i => [i.closest('section').id, i.naturalWidth, i.clientWidth])")
+        "section img:not([loading=lazy])", "is => is.map(i => [i.closest('section').id, i.naturalWidth, i.clientWidth])")
     suites = [anchor(h) for h in readme_headings() if h.startswith(("suite ", "env "))]
     assert [section for section, _, _ in plots][:len(suites)] == suites
     assert all(0 < natural <= shown for _, natural, shown in plots), plots

@@ -181,7 +181,7 @@ def _section(title: str, body: str) -> str:
 
 def _howto(envs: int, own_scores: bool) -> str:
     """One line above a ranking: what orders it and where the help is."""
-    rate = "progress (success, or a world's own score)" if own_scores else "success rate"
+    rate = "progress" if own_scores else "success rate"
     score = f"its env's {rate}" if envs == 1 else f"the mean of its {envs} envs' {rate}" + ("" if own_scores else "s")
     return (f'<p class="howto">How to read: ranked by <b>score</b>, {score} (1.000: all solved). Hover a column '
             "title for its meaning; click an entry for its details.</p>")
