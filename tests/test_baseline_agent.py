@@ -66,17 +66,24 @@ def test_on_a_world_with_a_reference_agent_it_plays_as_optimal_does():
         assert _actions(ours) == _actions(plan)  # ... and the optimal agent's moves however it batches them
 
 
+def _script(name: str):
+    """The measuring script ``scripts/<name>.py`` as a module (the numbers the baseline must reproduce)."""
+    import importlib
+
+    sys.path.insert(0, str(REPO_ROOT / "scripts"))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(REPO_ROOT / "scripts"))
+
+
 def _outcome(trajectory) -> tuple:
     return (trajectory.success, trajectory.total_reward, trajectory.num_actions, trajectory.progress)
 
 
 def test_on_crafter_it_plays_the_collector_and_scores_what_the_script_measures():
     _needs("crafter")
-    sys.path.insert(0, str(REPO_ROOT / "scripts"))
-    try:
-        import crafter_baselines
-    finally:
-        sys.path.remove(str(REPO_ROOT / "scripts"))
+    crafter_baselines = _script("crafter_baselines")
     seeds = list(panels.load(CRAFTER, "test").seeds[:2])
     baseline = _play(CRAFTER, seeds, make_agent("baseline"))
     measured = crafter_baselines.score("collector", seeds)
@@ -134,11 +141,7 @@ def test_a_view_of_an_env_without_baseline_action_falls_back_to_its_optimal_acti
 
 def test_on_minihack_it_plays_the_explorer_of_the_script():
     _needs("nle")
-    sys.path.insert(0, str(REPO_ROOT / "scripts"))
-    try:
-        import nethack_baselines
-    finally:
-        sys.path.remove(str(REPO_ROOT / "scripts"))
+    nethack_baselines = _script("nethack_baselines")
     seeds = list(panels.load(MINIHACK, "test").seeds[:3])
     baseline = _play(MINIHACK, seeds, make_agent("baseline"))
     for seed, trajectory in zip(seeds, baseline):
