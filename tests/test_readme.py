@@ -35,7 +35,7 @@ NOT_RUN = {
         "starts a vLLM server in .venv-vllm and keeps running; tests/test_vllm_integration.py serves and queries one",
     "ragen-bench eval env=RAGEN/Sokoban-6x6-v0 agent=openai":
         "needs the vLLM server of the line before; tests/test_vllm_integration.py runs this agent against a real server",
-    "ragen-bench leaderboard build": "replays every submission and draws the page and its frames (~6 min of CPU "
+    "ragen-bench leaderboard build": "replays every submission and draws the page and its frames (~10 min of CPU "
         "on the 2-core machine); tests/test_leaderboard_build.py builds from test submissions",
 }
 
