@@ -279,7 +279,10 @@ def _game_result(game: Mapping[str, Any]) -> str:
     if game.get("forfeit"):
         ending = f"{game['forfeit']} forfeits"
     else:
-        ending = "draw" if game.get("winner") is None else f"{game['winner']} wins"
+        # Without one winner every seat drew, or several share the top (a team's win: chat.game.seat_outcome).
+        totals = game.get("totals") or {}
+        ending = f"{game['winner']} wins" if game.get("winner") is not None else \
+            ("draw" if len(set(totals.values())) <= 1 else "no single winner")
     return f"{ending}; agent ({game['agent_seat']}): {game['outcome']}"
 
 
@@ -298,7 +301,8 @@ def _match_frames(record: Mapping[str, Any], env: Any, moves: list[Any], paralle
             raise RenderError(f"{env_id} seed {seed}: move {number} is {seat}'s in the record, "
                               f"but {env.agent_selection} is on move in the replay")
         env.step(move)
-        yield Frame(env.render(), f"move {number}  {seat} plays {game.action_names[move]}")
+        # A free-text game's move is its text (TextArena's); a board game's is an index into its move names.
+        yield Frame(env.render(), f"move {number}  {seat} plays {move if isinstance(move, str) else game.action_names[move]}")
 
 
 def _short(text: str, limit: int = 40) -> str:

@@ -1,9 +1,9 @@
-"""How TextArena's two-player game ids play with the scripted ``random`` opponent in both seats: the last
-column of docs/textarena.md's table (moves, refused moves, how each game ended).
+"""How TextArena's game ids play with the scripted ``random`` opponent in every seat: the last column of
+docs/textarena.md's table (moves, refused moves, how each game ended).
 
 Each game runs in a fresh process, the network refused, with a time limit; seeds 0 and 1.
 
-    .venv/bin/python scripts/textarena_games_sweep.py              # every two-player id, a JSON line each
+    .venv/bin/python scripts/textarena_games_sweep.py              # every game id (2 to 6 seats), a JSON line each
     .venv/bin/python scripts/textarena_games_sweep.py Nim-v0       # some games
 """
 
@@ -24,7 +24,7 @@ def _no_network(*args: object, **kwargs: object) -> None:
 
 
 def play(game: str) -> dict[str, object]:
-    """Both seats played by the ``random`` opponent, in this process: per seed (moves, refused, winner, truncated, end)."""
+    """Every seat played by the ``random`` opponent, in this process: per seed (moves, refused, winner, truncated, end)."""
     from ragen_bench.games.opponents import TextMovePlayer
     from ragen_bench.games.textarena.env import raw_env
 
@@ -45,9 +45,9 @@ def main(argv: list[str]) -> None:
     if argv[:1] == ["--one"]:
         print(json.dumps(play(argv[1])))
         return
-    from ragen_bench.data.textarena import TWO_PLAYER
+    from ragen_bench.games.textarena.games import SEATS
 
-    for game in argv or TWO_PLAYER:
+    for game in argv or SEATS:
         try:
             done = subprocess.run([sys.executable, __file__, "--one", game], capture_output=True, text=True,
                                   timeout=TIME_LIMIT_S)

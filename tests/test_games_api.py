@@ -173,7 +173,7 @@ def test_make_multiagent_is_on_the_package_and_applies_the_id_kwargs():
     ("call", "message"),
     [
         (lambda: make_multiagent("RAGEN/Chess-v0"), "unknown multi-agent id 'RAGEN/Chess-v0'"),
-        (lambda: make_multiagent("RAGEN/Sokoban-6x6-v0"), "`ragen-bench envs list` shows all 52"),
+        (lambda: make_multiagent("RAGEN/Sokoban-6x6-v0"), "`ragen-bench envs list` shows all 58"),
         (lambda: make_multiagent("RAGEN/TicTacToe-v1"), "did you mean RAGEN/TicTacToe-v0, RAGEN/TA-TicTacToe-v0 or"),
         (lambda: make_multiagent("RAGEN/TicTacToe-v0", parallel=True), "turn-based"),
         (lambda: make_multiagent("RAGEN/PrisonersDilemma-v0", max_rounds=0), "min_rounds <= max_rounds"),

@@ -165,6 +165,8 @@ def test_the_random_reference_agent_plays_legal_moves_only(tmp_path, env_id, gam
         (["agent.name=optimal"], "agent: optimal plays single-agent envs only"),
         (["opponent={name: optimal}"], "opponent: optimal plays single-agent envs only"),
         (["agent.name=baseline"], "agent: baseline plays single-agent envs only"),
+        (["env=RAGEN/TA-SecretMafia-v0", "opponent={name: random}"],
+         "opponent: RAGEN/TA-SecretMafia-v0 has 6 seats; an agent opponent plays two-player games only"),
     ],
 )
 def test_bad_game_settings_are_refused_before_anything_is_written(tmp_path, overrides, message):

@@ -22,8 +22,8 @@ def test_every_game_has_three_frozen_panels_that_still_match(env_id):
 
 
 def test_seats_alternate_with_the_seed_and_a_panel_is_balanced():
-    assert [agent_seat(s) for s in (123, 124, 125)] == ["player_1", "player_0", "player_1"]
-    seats = [agent_seat(s) for s in panels.load("RAGEN/TicTacToe-v0", "test").seeds]
+    assert [agent_seat(s, 2) for s in (123, 124, 125)] == ["player_1", "player_0", "player_1"]
+    seats = [agent_seat(s, 2) for s in panels.load("RAGEN/TicTacToe-v0", "test").seeds]
     assert seats.count("player_0") == seats.count("player_1") == 128
 
 

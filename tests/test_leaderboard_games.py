@@ -427,4 +427,4 @@ def test_a_persons_games_are_a_submittable_entry(tmp_path: Path) -> None:
     assert session.wait() == 0
     (one.parent / "submission.json").write_text(json.dumps({**info, "name": "human-one"}))
     error = refused(one.parent)
-    assert error.problem.startswith("plays only player_0") and "not one (play --seed)" in error.problem
+    assert error.problem.startswith("plays only player_0") and "first 2 seeds (play --seed plays one)" in error.problem

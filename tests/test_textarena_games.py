@@ -1,4 +1,4 @@
-"""TextArena's two-player games as PettingZoo ids: free-text moves, the random state isolated, exact replay.
+"""TextArena's games of two to six players as PettingZoo ids: free-text moves, the random state isolated, exact replay.
 
 The default run plays a sample (the games the agent's own draws changed before isolation, and the
 cheap classics); RAGEN_BENCH_FULL_SWEEPS=1 plays every id.
@@ -11,6 +11,7 @@ import importlib
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import warnings
@@ -26,25 +27,27 @@ from pettingzoo.test import api_test  # noqa: E402
 
 from ragen_bench.cli import main  # noqa: E402
 from ragen_bench.data import textarena as table  # noqa: E402
-from ragen_bench.games import GAME_IDS, make_multiagent  # noqa: E402
+from ragen_bench.games import GAME_IDS, game_entry, make_multiagent  # noqa: E402
 from ragen_bench.games.board import GameResetNeededError, IllegalMoveError, UnknownAgentError  # noqa: E402
 from ragen_bench.games.opponents import OPPONENTS  # noqa: E402
-from ragen_bench.games.textarena.games import game_id  # noqa: E402
+from ragen_bench.games.textarena.games import SEATS, game_id  # noqa: E402
 from tests.conftest import REPO_ROOT, run_python  # noqa: E402
 
-ALL_IDS = [game_id(game) for game in table.TWO_PLAYER]
+ALL_IDS = [game_id(game) for game in SEATS]
+MANY_IDS = [game_id(game) for game in table.MANY_PLAYERS]
 FULL_SWEEPS = os.environ.get("RAGEN_BENCH_FULL_SWEEPS") == "1"
-# Kuhn poker, Pig, Liar's Dice and Poker changed with the agent's draws before isolation (the survey).
-SAMPLE = ALL_IDS if FULL_SWEEPS else [game_id(g) for g in ("KuhnPoker-v0", "PigDice-v0", "LiarsDice-v0", "TicTacToe-v0")]
+# Kuhn poker, Pig, Liar's Dice, Poker and Secret Mafia (6 seats) changed with the agent's draws before isolation.
+SAMPLE = ALL_IDS if FULL_SWEEPS else [game_id(g) for g in ("KuhnPoker-v0", "PigDice-v0", "LiarsDice-v0", "TicTacToe-v0",
+                                                          "SecretMafia-v0")]
 
 
 def play(env_id: str, seed: int, draw_between: bool, max_moves: int = 60, env: Any = None) -> list:
-    """Both seats played by the scripted ``random`` opponent from ``seed`` (in ``env``, else a new one): every
+    """Every seat played by the scripted ``random`` opponent from ``seed`` (in ``env``, else a new one): every
     view, move, reward, end."""
     env = env or make_multiagent(env_id)
     env.reset(seed=seed)
     game, player = env.unwrapped, OPPONENTS["textarena"]["random"]()
-    transcript: list = [game.text_observation("player_0"), game.text_observation("player_1")]
+    transcript: list = [game.text_observation(seat) for seat in game.possible_agents]
     for _ in range(max_moves):
         if game.game_over:
             break
@@ -58,13 +61,14 @@ def play(env_id: str, seed: int, draw_between: bool, max_moves: int = 60, env: A
     return transcript
 
 
-def test_the_two_player_games_are_game_ids_and_registering_them_imports_no_library():
-    assert len(ALL_IDS) == 41 and set(ALL_IDS) <= set(GAME_IDS)
+def test_the_games_are_game_ids_and_registering_them_imports_no_library():
+    assert len(ALL_IDS) == 47 and set(ALL_IDS) <= set(GAME_IDS)
+    assert {game_entry(i).seats for i in MANY_IDS} == {3, 4, 6} and {game_entry(i).seats for i in ALL_IDS} == {2, 3, 4, 6}
     tables = (table.TWO_PLAYER, table.SINGLE_PLAYER, table.LEFT_OUT, table.MANY_PLAYERS)
     assert sum(map(len, tables)) == 95 == len(set().union(*tables))  # TextArena 0.7.4's base games, each once
     out = run_python("import sys, ragen_bench\nfrom ragen_bench.games import GAME_IDS\n"
                      "print(sum(i.startswith('RAGEN/TA-') for i in GAME_IDS), 'textarena' in sys.modules)")
-    assert out.split() == ["41", "False"]
+    assert out.split() == ["47", "False"]
 
 
 @pytest.mark.parametrize("env_id", SAMPLE)
@@ -115,7 +119,8 @@ def test_games_are_identical_across_processes_and_hash_seeds():
     assert seeds[0] != seeds[1]  # the seed deals
 
 
-@pytest.mark.parametrize("env_id", ["RAGEN/TA-TicTacToe-v0", "RAGEN/TA-Battleship-v0"])
+@pytest.mark.parametrize("env_id", ["RAGEN/TA-TicTacToe-v0", "RAGEN/TA-Battleship-v0", "RAGEN/TA-ThreePlayerTicTacToe-v0",
+                                    "RAGEN/TA-SecretMafia-v0"])
 def test_pettingzoo_api_test_passes(env_id):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "Observation is not a NumPy array": the view is text
@@ -157,7 +162,7 @@ def test_bad_calls_are_refused_by_name():
             env.step(action)
     with pytest.raises(UnknownAgentError, match="unknown agent 'player_2'"):
         env.unwrapped.text_observation("player_2")
-    with pytest.raises(ValueError, match="unknown two-player TextArena game 'Wordle-v0'"):
+    with pytest.raises(ValueError, match="unknown TextArena game 'Wordle-v0'"):
         make_multiagent("RAGEN/TA-Nim-v0", game="Wordle-v0")
 
 
@@ -180,7 +185,7 @@ def test_views_and_moves_read_late_equal_those_read_at_every_move(env_id):
     eager, late = make_multiagent(env_id), make_multiagent(env_id)
     eager.reset(seed=7)
     late.reset(seed=7)
-    player, seats = OPPONENTS["textarena"]["random"](), ("player_0", "player_1")
+    player, seats = OPPONENTS["textarena"]["random"](), eager.unwrapped.possible_agents
 
     def views(env: Any) -> list:
         game = env.unwrapped
@@ -212,20 +217,25 @@ def test_a_copy_mid_game_goes_on_exactly_as_the_original():
     assert twin.unwrapped.np_random.integers(2**31) == game.np_random.integers(2**31)
 
 
-def test_eval_of_the_random_agent_is_verified_by_replay(tmp_path, capsys):
+def _verified(out: Any, capsys: Any) -> str:
+    """``leaderboard verify`` of the eval run in ``out`` (made a submission): how many episodes it matched."""
     from tests.test_leaderboard import submission_info
 
+    (out / "submission.json").write_text(json.dumps(submission_info(out.name)))
+    for lock in out.glob("*.lock"):
+        lock.unlink()
+    capsys.readouterr()
+    assert main(["leaderboard", "verify", str(out)]) == 0
+    return re.search(r"\d+ episodes", capsys.readouterr().out)[0]
+
+
+def test_eval_of_the_random_agent_is_verified_by_replay(tmp_path, capsys):
     out = tmp_path / "ta"
     assert main(["eval", "env=RAGEN/TA-TicTacToe-v0", "agent=random", "limit=4", f"out={out}", "progress=false"]) == 0
     episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     assert {e["game"]["agent_seat"] for e in episodes} == {"player_0", "player_1"}
     assert all(isinstance(move, str) for e in episodes for _, move in e["game"]["moves"])
-    (out / "submission.json").write_text(json.dumps(submission_info("ta")))
-    for lock in out.glob("*.lock"):
-        lock.unlink()
-    capsys.readouterr()
-    assert main(["leaderboard", "verify", str(out)]) == 0
-    assert "4 episodes" in capsys.readouterr().out
+    assert _verified(out, capsys) == "4 episodes"
 
 
 def test_envs_show_names_the_free_text_moves_and_the_seed_view(capsys):
@@ -242,3 +252,52 @@ def test_a_person_plays_a_game_with_typed_moves(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "The game is over: won by you (your reward +1). Player 0 has won!" in done.stdout
     assert "1 episode(s) played; run complete" in done.stdout
+
+
+def test_a_seat_wins_alone_or_with_its_team_draws_when_all_are_level_and_two_seats_keep_their_rule():
+    from ragen_bench.chat.game import seat_outcome
+
+    assert [seat_outcome("player_1", {}, seat) for seat in ("player_0", "player_1")] == ["loss", "win"]
+    two = {"player_0": 0.0, "player_1": 0.0}
+    assert seat_outcome(None, two, "player_0") == "draw"
+    mafia = {"player_0": -1.0, "player_1": 1.0, "player_2": -1.0, "player_3": 1.0}  # a team of two won
+    assert [seat_outcome(None, mafia, seat) for seat in mafia] == ["loss", "win", "loss", "win"]
+    level = dict.fromkeys(("player_0", "player_1", "player_2"), 30.0)
+    assert [seat_outcome(None, level, seat) for seat in level] == ["draw"] * 3
+
+
+def test_a_game_of_six_seats_goes_round_the_seats_against_a_random_player_at_each_other_and_is_verified(tmp_path, capsys):
+    from ragen_bench.leaderboard.errors import LeaderboardError
+    from ragen_bench.leaderboard.verify_games import check_seats
+
+    env_id, out = "RAGEN/TA-SecretMafia-v0", tmp_path / "mafia"
+    assert main(["eval", f"env={env_id}", "agent=random", "limit=6", f"out={out}", "progress=false"]) == 0
+    episodes = sorted((json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()),
+                      key=lambda e: e["seed"])
+    assert [e["game"]["agent_seat"] for e in episodes] == [f"player_{seed % 6}" for seed in range(123, 129)]
+    for e in episodes:
+        game, seat = e["game"], e["game"]["agent_seat"]
+        assert set(game["totals"]) == {f"player_{i}" for i in range(6)} and game["opponent_trajectory"] is None
+        assert {who for who, _ in game["moves"]} - {seat}  # the other seats moved too
+        assert e["success"] == (game["outcome"] == "win")
+        best = max(game["totals"].values())
+        assert game["outcome"] == ("win" if game["totals"][seat] == best else "loss")  # Mafia or village won
+    assert _verified(out, capsys) == "6 episodes"
+    # A game entry plays every seat: five seeds leave one out.
+    with pytest.raises(LeaderboardError, match=r"plays only player_0, .*player_4: a game entry plays all 6 seats"):
+        check_seats([(env_id, "test", seed, 0) for seed in range(126, 131)], name="mafia")
+    check_seats([(env_id, "test", seed, 0) for seed in range(126, 132)], name="mafia")
+
+
+@pytest.mark.parametrize("env_id", ["RAGEN/TA-TicTacToe-v0", "RAGEN/TA-ThreePlayerGOPS-v0"])
+def test_a_game_run_renders_its_free_text_moves(tmp_path, env_id):
+    from ragen_bench.render import iter_frames
+
+    out = tmp_path / "run"
+    assert main(["eval", f"env={env_id}", "agent=random", "limit=1", f"out={out}", "progress=false"]) == 0
+    record = json.loads((out / "episodes.jsonl").read_text().splitlines()[0])
+    frames = list(iter_frames(record, {}, None))
+    moves = record["game"]["moves"]
+    assert len(frames) == len(moves) + 1
+    assert all(f"{seat} plays {move}" in frame.caption for frame, (seat, move) in zip(frames[1:], moves))
+    assert frames[-1].caption.endswith(f"agent ({record['game']['agent_seat']}): {record['game']['outcome']}")

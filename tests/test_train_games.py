@@ -39,6 +39,7 @@ def small(*extra: str, out: Path | None = None) -> train_config.TrainConfig:
     (["opponent=random", "algo=sft", "sft.agent=optimal"], ["sft.agent", "minimax", "optimal"]),
     (["opponent=self", "algo=sft", "sft.agent=minimax"], ["opponent:", "warm start", "self"]),
     (["opponent=random", "backend=verl"], ["backend:", "two-player game", "backend=local"]),
+    (["env=RAGEN/TA-ThreePlayerTicTacToe-v0", "opponent=self"], ["opponent:", "3 seats", "self-play", "random"]),
 ])
 def test_bad_game_settings_are_one_error_naming_the_key(overrides, names):
     with pytest.raises(TrainConfigError) as refused:
@@ -223,3 +224,28 @@ def test_the_verl_loops_game_episode_is_the_policy_seat_against_the_opponent():
             episode.match.result().outcome(episode.seat)]
     with pytest.raises(ValueError, match="no scripted player 'grandmaster'"):
         GameSeatEpisode(GAME, chat, opponent="grandmaster", seed=1)
+
+
+def test_a_game_of_three_seats_seats_the_policy_round_the_seats_and_a_scripted_opponent_at_each_other(played_matches):
+    pytest.importorskip("textarena")
+    from ragen_bench.chat import AgentReply
+
+    class Centre:
+        name = "centre"
+
+        def act(self, requests):
+            return [AgentReply("<think>ok</think><answer>[12]</answer>") for _ in requests]
+
+    c = small("env=RAGEN/TA-ThreePlayerTicTacToe-v0", "opponent=random", "rollout.group_size=1")
+    agent = Centre()
+    trajectories = games.play(c, [123, 124, 125], agent)
+    assert [t.seed for t in trajectories] == [123, 124, 125]
+    seats = []
+    for match, result in played_matches:
+        policy = [seat for seat, player in match.players.items() if player is agent]
+        scripted = [player for player in match.players.values() if player is not agent]
+        assert len(policy) == 1 and len(scripted) == 2 and len({id(p) for p in scripted}) == 2
+        assert all(player.name == "random" for player in scripted)
+        seats.append(policy[0])
+        assert result.trajectories[policy[0]].turns  # the policy's seat was asked
+    assert seats == ["player_0", "player_1", "player_2"]  # the seed's seat: 123 mod 3, 124 mod 3, 125 mod 3

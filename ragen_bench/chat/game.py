@@ -16,7 +16,7 @@ single-agent episodes (:mod:`ragen_bench.chat.episode`):
   times; after that ``on_illegal`` decides: ``"forfeit"`` (the seat loses the game) or
   ``"random"`` (a uniformly random legal move is played for it, recorded in the turn's
   ``info``).  Nothing an agent writes can crash the game.  A forfeit's -1 lands on the
-  forfeiting seat's last (invalid) turn, the other seat's +1 on its last turn; a question
+  forfeiting seat's last (invalid) turn, every other seat's +1 on its last turn; a question
   that seat was still to answer (simultaneous games) gives way to the closing lines, so
   every reward a transcript states is the one its turn records.
 * simultaneous games (the Prisoner's Dilemma) ask every chat seat at once each round;
@@ -31,7 +31,7 @@ resets that env; this module only plays it.
 
 :func:`~ragen_bench.chat.lockstep.play_matches` drives many matches in lock-step: one
 batched ``act`` call per distinct agent per step.  Every chat seat's record is a plain
-:class:`~ragen_bench.chat.Trajectory` (``success`` = won), so self-play gives one
+:class:`~ragen_bench.chat.Trajectory` (``success`` = won, :func:`seat_outcome`), so self-play gives one
 trajectory per seat for the trainer; :class:`MatchResult` holds them with the
 outcome.  Both seats of a game share ``episode_key``; :attr:`MatchResult.seat_keys`
 tells them apart, and an agent that holds both seats (self-play) is asked under those keys.
@@ -220,8 +220,8 @@ class MatchResult:
     totals: dict[str, float]
 
     def outcome(self, seat: str) -> str:
-        """``"win"``, ``"draw"`` or ``"loss"`` for ``seat``."""
-        return "draw" if self.winner is None else ("win" if self.winner == seat else "loss")
+        """``"win"``, ``"draw"`` or ``"loss"`` for ``seat`` (:func:`seat_outcome`)."""
+        return seat_outcome(self.winner, self.totals, seat)
 
     @property
     def seat_keys(self) -> dict[str, str]:
@@ -229,8 +229,22 @@ class MatchResult:
         return {seat: f"{episode_key(self.env_id, self.split, self.seed, self.sample)}/{seat}" for seat in self.trajectories}
 
 
+def seat_outcome(winner: str | None, totals: Mapping[str, float], seat: str) -> str:
+    """``"win"``, ``"draw"`` or ``"loss"`` for ``seat`` of a finished game.
+
+    The one winner's seat wins and every other loses.  Without one, two seats drew; in a game
+    of more seats the seats that share the largest total win (a team's win: Secret Mafia's
+    village, Taboo's team) and the others lose, unless every seat has the same total (a draw).
+    """
+    if winner is not None:
+        return "win" if winner == seat else "loss"
+    if len(totals) <= 2 or len(set(totals.values())) == 1:
+        return "draw"
+    return "win" if totals[seat] == max(totals.values()) else "loss"
+
+
 class GameMatch:
-    """One game between two seats (chat agents or scripted players); see the module docstring."""
+    """One game between its seats (chat agents or scripted players); see the module docstring."""
 
     def __init__(
         self, env_id: str, players: Mapping[str, Any], config: GameChatConfig, *,
@@ -347,7 +361,7 @@ class GameMatch:
             self._credit(rewards)
 
     def _forfeit(self, seat: str) -> None:
-        """The seat gives up: it loses (-1 on its last turn), the other seat wins (+1 on its last turn)."""
+        """The seat gives up: it loses (-1 on its last turn), every other seat wins (+1 on its last turn)."""
         self.forfeit = seat
         for other, value in ((seat, -1.0), *((s, 1.0) for s in self.game.possible_agents if s != seat)):
             self.totals[other] += value
@@ -364,7 +378,8 @@ class GameMatch:
 
     def winner(self) -> str | None:
         if self.forfeit is not None:
-            return next(s for s in self.game.possible_agents if s != self.forfeit)
+            others = [s for s in self.game.possible_agents if s != self.forfeit]
+            return others[0] if len(others) == 1 else None  # more seats share the win (seat_outcome)
         if self.entry.parallel:
             totals = self.game.totals()
             first, second = (totals[s] for s in self.game.possible_agents)
@@ -381,7 +396,8 @@ class GameMatch:
             turns = chat.turns
             trajectories[seat] = Trajectory(
                 env_id=self.env_id, split=self.split, seed=self.seed, sample=self.sample, template_hash=template_hash,
-                messages=[dict(m) for m in chat.transcript], turns=list(turns), success=winner == seat,
+                messages=[dict(m) for m in chat.transcript], turns=list(turns),
+                success=seat_outcome(winner, self.totals, seat) == "win",
                 total_reward=sum(t.reward for t in turns), num_turns=len(turns), num_actions=chat.moves,
                 num_valid_actions=sum(t.valid for t in turns), num_effective_actions=chat.moves,
                 optimal_length=None, terminated=True, truncated=False,

@@ -41,8 +41,8 @@ LEFT_OUT: dict[str, str] = {
     "PublicGoodsGame-v0": ("hangs with two players: after refused moves TextArena's own turn loop "
                            "(FFAMultiPlayerState.step) never returns"),
 }
-# Games of three to six seats, not ids yet: the game chat, `ragen-bench eval` and `leaderboard verify` seat
-# two players (player_0, player_1).  All ran offline and deterministically under isolation (the survey).
+# Games of three to six seats (their number), ids as the two-player games are (ragen_bench/games/textarena/):
+# all ran offline and deterministically under isolation (the survey).
 MANY_PLAYERS: dict[str, int] = {
     "Taboo-v0": 4, "ThreePlayerTicTacToe-v0": 3, "ThreePlayerGOPS-v0": 3, "ThreePlayerIPD-v0": 3,
     "SettlersOfCatan-v0": 4, "SecretMafia-v0": 6,

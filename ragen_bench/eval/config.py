@@ -376,12 +376,16 @@ def check_game(full: Mapping[str, Any], env_id: str, chat: ChatConfig) -> GameCh
             )
     if isinstance(opponent, str) and opponent not in (known := scripted_opponents(env_id)):
         raise ConfigError(f"opponent: {env_id} has no scripted player {opponent!r}; known: {', '.join(known)}")
+    from ragen_bench.games.registry import game_entry, make_multiagent
+
+    if isinstance(opponent, Mapping) and (seats := game_entry(env_id).seats) > 2:
+        # Records keep one opponent trajectory (replayed by verify); a game of more seats has several.
+        raise ConfigError(f"opponent: {env_id} has {seats} seats; an agent opponent plays two-player games only. "
+                          f"Use a scripted opponent ({', '.join(scripted_opponents(env_id))}) at the other seats")
     try:
         game = game_chat_config(chat, full["game"])
     except (TypeError, ValueError) as error:
         raise ConfigError(str(error) if chat.tools else f"game: {error}") from None
-    from ragen_bench.games.registry import make_multiagent
-
     try:
         make_multiagent(env_id, **full["env_kwargs"])
     except ImportError as error:

@@ -2,7 +2,7 @@
 
 ``ragen-bench eval env=RAGEN/TicTacToe-v0 agent=... opponent=...`` plays one game per
 planned episode (panel seed x sample).  The seed decides the agent's seat
-(:func:`ragen_bench.games.seeds.agent_seat`: seats alternate along a panel) and the
+(:func:`ragen_bench.games.seeds.agent_seat`: seats go round along a panel) and the
 game's random stream (opponent tie-breaks, the Prisoner's Dilemma's length).
 
 ``opponent`` is a scripted player of the game by name (``random``, ``minimax``,
@@ -11,8 +11,9 @@ mapping (``{name: hf, model: ...}``), which plays through the chat layer like th
 
 Each game is one line of ``episodes.jsonl``: the agent seat's trajectory (the usual
 record, ``success`` meaning a win, so resume, shards, merge and compare read it
-unchanged) plus a ``game`` object: seat, opponent, outcome, the moves of both seats and
-the opponent's own trajectory when it is a chat agent.  :func:`summarize_games` reduces
+unchanged) plus a ``game`` object: seat, opponent, outcome, the moves of every seat and
+the opponent's own trajectory when it is a chat agent (two-player games).  In a game of more
+seats a scripted opponent plays each other seat.  :func:`summarize_games` reduces
 those to win/draw/loss rates with 95% Wilson intervals, the illegal-move rate, the
 agent's replies without content and the mean game length; ``summary.json`` carries them
 under ``games``.
@@ -93,16 +94,16 @@ def play_games(
     """
     from ragen_bench.chat import GameMatch, play_matches
     from ragen_bench.chat.protocol import wants_live_env
-    from ragen_bench.games.seeds import agent_seat
+    from ragen_bench.games.seeds import seating
 
     with rundir.EpisodeLog(config.out / rundir.EPISODES) as log:
         for group in batches(todo, config.lockstep_episodes):
             matches = []
             for instance in group:
-                seat = agent_seat(instance.seed)
-                other = "player_1" if seat == "player_0" else "player_0"
-                rival = opponent_agent or scripted_opponents(instance.env_id)[config.opponent]()
-                players = {seat: agent, other: rival}
+                seat, others = seating(instance.env_id, instance.seed)
+                # A scripted opponent of its own at each other seat (each keeps its own state), or the agent opponent.
+                players = {seat: agent, **{other: opponent_agent or scripted_opponents(instance.env_id)[config.opponent]()
+                                           for other in others}}
                 match = GameMatch(
                     instance.env_id, players, config.game, seed=instance.seed, split=instance.split,
                     sample=instance.sample, env_kwargs=config.env_kwargs,
@@ -142,12 +143,11 @@ def game_record(result: Any, opponent: str) -> dict[str, Any]:
 
     ``opponent``: the opponent's label (:attr:`~ragen_bench.eval.config.EvalConfig.opponent`).
     """
-    from ragen_bench.games.seeds import agent_seat
+    from ragen_bench.games.seeds import seating
 
-    seat = agent_seat(result.seed)
-    other = "player_1" if seat == "player_0" else "player_0"
+    seat, others = seating(result.env_id, result.seed)
     data = result.trajectories[seat].to_dict()
-    rival = result.trajectories.get(other)
+    rival = result.trajectories.get(others[0]) if len(others) == 1 else None  # an agent opponent: two-seat games
     data["game"] = {
         "agent_seat": seat,
         "opponent": opponent,

@@ -149,13 +149,13 @@ def replay_game(record: Mapping[str, Any], game_config: Any, env_kwargs: Mapping
     from ragen_bench.chat import GameMatch
     from ragen_bench.eval.config import scripted_opponents
     from ragen_bench.eval.games import game_record
-    from ragen_bench.games.seeds import agent_seat
+    from ragen_bench.games.seeds import seating
 
     game = record.get("game")
     if type(game) is not dict:
         raise ReplayMismatch("missing or not an object", field="game", **where)
-    seat = agent_seat(record["seed"])
-    other = "player_1" if seat == "player_0" else "player_0"
+    seat, others = seating(record["env_id"], record["seed"])
+    other = others[0]  # the opponent's side, as a mismatch names it (the first of them, in a game of more seats)
     if game.get("agent_seat") != seat:
         raise ReplayMismatch(f"the seats are swapped: the seed decides the seat, and on seed {record['seed']} "
                              f"the agent plays {seat}", seat=seat, field="game.agent_seat", expected=seat,
@@ -166,18 +166,18 @@ def replay_game(record: Mapping[str, Any], game_config: Any, env_kwargs: Mapping
                              expected=opponent, found=label, **where)
     scripted = scripted_opponents(record["env_id"])
     if type(label) is str and label in scripted:
-        rival: Any = scripted[label]()
-    elif type(label) is str and label.startswith("agent:"):
+        rivals: dict[str, Any] = {each: scripted[label]() for each in others}
+    elif type(label) is str and label.startswith("agent:") and len(others) == 1:
         rival_record = game.get("opponent_trajectory")
         if type(rival_record) is not dict:
             raise ReplayMismatch("missing or not an object", seat=other, field="game.opponent_trajectory", **where)
-        rival = _RecordedSeat(_turns(rival_record.get("turns"), where, "game.opponent_trajectory.turns"),
-                              "game.opponent_trajectory", {**where, "seat": other})
+        rivals = {other: _RecordedSeat(_turns(rival_record.get("turns"), where, "game.opponent_trajectory.turns"),
+                                       "game.opponent_trajectory", {**where, "seat": other})}
     else:
-        raise ReplayMismatch(f"names no opponent of this game (one of {sorted(scripted)} or agent:NAME)",
-                             seat=other, field="game.opponent", found=label, **where)
-    players = {seat: _RecordedSeat(_turns(record.get("turns"), where, "turns"), "", {**where, "seat": seat}),
-               other: rival}
+        named = f"one of {sorted(scripted)}" + (" or agent:NAME" if len(others) == 1 else "")
+        raise ReplayMismatch(f"names no opponent of this game ({named})", seat=other, field="game.opponent",
+                             found=label, **where)
+    players = {seat: _RecordedSeat(_turns(record.get("turns"), where, "turns"), "", {**where, "seat": seat}), **rivals}
     match = GameMatch(record["env_id"], players, game_config, seed=record["seed"], split=record["split"],
                       sample=record["sample"], env_kwargs=env_kwargs)
     while not match.done:

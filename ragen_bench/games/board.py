@@ -292,14 +292,16 @@ class BoardGameEnv(GameContract, AECEnv):
 
 
 def start_seats(game: AECEnv) -> None:
-    """A two-seat AEC game's bookkeeping at the start of a game: both seats live, no rewards, ``player_0`` on move."""
-    game.agents = list(AGENTS)
-    game.rewards = dict.fromkeys(AGENTS, 0)
-    game._cumulative_rewards = dict.fromkeys(AGENTS, 0)
-    game.terminations = dict.fromkeys(AGENTS, False)
-    game.truncations = dict.fromkeys(AGENTS, False)
-    game.infos = {a: {} for a in AGENTS}
-    game.agent_selection = AGENTS[0]
+    """A turn-based AEC game's bookkeeping at the start of a game: every seat of ``possible_agents`` live, no
+    rewards, the first (``player_0``) on move."""
+    seats = game.possible_agents
+    game.agents = list(seats)
+    game.rewards = dict.fromkeys(seats, 0)
+    game._cumulative_rewards = dict.fromkeys(seats, 0)
+    game.terminations = dict.fromkeys(seats, False)
+    game.truncations = dict.fromkeys(seats, False)
+    game.infos = {a: {} for a in seats}
+    game.agent_selection = seats[0]
     game.winner = None
 
 

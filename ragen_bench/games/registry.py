@@ -39,6 +39,7 @@ class GameEntry:
     under ``ragen_bench/games/``.  ``parallel``: the game is simultaneous-move and has
     a ``parallel_env()``.  ``default_opponent`` is the scripted player an eval uses
     when none is named.  ``extra`` is the install extra the game needs (:data:`EXTRA_MODULES`).
+    ``seats``: how many players (``player_0`` ... ``player_<seats-1>``); the agent takes one, opponents the rest.
     """
 
     id: str
@@ -50,6 +51,7 @@ class GameEntry:
     extra: str = "games"
     # The seeds of each split's panel, where the game's differ from the defaults (panels.DEFAULT_SPLIT_SEEDS).
     split_seeds: dict[str, range] | None = None
+    seats: int = 2
 
     @property
     def module(self) -> str:
@@ -79,13 +81,14 @@ def _openspiel(name: str, game: str, description: str) -> GameEntry:
 _TEXTARENA_SEEDS = {"train": range(10_000, 10_032), "val": range(1000, 1032), "test": range(123, 187)}
 
 
-def _textarena(game: str) -> GameEntry:
-    """A two-player TextArena game (:mod:`ragen_bench.games.textarena`); a random legal-ish opponent by default."""
+def _textarena(game: str, seats: int) -> GameEntry:
+    """A TextArena game of ``seats`` players (:mod:`ragen_bench.games.textarena`); random legal-ish opponents by default."""
     name = game.removesuffix("-v0")
+    players = "" if seats == 2 else f"{seats} seats, "
     return GameEntry(
         f"RAGEN/TA-{name}-v0", "textarena", parallel=False, default_opponent="random", kwargs=dict(game=game),
-        description=f"TextArena's {name} at its own settings, moves as free text, its random state isolated.",
-        extra="textarena", split_seeds=_TEXTARENA_SEEDS,
+        description=f"TextArena's {name} at its own settings, {players}moves as free text, its random state isolated.",
+        extra="textarena", split_seeds=_TEXTARENA_SEEDS, seats=seats,
     )
 
 
@@ -111,7 +114,8 @@ GAME_ENTRIES: tuple[GameEntry, ...] = (
     _openspiel("Hex", "hex", "5x5 board."),
     _openspiel("Othello", "othello", "8x8 board."),
     _openspiel("Clobber", "clobber", "4x4 board."),
-    *(_textarena(game) for game in textarena.TWO_PLAYER),
+    *(_textarena(game, 2) for game in textarena.TWO_PLAYER),
+    *(_textarena(game, seats) for game, seats in textarena.MANY_PLAYERS.items()),
 )
 
 GAME_IDS: tuple[str, ...] = tuple(row.id for row in GAME_ENTRIES)

@@ -2,8 +2,9 @@
 
 The rules of the project's own board games hold no chance, so a seed decides three things:
 
-* the seat the evaluated agent takes (:func:`agent_seat`: ``player_0``, who moves
-  first, on even seeds, ``player_1`` on odd ones), so a panel alternates seats;
+* the seat the evaluated agent takes (:func:`agent_seat`: ``player_<seed mod n>`` of a game of
+  ``n`` seats; in two-player games ``player_0``, who moves first, on even seeds), so a panel
+  goes round the seats;
 * the scripted opponents' tie-breaking generator (``np_random``, seeded by ``reset``);
 * in the Prisoner's Dilemma also the hidden number of rounds;
 * in the OpenSpiel games (``RAGEN/OS-*``) every chance outcome: the deal (in the first
@@ -18,7 +19,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ragen_bench.games.board import AGENTS
 from ragen_bench.games.registry import game_entry, make_multiagent
 
 # How many of the opponent's tie-break draws a seed view shows (enough to pin the generator).
@@ -27,9 +27,16 @@ _DRAWS = 4
 TIE_BREAK_DRAWS, CHANCE_DRAWS = "tie-break draws:", "chance draws:"
 
 
-def agent_seat(seed: int) -> str:
-    """The seat the evaluated agent plays on ``seed``; the opponent takes the other."""
-    return AGENTS[seed % 2]
+def agent_seat(seed: int, seats: int) -> str:
+    """The seat the evaluated agent plays on ``seed`` in a game of ``seats`` seats; opponents take the others."""
+    return f"player_{seed % seats}"
+
+
+def seating(env_id: str, seed: int) -> tuple[str, tuple[str, ...]]:
+    """``(the agent's seat, the opponents' seats)`` of game ``env_id`` on ``seed``."""
+    seats = game_entry(env_id).seats
+    seat = agent_seat(seed, seats)
+    return seat, tuple(other for other in (f"player_{index}" for index in range(seats)) if other != seat)
 
 
 def seed_view(env_id: str, seed: int) -> tuple[str, dict[str, Any]]:
@@ -37,10 +44,10 @@ def seed_view(env_id: str, seed: int) -> tuple[str, dict[str, Any]]:
     row = game_entry(env_id)
     game = make_multiagent(env_id, parallel=row.parallel)
     game.reset(seed=seed)  # read through PettingZoo's wrappers, which pass attributes on
-    lines = [f"env: {env_id}", f"seed: {seed}", f"agent seat: {agent_seat(seed)}"]
+    lines = [f"env: {env_id}", f"seed: {seed}", f"agent seat: {agent_seat(seed, row.seats)}"]
     if row.parallel:
         lines.append(f"rounds: {game.rounds}")
-    for agent in AGENTS:
+    for agent in game.possible_agents:
         lines += [f"--- first view of {agent}", game.text_observation(agent)]
     draws = game.np_random.integers(0, 2**31, size=_DRAWS)
     lines.append(f"{TIE_BREAK_DRAWS} {' '.join(str(int(d)) for d in draws)}")

@@ -1,7 +1,7 @@
 """What ``leaderboard verify`` adds for a multi-agent game run (``RAGEN/TicTacToe-v0`` ...).
 
 A game record is the agent seat's trajectory plus ``game`` (seat, opponent, outcome, every
-move of both seats, the totals per seat; :func:`ragen_bench.eval.games.game_record`).  It is
+move of every seat, the totals per seat; :func:`ragen_bench.eval.games.game_record`).  It is
 replayed by :func:`ragen_bench.eval.replay.replay_game`, the code that plays games: the
 recorded replies answer for the agent's seat (and for an agent opponent's, from its own
 recorded trajectory), a scripted opponent is built afresh and chooses again from the
@@ -9,7 +9,7 @@ seed's random stream, and the game is dealt from the seed -- so no move, deal, o
 total of the record is trusted.  The record the replay writes must equal the submitted
 one field by field; a difference names the episode and the seat whose side it is.
 
-Beyond what single-agent runs are checked for, a game entry must play both seats (the
+Beyond what single-agent runs are checked for, a game entry must play every seat (the
 seat decides who moves first) against the opponent its manifest names, and its summary's
 ``games`` (win/draw/loss, illegal moves, length) must equal :func:`summarize_games` of
 the replayed records.
@@ -28,16 +28,22 @@ if TYPE_CHECKING:
 
 
 def check_seats(plan: Sequence[tuple[str, str, int, int]], *, name: str) -> None:
-    """Refuse a game run whose planned episodes all seat the agent in one seat (one seed, say)."""
-    from ragen_bench.games.seeds import agent_seat
+    """Refuse a game run that leaves a seat of a game unplayed (its planned episodes all one seed, say)."""
+    from ragen_bench.games.registry import game_entry
+    from ragen_bench.games.seeds import seating
 
-    seats = sorted({agent_seat(seed) for _, _, seed, _ in plan})
-    if len(seats) == 1:
-        raise LeaderboardError(
-            f"plays only {seats[0]}: a game entry plays both seats (the seat decides who moves first, and "
-            "the seed decides the seat); run at least the panel's first 2 seeds, not one (play --seed)",
-            file=name, field="config.limit",
-        )
+    played: dict[str, set[str]] = {}
+    for env_id, _, seed, _ in plan:
+        played.setdefault(env_id, set()).add(seating(env_id, seed)[0])
+    for env_id, seats in sorted(played.items()):
+        count = game_entry(env_id).seats
+        if len(seats) < count:
+            every = "both seats" if count == 2 else f"all {count} seats"
+            raise LeaderboardError(
+                f"plays only {', '.join(sorted(seats))}: a game entry plays {every} (the seat decides who moves "
+                f"first, and the seed decides the seat); run at least the panel's first {count} seeds (play --seed "
+                "plays one)", file=name, field="config.limit",
+            )
 
 
 def replay_game_record(record: Mapping[str, Any], run: EvalConfig, where: Mapping[str, Any]) -> dict[str, Any]:
@@ -53,10 +59,9 @@ def replay_game_record(record: Mapping[str, Any], run: EvalConfig, where: Mappin
         replay_game(record, run.game, run.env_kwargs, where=where, opponent=run.opponent)
     game = record["game"]
     seat = game["agent_seat"]
-    other = "player_1" if seat == "player_0" else "player_0"
     sides = [(seat, record)]
-    if game["opponent_trajectory"] is not None:
-        sides.append((other, game["opponent_trajectory"]))
+    if game["opponent_trajectory"] is not None:  # an agent opponent, in a two-player game: the other seat
+        sides.append(("player_1" if seat == "player_0" else "player_0", game["opponent_trajectory"]))
     for side, trajectory in sides:
         messages = trajectory["messages"]
         for number, turn in enumerate(trajectory["turns"], start=1):

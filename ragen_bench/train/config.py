@@ -314,7 +314,12 @@ def _check_game(c: TrainConfig) -> None:
             raise TrainConfigError(f"{key}: {c.env} is a single-agent env; only multi-agent games "
                                    f"(e.g. RAGEN/TicTacToe-v0) take {key}=")
         return
+    from ragen_bench.games.registry import game_entry
+
     known = sorted(scripted_opponents(c.env))
+    if (seats := game_entry(c.env).seats) > 2 and c.opponent == SELF_PLAY:
+        raise TrainConfigError(f"opponent: {c.env} has {seats} seats; self-play trains two-player games only. "
+                               f"Name the scripted opponent of the other seats ({', '.join(known)})")
     if c.backend == "verl":  # its agent loop plays games (agent_loop.py); its dataset rows and recipe do not yet
         raise TrainConfigError(f"backend: {c.env} is a two-player game; train it with backend=local")
     if c.opponent is None:

@@ -65,17 +65,17 @@ def play(c: TrainConfig, seeds: Sequence[int], agent: Any, *, split: str = "trai
     """``group_size`` games of each seed with ``agent`` in the policy's seat(s); the trajectories to train on."""
     from ragen_bench.chat import GameMatch, play_matches
     from ragen_bench.eval.config import scripted_opponents
-    from ragen_bench.games.seeds import agent_seat
+    from ragen_bench.games.seeds import seating
 
     config = c.game_chat_config
     matches = []
     for seed in seeds:
         for j in range(c.rollout.group_size):
-            if c.opponent == SELF_PLAY:
+            if c.opponent == SELF_PLAY:  # two-player games only (train/config.py)
                 players = dict.fromkeys(SEATS, agent)
             else:
-                seat = agent_seat(seed)
-                players = {seat: agent, _other(seat): scripted_opponents(c.env)[str(c.opponent)]()}
+                seat, others = seating(c.env, seed)
+                players = {seat: agent, **{other: scripted_opponents(c.env)[str(c.opponent)]() for other in others}}
             matches.append(GameMatch(c.env, players, config, seed=seed, split=split, sample=j))
     return [trajectory for result in play_matches(matches) for trajectory in policy_trajectories(result, c.opponent)]
 
@@ -85,10 +85,10 @@ def policy_trajectories(result: MatchResult, opponent: str | None) -> list[Traje
 
     A self-play seat that never replied (the first mover forfeited at once) has nothing to train on.
     """
-    from ragen_bench.games.seeds import agent_seat
+    from ragen_bench.games.seeds import seating
 
     if opponent != SELF_PLAY:
-        return [result.trajectories[agent_seat(result.seed)]]
+        return [result.trajectories[seating(result.env_id, result.seed)[0]]]
     return [replace(result.trajectories[seat], sample=2 * result.sample + index) for index, seat in enumerate(SEATS)
             if result.trajectories[seat].turns]
 
@@ -106,10 +106,6 @@ def samples_key(trajectory: Trajectory, opponent: str | None) -> str:
 def group_of(trajectory: Trajectory, opponent: str | None) -> int:
     """A trajectory's group: its seed, or under self-play its (seed, seat) pair as one int."""
     return 2 * trajectory.seed + trajectory.sample % 2 if opponent == SELF_PLAY else trajectory.seed
-
-
-def _other(seat: str) -> str:
-    return SEATS[1 - SEATS.index(seat)]
 
 
 # -- the supervised warm start on a game ------------------------------------------------------
@@ -139,21 +135,23 @@ def sft_records(c: TrainConfig, seeds: Sequence[int]) -> list[dict[str, Any]]:
     """
     from ragen_bench.chat import GameMatch, play_matches
     from ragen_bench.eval.config import scripted_opponents
-    from ragen_bench.games.seeds import agent_seat
+    from ragen_bench.games.seeds import seating
     from ragen_bench.train.sft_data import record_of
 
     config = c.game_chat_config
     players = scripted_opponents(c.env)
     agent = ScriptedSeat(players[c.sft.agent](), think=config.chat.think, separator=config.chat.action_separator)
     matches = []
+    seats = {}
     for seed in seeds:
-        seat = agent_seat(seed)
-        match = GameMatch(c.env, {seat: agent, _other(seat): players[str(c.opponent)]()}, config, seed=seed,
-                          split="train")
+        seat, others = seating(c.env, seed)
+        seats[seed] = seat
+        match = GameMatch(c.env, {seat: agent, **{other: players[str(c.opponent)]() for other in others}}, config,
+                          seed=seed, split="train")
         agent.games[match.seats[seat].key] = (match.game, seat)
         matches.append(match)
-    return [record_of(result.trajectories[agent_seat(result.seed)]) for result in play_matches(matches)
-            if c.sft.agent == "random" or result.outcome(agent_seat(result.seed)) != "loss"]
+    return [record_of(result.trajectories[seats[result.seed]]) for result in play_matches(matches)
+            if c.sft.agent == "random" or result.outcome(seats[result.seed]) != "loss"]
 
 
 def describe(c: TrainConfig) -> str:

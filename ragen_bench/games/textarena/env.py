@@ -1,4 +1,5 @@
-"""TextArena's two-player games on PettingZoo's AEC API, their random state isolated as the single-player ids'."""
+"""TextArena's games of two or more players on PettingZoo's AEC API, their random state isolated as the single-player
+ids'."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from pettingzoo import AECEnv
 
 from ragen_bench.envs.base import AnyText, text_charset
 from ragen_bench.envs.textarena.library import IsolatedRandom, TextArenaError, make_game, message_text
-from ragen_bench.games.board import AGENTS, ActionCheckWrapper, GameContract, IllegalMoveError, start_seats
-from ragen_bench.games.textarena.games import KNOWN_MOVES, SEAT_MOVES, TWO_PLAYER
+from ragen_bench.games.board import ActionCheckWrapper, GameContract, IllegalMoveError, start_seats
+from ragen_bench.games.textarena.games import KNOWN_MOVES, SEAT_MOVES, SEATS
 
 if TYPE_CHECKING:
     from textarena.core import Env
@@ -79,12 +80,13 @@ class _Received:
 
 
 class TextArenaGameEnv(GameContract, AECEnv):
-    """A two-player TextArena game (``textarena`` 0.7.4) through PettingZoo's AEC API.
+    """A TextArena game of two or more players (``textarena`` 0.7.4) through PettingZoo's AEC API.
 
     ## Description
-    ``RAGEN/TA-<Game>-v0``: TextArena's two-player games at its own ``-v0`` settings (Kuhn
-    poker, Nim, Battleship, Simple Negotiation ...), played by TextArena itself.
-    ``player_0`` is TextArena's player 0.  Every call into the game runs on a generator of the
+    ``RAGEN/TA-<Game>-v0``: TextArena's games at its own ``-v0`` settings, two-player ones (Kuhn
+    poker, Nim, Battleship, Simple Negotiation ...) and those of three to six seats (Three-player
+    Tic-Tac-Toe, Taboo, Secret Mafia ...), played by TextArena itself.  The seats are ``player_0``
+    ... ``player_<n-1>``; ``player_i`` is TextArena's player ``i``.  Every call into the game runs on a generator of the
     game's own (:class:`~ragen_bench.envs.textarena.library.IsolatedRandom`), so whatever the
     process draws between moves (an agent sampling) never changes the game.
 
@@ -101,12 +103,13 @@ class TextArenaGameEnv(GameContract, AECEnv):
     reads only what TextArena sends it.
 
     ## Starting State
-    What TextArena deals for the seed (its ``reset(num_players=2, seed=...)``), the game's
-    generator started from the seed.
+    What TextArena deals for the seed (its ``reset(num_players=n, seed=...)`` with the game's
+    number of seats), the game's generator started from the seed.
 
     ## Rewards
-    TextArena's outcome on the last move: +1 for the winner and -1 for the loser, 0 each for
-    a draw (a game may pay other amounts; its rewards are passed on as they are).
+    TextArena's outcome on the last move: in two-player games +1 for the winner and -1 for the
+    loser, 0 each for a draw; games of more seats pay each seat its own (a game may pay other
+    amounts; its rewards are passed on as they are).
 
     ## Episode End
     Terminated when TextArena ends the game (won, drawn, its own turn limit, two invalid
@@ -115,10 +118,11 @@ class TextArenaGameEnv(GameContract, AECEnv):
 
     ## Information
     ``infos[agent]``: ``move_refused`` (the agent's last move was not taken by TextArena).
-    The winner is ``env.unwrapped.winner`` (the seat with the larger reward, ``None`` for a tie).
+    The winner is ``env.unwrapped.winner``: the one seat with the largest reward, ``None`` when
+    several share it (a draw, or a team's win in a game of more seats).
 
     ## Arguments
-    ``game``: TextArena's id of a two-player game (:data:`~ragen_bench.games.textarena.games.TWO_PLAYER`).
+    ``game``: TextArena's id of a game of :data:`~ragen_bench.games.textarena.games.SEATS` (its seats).
     ``render_mode``: ``None`` or ``"ansi"`` (the messages of the seat on move).  The seed of
     ``reset`` is TextArena's seed and seeds ``np_random``, the scripted opponents' generator;
     without one, a seed for TextArena is drawn from ``np_random``.
@@ -132,23 +136,26 @@ class TextArenaGameEnv(GameContract, AECEnv):
 
     def __init__(self, game: str, render_mode: str | None = None) -> None:
         super().__init__()
-        if game not in TWO_PLAYER:
-            raise ValueError(f"unknown two-player TextArena game {game!r}; the games: {', '.join(TWO_PLAYER)}")
+        if game not in SEATS:
+            raise ValueError(f"unknown TextArena game {game!r}; the games: {', '.join(SEATS)}")
         if render_mode not in (None, "ansi"):
             raise ValueError(f"ragen_textarena_v0: render_mode must be None or 'ansi', got {render_mode!r}")
         name = game.removesuffix("-v0")
         self.game, self.render_mode = game, render_mode
         self.metadata = {**self.metadata, "name": f"ragen_textarena_{name}_v0"}
+        seats = SEATS[game]
+        company = "a two-player game of TextArena, against one opponent" if seats == 2 else \
+            f"a {seats}-player game of TextArena, with {seats - 1} other players"
         self.instruction = (
-            f"You are playing {name}, a two-player game of TextArena, against one opponent. Its rules and the "
-            "move format come with your first observation; answer each turn with one move written exactly in "
-            "that format (usually in square brackets)."
+            f"You are playing {name}, {company}. Its rules and the move format come with your first observation; "
+            "answer each turn with one move written exactly in that format (usually in square brackets)."
         )
         self.max_seat_moves = SEAT_MOVES
-        self.possible_agents = list(AGENTS)
-        self.agents = list(AGENTS)
-        self.observation_spaces = {a: AnyText(max_length=MAX_OBSERVATION_CHARS, min_length=0, charset=_CHARSET) for a in AGENTS}
-        self.action_spaces = {a: MoveText(max_length=MAX_MOVE_CHARS, min_length=0, charset=_CHARSET) for a in AGENTS}
+        self.possible_agents = [f"player_{index}" for index in range(seats)]
+        self.agents = list(self.possible_agents)
+        agents = self.possible_agents
+        self.observation_spaces = {a: AnyText(max_length=MAX_OBSERVATION_CHARS, min_length=0, charset=_CHARSET) for a in agents}
+        self.action_spaces = {a: MoveText(max_length=MAX_MOVE_CHARS, min_length=0, charset=_CHARSET) for a in agents}
         for agent, space in self.action_spaces.items():
             space._env, space._agent = self, agent
         self._rng = IsolatedRandom()
@@ -162,16 +169,18 @@ class TextArenaGameEnv(GameContract, AECEnv):
 
     def _start(self) -> None:
         start_seats(self)
-        self.infos: dict[str, dict[str, Any]] = {a: {"move_refused": False} for a in AGENTS}
+        agents = self.possible_agents
+        self.infos: dict[str, dict[str, Any]] = {a: {"move_refused": False} for a in agents}
         self.winner: str | None = None
         self.ending = ""
-        self.seat_moves = dict.fromkeys(AGENTS, 0)
+        self.seat_moves = dict.fromkeys(agents, 0)
+        self._outcome = dict.fromkeys(agents, 0.0)  # each seat's reward for the game, once TextArena ends it
         # What TextArena sent each seat, batch by batch; ``_since`` is where the batches since the seat's own
         # last move start, ``_merged`` how many batches' moves ``_seen`` holds (newest mention last).
-        self._received: dict[str, list[_Received]] = {a: [] for a in AGENTS}
-        self._since = dict.fromkeys(AGENTS, 0)
-        self._merged = dict.fromkeys(AGENTS, 0)
-        self._seen: dict[str, dict[str, None]] = {a: {} for a in AGENTS}
+        self._received: dict[str, list[_Received]] = {a: [] for a in agents}
+        self._since = dict.fromkeys(agents, 0)
+        self._merged = dict.fromkeys(agents, 0)
+        self._seen: dict[str, dict[str, None]] = {a: {} for a in agents}
 
     def observation_space(self, agent: str) -> AnyText:
         return self.observation_spaces[self._check_agent(agent)]
@@ -194,7 +203,7 @@ class TextArenaGameEnv(GameContract, AECEnv):
         self._rng.restart(self.level_seed)
         self._start()
         self._game = self._fresh_game()
-        self._call("reset", self._game.reset, len(AGENTS), self.level_seed)
+        self._call("reset", self._game.reset, len(self.possible_agents), self.level_seed)
         self._game_started = True
         self._collect()
 
@@ -225,12 +234,13 @@ class TextArenaGameEnv(GameContract, AECEnv):
         ``valid``): a move reads neither, so a step costs what TextArena's own loop costs plus little.
         """
         state = self._game.state
-        for index, agent in enumerate(AGENTS):
+        agents = self.possible_agents
+        for index, agent in enumerate(agents):
             messages = state.observations[index]
             if messages:
                 state.observations[index] = []
                 self._received[agent].append(_Received(messages))
-        self.agent_selection = AGENTS[state.current_player_id]
+        self.agent_selection = agents[state.current_player_id]
 
     def _inbox(self, agent: str) -> list[_Received]:
         """The batches ``agent`` received since its own last move."""
@@ -278,7 +288,7 @@ class TextArenaGameEnv(GameContract, AECEnv):
             trial = self._copy(self._game)
             turn = trial.state.turn
             self._rng.call(trial.step, move)
-            return trial.state.turn > turn and not trial.state.game_info[AGENTS.index(agent)].get("invalid_move")
+            return trial.state.turn > turn and not trial.state.game_info[self.possible_agents.index(agent)].get("invalid_move")
         except Exception:  # a move that crashes the game is no move to play
             return False
         finally:
@@ -292,14 +302,19 @@ class TextArenaGameEnv(GameContract, AECEnv):
         """What an LLM seated as ``agent`` reads: the messages since its last move, then what to do."""
         self._live_agent(agent, "text_observation")
         lines = [batch.text for batch in self._inbox(agent) if batch.text]
+        # Two seats: "your opponent"; more: the other seat by name (TextArena's "Player i" is our player_i).
+        two = len(self.possible_agents) == 2
         if self.game_over:
-            outcome = "a draw" if self.winner is None else ("won by you" if self.winner == agent else "won by your opponent")
+            if self.winner is None:  # every seat paid the same, or several share the top (a team's win)
+                outcome = "a draw" if len(set(self._outcome.values())) == 1 else "no single winner"
+            else:
+                outcome = "won by you" if self.winner == agent else ("won by your opponent" if two else f"won by {self.winner}")
             reward = self._cumulative_rewards[agent]
             lines.append(f"The game is over: {outcome} (your reward {reward:+g}). {self.ending}".rstrip())
         elif agent == self.agent_selection:
             lines.append("It is your move.")
         else:
-            lines.append("It is your opponent's move.")
+            lines.append("It is your opponent's move." if two else f"It is {self.agent_selection}'s move.")
         return "\n\n".join(lines)[-MAX_OBSERVATION_CHARS:]
 
     def check_action(self, agent: str, action: Any) -> None:
@@ -314,35 +329,39 @@ class TextArenaGameEnv(GameContract, AECEnv):
         if agent is None:
             return
         state = self._game.state
-        turn, player = state.turn, AGENTS.index(agent)
+        agents = self.possible_agents
+        turn, player = state.turn, agents.index(agent)
         self._since[agent] = len(self._received[agent])  # the seat's inbox starts afresh
         done, _ = self._call("step", self._game.step, action)
         self.seat_moves[agent] += 1
         refused = state.turn == turn or bool(state.game_info[player].get("invalid_move"))
-        self.infos = {a: {"move_refused": refused and a == agent} for a in AGENTS}
+        self.infos = {a: {"move_refused": refused and a == agent} for a in agents}
         self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(AGENTS, 0.0)
+        self.rewards = dict.fromkeys(agents, 0.0)
         self._collect()
         if done:
             self._finish()
         elif self.seat_moves[agent] >= SEAT_MOVES:
-            self.truncations = dict.fromkeys(AGENTS, True)
+            self.truncations = dict.fromkeys(agents, True)
             self.ending = f"Stopped: {agent} made {SEAT_MOVES} moves and TextArena had not ended the game."
         self._accumulate_rewards()
 
     def _finish(self) -> None:
         rewards, game_info = self._call("close", self._game.close)
         rewards = rewards or {}
-        for index, agent in enumerate(AGENTS):
+        agents = self.possible_agents
+        for index, agent in enumerate(agents):
             self.rewards[agent] = float(rewards.get(index, 0.0))
-        first, second = (self.rewards[a] for a in AGENTS)
-        self.winner = None if first == second else AGENTS[0 if first > second else 1]
+        self._outcome = dict(self.rewards)
+        best = max(self.rewards.values())
+        leaders = [agent for agent in agents if self.rewards[agent] == best]
+        self.winner = leaders[0] if len(leaders) == 1 else None
         reasons = dict.fromkeys(str(info.get("reason") or "") for info in game_info.values())
         reasons.pop("", None)
         if not reasons and getattr(self._game.state, "info", None):
             reasons = {str(self._game.state.info.get("reason", "")): None}
         self.ending = " ".join(reasons)
-        self.terminations = dict.fromkeys(AGENTS, True)
+        self.terminations = dict.fromkeys(agents, True)
 
     def render(self) -> str | None:
         """The messages of the seat on move (``"ansi"``); ``None`` without a mode."""

@@ -5,6 +5,8 @@ from __future__ import annotations
 from ragen_bench.data import textarena
 
 TWO_PLAYER: tuple[str, ...] = textarena.TWO_PLAYER
+# Every game of the ids and its number of seats: the two-player games, then those of three to six.
+SEATS: dict[str, int] = {**dict.fromkeys(TWO_PLAYER, 2), **textarena.MANY_PLAYERS}
 SEAT_MOVES: int = textarena.SEAT_MOVES
 
 

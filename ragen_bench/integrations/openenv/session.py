@@ -207,13 +207,12 @@ class ChatSession:
 
     def _start_game(self, env_id: str, seed: Any, split: str) -> None:
         from ragen_bench.games.opponents import OPPONENTS
-        from ragen_bench.games.seeds import agent_seat
+        from ragen_bench.games.seeds import seating
 
         seed = _checked_seed(env_id, seed, None)
         entry = game_entry(env_id)
-        seat = agent_seat(seed)
-        other = "player_1" if seat == "player_0" else "player_0"
-        players = {seat: _ServedSeat(), other: OPPONENTS[entry.family][entry.default_opponent]()}
+        seat, others = seating(env_id, seed)
+        players = {seat: _ServedSeat(), **{other: OPPONENTS[entry.family][entry.default_opponent]() for other in others}}
         try:
             self._match = GameMatch(env_id, players, GameChatConfig(), seed=seed, split=split)
         except ValueError as error:  # the game's own seed rule (its seed limit)

@@ -28,17 +28,17 @@ class GameSeatEpisode:
                  seed: int, sample: int = 0, split: str = "train") -> None:
         from ragen_bench.chat import GameMatch
         from ragen_bench.eval.config import GAME_DEFAULTS, game_chat_config, scripted_opponents
-        from ragen_bench.games.seeds import agent_seat
+        from ragen_bench.games.seeds import seating
 
         known = scripted_opponents(env_id)
         if opponent not in known:
             raise ValueError(f"{env_id} has no scripted player {opponent!r}; known: {', '.join(sorted(known))}")
         config = game_chat_config(chat, {**GAME_DEFAULTS["game"], **dict(game or {})})
-        self.env_id, self.seed, self.seat = env_id, seed, agent_seat(seed)
-        other = "player_1" if self.seat == "player_0" else "player_0"
+        self.seat, others = seating(env_id, seed)
+        self.env_id, self.seed = env_id, seed
         self._policy = _Seat()
-        self.match = GameMatch(env_id, {self.seat: self._policy, other: known[opponent]()}, config, seed=seed,
-                               split=split, sample=sample)
+        players = {self.seat: self._policy, **{other: known[opponent]() for other in others}}
+        self.match = GameMatch(env_id, players, config, seed=seed, split=split, sample=sample)
 
     @property
     def messages(self) -> list[dict[str, str]]:
