@@ -1,8 +1,8 @@
 """A game seen from the policy's seat, with the episode interface veRL's agent loop plays.
 
-:class:`GameSeatEpisode` plays one :class:`~ragen_bench.chat.GameMatch` of a two-player game: the
-seed decides the policy's seat (:func:`~ragen_bench.games.seeds.agent_seat`), a fresh scripted
-``opponent`` takes the other one and moves inside :meth:`step` until the policy must answer again.
+:class:`GameSeatEpisode` plays one :class:`~ragen_bench.chat.GameMatch` of a game: the seed decides
+the policy's seat (:func:`~ragen_bench.games.seeds.seating`), a fresh scripted ``opponent`` takes
+each other seat, and they move inside :meth:`step` until the policy must answer again.
 It exposes what :class:`~ragen_bench.integrations.verl.agent_loop.ChatEpisodeAgentLoop` reads of a
 :class:`~ragen_bench.chat.ChatEpisode` (``messages``, ``turn``, ``done``, :meth:`step`,
 :meth:`trajectory`), so the loop lays out its tokens by the same rules, and its trajectory and
