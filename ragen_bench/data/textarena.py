@@ -38,7 +38,7 @@ LEFT_OUT: dict[str, str] = {
     "UsedCarNegotiation-v0": "broken in the 0.7.4 wheel: its data file instructions/blue_book.txt is missing",
     "ScorableGames-v0": "broken in the 0.7.4 wheel: its games_descriptions/base folder is missing",
     "CharacterConclave-v0": "broken in 0.7.4: it calls State.add_observation without observation_type",
-    "PublicGoodsGame-v0": ("hangs with two players: after refused moves TextArena's own turn loop "
+    "PublicGoodsGame-v0": ("hangs with 2, 3 or 4 players: after refused moves TextArena's own turn loop "
                            "(FFAMultiPlayerState.step) never returns"),
 }
 # Games of three to six seats (their number), ids as the two-player games are (ragen_bench/games/textarena/):
