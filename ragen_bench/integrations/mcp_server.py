@@ -124,7 +124,7 @@ class EnvEntry(BaseModel):
     """One served id."""
 
     env_id: str
-    game: bool = Field(description="a two-player game: the client plays one seat against the default scripted opponent")
+    game: bool = Field(description="a game: the client plays one seat, the default scripted opponent each other seat")
     splits: dict[str, int] = Field(description="panel name -> item count (indexes 0..count-1)")
 
 
