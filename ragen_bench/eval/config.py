@@ -379,9 +379,8 @@ def check_game(full: Mapping[str, Any], env_id: str, chat: ChatConfig) -> GameCh
     from ragen_bench.games.registry import game_entry, make_multiagent
 
     if isinstance(opponent, Mapping) and (seats := game_entry(env_id).seats) > 2:
-        # Records keep one opponent trajectory (replayed by verify); a game of more seats has several.
-        raise ConfigError(f"opponent: {env_id} has {seats} seats; an agent opponent plays two-player games only. "
-                          f"Use a scripted opponent ({', '.join(scripted_opponents(env_id))}) at the other seats")
+        raise ConfigError(f"opponent: {env_id} has {seats} seats; an agent opponent plays two-player games only (a "
+                          f"record keeps one opponent transcript); use {', '.join(scripted_opponents(env_id))}")
     try:
         game = game_chat_config(chat, full["game"])
     except (TypeError, ValueError) as error:
