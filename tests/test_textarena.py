@@ -7,6 +7,7 @@ before isolation, plus cheap ones); RAGEN_BENCH_FULL_SWEEPS=1 checks every id.
 from __future__ import annotations
 
 import copy
+import json
 import os
 import pickle
 import random
@@ -168,6 +169,36 @@ def test_outcome_is_paid_on_the_last_step_and_success_is_a_solved_game():
         assert info["success"] == (reward == 1.0)
         outcomes.add(info["success"])
     assert outcomes == {True, False}
+
+
+def test_valid_lists_the_moves_the_games_text_has_shown():
+    env = gymnasium.make("RAGEN/TA-2048-v0").unwrapped
+    env.reset(seed=4)
+    rules = env.action_space.valid
+    assert set(rules) >= {"[Up]", "[Down]", "[Left]", "[Right]"} and "[Player 0]" not in rules
+    env.step("[up]")  # the answer is a board, no bracketed move: every move the episode has shown
+    assert set(env.action_space.valid) == set(rules)
+    env.step("[zz]")  # the player's own words never count as a move shown, even when TextArena echoes them
+    assert "[zz]" not in env.action_space.valid and "[Up]" in env.action_space.valid
+    env.reset(seed=4)
+    assert env.action_space.valid == rules  # a new episode starts from its own text
+    cups = gymnasium.make("RAGEN/TA-ThreeCardMonte-v0").unwrapped
+    cups.reset(seed=0)
+    assert set(cups.action_space.valid) >= {"[0]", "[1]", "[2]"}
+
+
+def test_the_random_agent_draws_the_moves_shown(tmp_path):
+    # Three-card Monte shows its cups as [0] [1] [2]: a random cup wins about a third of the games.  Before
+    # ``valid`` the agent wrote random characters and never won.
+    out = tmp_path / "run"
+    assert main(["eval", "env=RAGEN/TA-ThreeCardMonte-v0", "agent=random", "limit=48", f"out={out}",
+                 "progress=false"]) == 0
+    episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    env = gymnasium.make("RAGEN/TA-ThreeCardMonte-v0").unwrapped
+    for episode in episodes:  # each first move is one of those the deal's text shows (cups and the rules' examples)
+        env.reset(seed=episode["seed"])
+        assert episode["turns"][0]["parsed_actions"][0] in env.action_space.valid
+    assert 8 <= sum(episode["success"] for episode in episodes) <= 28
 
 
 def test_panels_are_frozen_and_disjoint():

@@ -6,16 +6,16 @@ from dataclasses import dataclass
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ragen_bench.envs.base import AnyText, TextEnv, text_charset
+from ragen_bench.envs.base import AnyText, TextEnv
 from ragen_bench.envs.config import EnvConfig, OneOf, setting
 from ragen_bench.envs.textarena.games import SINGLE_PLAYER
 from ragen_bench.envs.textarena.library import IsolatedRandom, TextArenaError, make_game, message_text
+from ragen_bench.envs.textarena.shown import MAX_MOVE_CHARS, MOVE_CHARSET, Inbox, MoveText
 
 if TYPE_CHECKING:
     from textarena.core import Env
 
 T = TypeVar("T")
-MAX_ACTION_CHARS = 2000
 MAX_OBSERVATION_CHARS = 200_000
 
 
@@ -39,10 +39,12 @@ class TextArenaEnv(TextEnv):
     the process's generator.
 
     ## Action Space
-    ``AnyText(0, 2000)``: any ``str`` is a move; TextArena reads the move it asks for (mostly
-    in square brackets, ``[up]``, ``[3 2]``) and answers a move it cannot use as TextArena
-    does (a warning the first time, then the game ends with reward -1).  A longer text or a
-    non-``str`` raises ``InvalidActionError``.
+    :class:`~ragen_bench.envs.textarena.shown.MoveText` of 0..2000 characters: any ``str`` is a
+    move; TextArena reads the move it asks for (mostly in square brackets, ``[up]``, ``[3 2]``)
+    and answers a move it cannot use as TextArena does (a warning the first time, then the game
+    ends with reward -1).  A longer text or a non-``str`` raises ``InvalidActionError``.  Its
+    ``valid`` lists the bracketed moves TextArena's messages have shown (those since the last
+    move, else every one of the episode): legal-ish, what the built-in ``random`` agent draws from.
 
     ## Observation Space
     ``AnyText(1, 200000)``: the messages TextArena sent the player since its last move --
@@ -93,8 +95,12 @@ class TextArenaEnv(TextEnv):
         )
         self._rng = IsolatedRandom()
         self._game: Env = make_game(self.game, self._rng)  # also fails here, at make(), when the extra is missing
-        self.observation_space = AnyText(min_length=1, max_length=MAX_OBSERVATION_CHARS, charset=_SAMPLE_CHARSET)
-        self._set_action_space(AnyText(min_length=0, max_length=MAX_ACTION_CHARS, charset=_SAMPLE_CHARSET))
+        self.observation_space = AnyText(min_length=1, max_length=MAX_OBSERVATION_CHARS, charset=MOVE_CHARSET)
+        # What TextArena sent the player this episode; the action space's ``valid`` reads its moves.
+        self._inbox = Inbox()
+        space = MoveText(min_length=0, max_length=MAX_MOVE_CHARS, charset=MOVE_CHARSET)
+        space.inbox = self._inbox
+        self._set_action_space(space)
         self._text = ""
         self._score = 0.0
         self._success = False
@@ -110,6 +116,8 @@ class TextArenaEnv(TextEnv):
     def _reset_level(self, seed: int) -> tuple[str, dict[str, Any]]:
         self._rng.restart(seed)
         messages = self._call("reset", self._deal, seed)
+        self._inbox.clear()
+        self._inbox.add(messages)
         self._score, self._success = 0.0, False
         self._text = message_text(messages) or "(no message)"
         info = self._info()
@@ -119,6 +127,8 @@ class TextArenaEnv(TextEnv):
     def _step_action(self, action: str) -> tuple[str, float, bool, bool, dict[str, Any]]:
         turn = self._game.state.turn
         done, messages = self._call("step", self._play, action)
+        self._inbox.moved()
+        self._inbox.add(messages)
         # TextArena counts a turn only for a move it took (an invalid one is answered, not played).
         valid = self._game.state.turn > turn
         reward = 0.0
@@ -154,7 +164,7 @@ class TextArenaEnv(TextEnv):
 
     def _check_action(self, action: Any) -> str:
         # The common case without the base class's message building (a step is tens of microseconds).
-        if action.__class__ is str and len(action) <= MAX_ACTION_CHARS:
+        if action.__class__ is str and len(action) <= MAX_MOVE_CHARS:
             return action
         return str(super()._check_action(action))
 
@@ -169,5 +179,3 @@ def _meant_reward(swapped_reason: str) -> float:
     except ValueError:
         return -1.0
 
-
-_SAMPLE_CHARSET = text_charset("[]0123456789abcdefghijklmnopqrstuvwxyz ")

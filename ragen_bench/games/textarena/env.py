@@ -6,15 +6,15 @@ from __future__ import annotations
 import copy
 import io
 import pickle
-import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 from pettingzoo import AECEnv
 
-from ragen_bench.envs.base import AnyText, text_charset
-from ragen_bench.envs.textarena.library import IsolatedRandom, TextArenaError, make_game, message_text
+from ragen_bench.envs.base import AnyText
+from ragen_bench.envs.textarena.library import IsolatedRandom, TextArenaError, make_game
+from ragen_bench.envs.textarena.shown import MAX_MOVE_CHARS, MOVE_CHARSET, Inbox, MoveText
 from ragen_bench.games.board import ActionCheckWrapper, GameContract, IllegalMoveError, start_seats
 from ragen_bench.games.textarena.games import KNOWN_MOVES, SEAT_MOVES, SEATS
 
@@ -22,12 +22,7 @@ if TYPE_CHECKING:
     from textarena.core import Env
 
 T = TypeVar("T")
-MAX_MOVE_CHARS = 2000
 MAX_OBSERVATION_CHARS = 200_000
-# A move the game's text shows: a short bracketed token ([3], [bet], [A1 B2]); the survey's pattern.
-_BRACKETED = re.compile(r"\[[^\[\]\n]{1,24}\]")
-_NOT_MOVES = re.compile(r"\[(Player \d+|GAME|Player|You)\]")
-_CHARSET = text_charset("[]0123456789abcdefghijklmnopqrstuvwxyz ")
 
 
 class GameText(str):
@@ -36,47 +31,6 @@ class GameText(str):
 
     __slots__ = ()
     dtype = np.dtype(str)
-
-
-class MoveText(AnyText):
-    """A seat's action space: any ``str`` up to 2000 characters (TextArena judges the move itself).
-
-    ``valid`` lists the moves the game's text has shown the seat (the bracketed ones): those of
-    the text since its last move where there are any (many games list the moves open now), else
-    every one it was shown (the rules' examples).  Legal-ish, not a promise.
-    The built-in ``random`` agent and opponent draw from it.  It is read from the game's messages
-    when asked, not at every move (most moves nobody asks).
-    """
-
-    _env: TextArenaGameEnv | None = None
-    _agent = ""
-
-    @property
-    def valid(self) -> tuple[str, ...]:
-        return () if self._env is None else self._env._valid_moves(self._agent)
-
-
-class _Received:
-    """One batch of messages TextArena sent a seat; its text and bracketed moves are read on first use."""
-
-    __slots__ = ("messages", "_text", "_options")
-
-    def __init__(self, messages: list[Any]) -> None:
-        self.messages, self._text, self._options = messages, None, None
-
-    @property
-    def text(self) -> str:
-        if self._text is None:
-            self._text = message_text(self.messages)
-        return self._text
-
-    @property
-    def options(self) -> list[str]:
-        """The bracketed moves of the game's own messages (a player's words may quote any move)."""
-        if self._options is None:
-            own = [m for m in self.messages if m[0].__class__ is not int or m[0] < 0]
-            self._options = _options(self.text if len(own) == len(self.messages) else message_text(own))
-        return self._options
 
 
 class TextArenaGameEnv(GameContract, AECEnv):
@@ -154,10 +108,12 @@ class TextArenaGameEnv(GameContract, AECEnv):
         self.possible_agents = [f"player_{index}" for index in range(seats)]
         self.agents = list(self.possible_agents)
         agents = self.possible_agents
-        self.observation_spaces = {a: AnyText(max_length=MAX_OBSERVATION_CHARS, min_length=0, charset=_CHARSET) for a in agents}
-        self.action_spaces = {a: MoveText(max_length=MAX_MOVE_CHARS, min_length=0, charset=_CHARSET) for a in agents}
+        self.observation_spaces = {a: AnyText(max_length=MAX_OBSERVATION_CHARS, min_length=0, charset=MOVE_CHARSET) for a in agents}
+        self.action_spaces = {a: MoveText(max_length=MAX_MOVE_CHARS, min_length=0, charset=MOVE_CHARSET) for a in agents}
+        # What TextArena sent each seat, batch by batch (cleared at each reset); each seat's space reads its moves.
+        self._inboxes = {a: Inbox() for a in agents}
         for agent, space in self.action_spaces.items():
-            space._env, space._agent = self, agent
+            space.inbox = self._inboxes[agent]
         self._rng = IsolatedRandom()
         # Some games keep state across resets (Kuhn poker shuffles one deck in place, game after game), so a
         # seed's deal would depend on the games played before: every reset starts from a copy of the new game.
@@ -175,12 +131,8 @@ class TextArenaGameEnv(GameContract, AECEnv):
         self.ending = ""
         self.seat_moves = dict.fromkeys(agents, 0)
         self._outcome = dict.fromkeys(agents, 0.0)  # each seat's reward for the game, once TextArena ends it
-        # What TextArena sent each seat, batch by batch; ``_since`` is where the batches since the seat's own
-        # last move start, ``_merged`` how many batches' moves ``_seen`` holds (newest mention last).
-        self._received: dict[str, list[_Received]] = {a: [] for a in agents}
-        self._since = dict.fromkeys(agents, 0)
-        self._merged = dict.fromkeys(agents, 0)
-        self._seen: dict[str, dict[str, None]] = {a: {} for a in agents}
+        for inbox in self._inboxes.values():
+            inbox.clear()
 
     def observation_space(self, agent: str) -> AnyText:
         return self.observation_spaces[self._check_agent(agent)]
@@ -239,26 +191,8 @@ class TextArenaGameEnv(GameContract, AECEnv):
             messages = state.observations[index]
             if messages:
                 state.observations[index] = []
-                self._received[agent].append(_Received(messages))
+                self._inboxes[agent].add(messages)
         self.agent_selection = agents[state.current_player_id]
-
-    def _inbox(self, agent: str) -> list[_Received]:
-        """The batches ``agent`` received since its own last move."""
-        return self._received[agent][self._since[agent]:]
-
-    def _valid_moves(self, agent: str) -> tuple[str, ...]:
-        """``valid`` of ``agent``'s space: the moves of the game's text since the seat's last move (many games
-        list the moves open now), else every move its text has shown."""
-        recent = tuple(dict.fromkeys(option for batch in self._inbox(agent) for option in batch.options))
-        if recent:
-            return recent
-        seen, received = self._seen[agent], self._received[agent]
-        for batch in received[self._merged[agent]:]:
-            for option in batch.options:
-                seen.pop(option, None)  # the newest mention last
-                seen[option] = None
-        self._merged[agent] = len(received)
-        return tuple(reversed(seen))
 
     @property
     def game_over(self) -> bool:
@@ -301,7 +235,7 @@ class TextArenaGameEnv(GameContract, AECEnv):
     def text_observation(self, agent: str) -> str:
         """What an LLM seated as ``agent`` reads: the messages since its last move, then what to do."""
         self._live_agent(agent, "text_observation")
-        lines = [batch.text for batch in self._inbox(agent) if batch.text]
+        lines = [batch.text for batch in self._inboxes[agent].recent() if batch.text]
         # Two seats: "your opponent"; more: the other seat by name (TextArena's "Player i" is our player_i).
         two = len(self.possible_agents) == 2
         if self.game_over:
@@ -331,7 +265,7 @@ class TextArenaGameEnv(GameContract, AECEnv):
         state = self._game.state
         agents = self.possible_agents
         turn, player = state.turn, agents.index(agent)
-        self._since[agent] = len(self._received[agent])  # the seat's inbox starts afresh
+        self._inboxes[agent].moved()  # the seat's inbox starts afresh
         done, _ = self._call("step", self._game.step, action)
         self.seat_moves[agent] += 1
         refused = state.turn == turn or bool(state.game_info[player].get("invalid_move"))
@@ -392,11 +326,6 @@ class _GameUnpickler(pickle.Unpickler):
 
     def persistent_load(self, pid: Any) -> object:
         return self._generator
-
-
-def _options(text: str) -> list[str]:
-    """The bracketed moves of a text (not the ``[Player 0]`` tags of who spoke)."""
-    return [option for option in _BRACKETED.findall(text) if not _NOT_MOVES.fullmatch(option)]
 
 
 def raw_env(**kwargs: Any) -> TextArenaGameEnv:
