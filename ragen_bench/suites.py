@@ -29,7 +29,7 @@ from importlib.resources.abc import Traversable
 from typing import Any
 
 from ragen_bench import panels, runfiles
-from ragen_bench.data import balrog
+from ragen_bench.data import balrog, textarena
 
 SUITE_FORMAT = "ragen-bench/suite/v1"
 
@@ -156,6 +156,10 @@ _BREADTH_IDS = (
 )
 _BREADTH_TRACKS = tuple(_same_tag_track(env_id.removeprefix("RAGEN/").removesuffix("-v0"), env_id)
                         for env_id in _BREADTH_IDS)
+# textarena-v0: TextArena's single-player games that are ids (the frozen table's order), each tested
+# on its own test panel: one command for all of them.  Fixed here; a new game means textarena-v1.
+_TEXTARENA_TRACKS = tuple(_same_tag_track(name, f"RAGEN/{name}-v0")
+                          for name in (f"TA-{game.removesuffix('-v0')}" for game in textarena.SINGLE_PLAYER))
 
 
 def balrog_definition(registered: Collection[str]) -> tuple[tuple[str, tuple[Any, ...]], list[str]]:
@@ -197,6 +201,11 @@ DEFINITIONS: dict[str, tuple[str, tuple[Any, ...]]] = {
     ),
     # BALROG's text track, frozen once every world it plays had its ids (2026-12-03).
     "balrog-v0": balrog_definition(balrog.NAMED_IDS)[0],
+    "textarena-v0": (
+        "TextArena 0.7.4's single-player games that run offline and deterministically, each on its own test "
+        "panel (needs the 'textarena' extra).",
+        _TEXTARENA_TRACKS,
+    ),
     "breadth-v0": (
         "A fixed sample across families: grid puzzles, bandits, arithmetic, math, Sudoku, 2048, the cube, "
         "TextWorld-Express adventures and reasoning-gym tasks, each on its own test panel "

@@ -18,6 +18,7 @@ SUITE_NAMES = [
     "ragen-generalization-v0",
     "ragen-sokoban-generalization-v0",
     "ragen2-v0",
+    "textarena-v0",
 ]
 OUR_IDS = [i for i in BUILTIN_IDS if not i.startswith("RAGEN/Sokoban-")]
 
@@ -39,6 +40,16 @@ def test_breadth_suite_samples_every_single_agent_family_once_or_more():
     for track in suite.tracks:  # each id trained on its train panel, tested on its own test panel
         assert (track.train.split, [(p.env_id, p.split, p.axis) for p in track.evaluate]) == (
             "train", [(track.train.env_id, "test", "in-distribution")])
+
+
+def test_textarena_suite_tests_every_single_player_game_on_its_own_test_panel():
+    from ragen_bench.envs.textarena import games
+
+    suite = suites.get("textarena-v0")
+    assert [track.train.env_id for track in suite.tracks] == [games.env_id(g) for g in games.SINGLE_PLAYER]
+    for track in suite.tracks:
+        assert (track.train.split, [(p.env_id, p.split, p.axis, p.episodes) for p in track.evaluate]) == (
+            "train", [(track.train.env_id, "test", "in-distribution", None)])
 
 
 def test_sokoban_suite_is_ragens_generalization_table():

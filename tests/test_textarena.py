@@ -23,6 +23,7 @@ from ragen_bench.cli import main
 from ragen_bench.data import textarena as table
 from ragen_bench.envs.textarena import games
 from ragen_bench.envs.textarena.library import IsolatedRandom
+from ragen_bench.envs.textarena.shown import Inbox
 from tests import env_contract
 from tests.conftest import REPO_ROOT, run_python
 
@@ -185,6 +186,20 @@ def test_valid_lists_the_moves_the_games_text_has_shown():
     cups = gymnasium.make("RAGEN/TA-ThreeCardMonte-v0").unwrapped
     cups.reset(seed=0)
     assert set(cups.action_space.valid) >= {"[0]", "[1]", "[2]"}
+
+
+def test_valid_is_the_newest_list_the_game_has_shown():
+    # Many games restate the moves open now after every move: the newest list is the one that holds, the
+    # older ones (and a player's words, which may quote any move) are stale.
+    inbox = Inbox()
+    inbox.add([(-1, "Rules: answer like [up] or [down]", 0)])
+    assert inbox.valid() == ("[up]", "[down]")
+    inbox.moved()
+    inbox.add([(-1, "Open now: [a1] [a2] [b1]", 0), (0, "I play [zz]", 0), (-1, "Open now: [a2] [b1]", 0)])
+    inbox.add([(-1, "Player 1 moved.", 0)])  # a batch with no move shown leaves the newer list standing
+    assert inbox.valid() == ("[a2]", "[b1]")
+    inbox.moved()  # nothing shown since the last move: every move the episode has shown, the newest first
+    assert inbox.valid() == ("[b1]", "[a2]", "[down]", "[up]")
 
 
 def test_the_random_agent_draws_the_moves_shown(tmp_path):

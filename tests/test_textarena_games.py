@@ -235,6 +235,8 @@ def test_eval_of_the_random_agent_is_verified_by_replay(tmp_path, capsys):
     episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
     assert {e["game"]["agent_seat"] for e in episodes} == {"player_0", "player_1"}
     assert all(isinstance(move, str) for e in episodes for _, move in e["game"]["moves"])
+    # Tic-Tac-Toe lists the open cells after every move: drawn from the newest list, no move is illegal.
+    assert json.loads((out / "summary.json").read_text())["games"][0]["illegal_move_rate"] == 0.0
     assert _verified(out, capsys) == "4 episodes"
 
 

@@ -43,10 +43,17 @@ class Received:
 
     @property
     def options(self) -> list[str]:
-        """The bracketed moves of the game's own messages (a player's words may quote any move)."""
+        """The bracketed moves of the newest game message that shows any: many games restate the moves open
+        now after each move, and the older lists (or a player's words, which may quote any move) are stale."""
         if self._options is None:
-            own = [m for m in self.messages if m[0].__class__ is not int or m[0] < 0]
-            self._options = bracketed_moves(self.text if len(own) == len(self.messages) else message_text(own))
+            self._options = []
+            for message in reversed(self.messages):
+                if message[0].__class__ is int and message[0] >= 0:
+                    continue  # a player spoke
+                options = bracketed_moves(message_text([message]))
+                if options:
+                    self._options = options
+                    break
         return self._options
 
 
@@ -81,11 +88,12 @@ class Inbox:
         return self.batches[self.since:]
 
     def valid(self) -> tuple[str, ...]:
-        """The moves shown since the player's last move (many games list the moves open now), else every move
-        the episode's text has shown (the rules' examples), the most recently shown first."""
-        recent = tuple(dict.fromkeys(option for batch in self.recent() for option in batch.options))
-        if recent:
-            return recent
+        """The moves of the newest batch since the player's last move that shows any (many games list the
+        moves open now), else every move the episode's text has shown (the rules' examples), the most
+        recently shown first."""
+        for batch in reversed(self.recent()):
+            if batch.options:
+                return tuple(dict.fromkeys(batch.options))
         seen = self._seen
         for batch in self.batches[self._merged:]:
             for option in batch.options:
