@@ -202,6 +202,44 @@ def test_valid_is_the_newest_list_the_game_has_shown():
     assert inbox.valid() == ("[b1]", "[a2]", "[down]", "[up]")
 
 
+def test_a_game_with_a_known_move_set_lists_exactly_the_moves_textarena_takes():
+    hanoi = gymnasium.make("RAGEN/TA-TowerOfHanoi-v0").unwrapped
+    hanoi.reset(seed=123)
+    assert hanoi.action_space.valid == ("[A B]", "[A C]")  # only tower A holds disks
+    hanoi.step("[A C]")
+    assert set(hanoi.action_space.valid) == {"[A B]", "[C A]", "[C B]"}
+    pegs = gymnasium.make("RAGEN/TA-PegJump-v0").unwrapped
+    pegs.reset(seed=123)
+    for move in pegs.action_space.valid:  # each listed jump is taken; the first unlisted one is not
+        assert pegs.step(move)[4]["action_is_valid"]
+        pegs.reset(seed=123)
+    assert not pegs.step("[1 2]")[4]["action_is_valid"]
+
+
+def test_reading_the_moves_taken_never_changes_the_episode():
+    # Bandit draws a reward from the game's generator at every press: the trials on copies must put it back.
+    def play(read: bool) -> list:
+        env = gymnasium.make("RAGEN/TA-Bandit-v0").unwrapped
+        env.reset(seed=130)
+        texts = []
+        for press in range(20):
+            if read:
+                assert len(env.action_space.valid) == 5
+            texts.append(env.step(("[red]", "[blue]", "[purple]")[press % 3])[0])
+        return texts
+
+    assert play(read=True) == play(read=False)
+
+
+def test_the_invalid_move_that_ends_the_game_is_not_a_valid_action():
+    env = gymnasium.make("RAGEN/TA-Bandit-v0").unwrapped
+    env.reset(seed=123)
+    assert not env.step("[nothing]")[4]["action_is_valid"]  # a warning
+    _, reward, terminated, _, info = env.step("[nothing]")  # the second in a row ends the game
+    assert terminated and reward == -1.0 and not info["action_is_valid"]
+    assert env.action_space.valid == ()  # nothing is taken once the game has ended
+
+
 def test_the_random_agent_draws_the_moves_shown(tmp_path):
     # Three-card Monte shows its cups as [0] [1] [2]: a random cup wins about a third of the games.  Before
     # ``valid`` the agent wrote random characters and never won.

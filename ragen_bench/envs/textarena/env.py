@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from ragen_bench.envs.base import AnyText, TextEnv
 from ragen_bench.envs.config import EnvConfig, OneOf, setting
-from ragen_bench.envs.textarena.games import SINGLE_PLAYER
-from ragen_bench.envs.textarena.library import IsolatedRandom, TextArenaError, make_game, message_text
+from ragen_bench.envs.textarena.games import KNOWN_MOVES, SINGLE_PLAYER
+from ragen_bench.envs.textarena.library import IsolatedRandom, TextArenaError, make_game, message_text, takes
 from ragen_bench.envs.textarena.shown import MAX_MOVE_CHARS, MOVE_CHARSET, Inbox, MoveText
 
 if TYPE_CHECKING:
@@ -43,8 +43,10 @@ class TextArenaEnv(TextEnv):
     move; TextArena reads the move it asks for (mostly in square brackets, ``[up]``, ``[3 2]``)
     and answers a move it cannot use as TextArena does (a warning the first time, then the game
     ends with reward -1).  A longer text or a non-``str`` raises ``InvalidActionError``.  Its
-    ``valid`` lists the bracketed moves TextArena's messages have shown (those since the last
-    move, else every one of the episode): legal-ish, what the built-in ``random`` agent draws from.
+    ``valid``, what the built-in ``random`` agent draws from: for a game with a known move set
+    (:data:`~ragen_bench.envs.textarena.games.KNOWN_MOVES`) the moves of it TextArena takes now,
+    each tried on a copy of the game; else the bracketed moves TextArena's messages have shown (the
+    newest list since the last move, else every one of the episode), legal-ish.
 
     ## Observation Space
     ``AnyText(1, 200000)``: the messages TextArena sent the player since its last move --
@@ -65,7 +67,8 @@ class TextArenaEnv(TextEnv):
     ## Information
     Every call: ``success`` (the outcome is 1), ``level_seed``, ``score`` (the outcome, 0
     before the end).  Reset adds ``optimal_length`` = None; step adds ``action_is_valid``
-    (TextArena took the move) and ``action_is_effective`` (the same).
+    (TextArena took the move; not the invalid one that ends the game) and ``action_is_effective``
+    (the same).
 
     ## Arguments
     ``game`` (TextArena's id, one of :data:`~ragen_bench.envs.textarena.games.SINGLE_PLAYER`),
@@ -100,6 +103,11 @@ class TextArenaEnv(TextEnv):
         self._inbox = Inbox()
         space = MoveText(min_length=0, max_length=MAX_MOVE_CHARS, charset=MOVE_CHARSET)
         space.inbox = self._inbox
+        # A game with a known move set: ``valid`` is the moves of it TextArena takes now (read when asked, once a turn).
+        self._known = KNOWN_MOVES.get(self.game, ())
+        self._taken: tuple[str, ...] | None = None
+        if self._known:
+            space.legal = self._taken_moves
         self._set_action_space(space)
         self._text = ""
         self._score = 0.0
@@ -118,6 +126,7 @@ class TextArenaEnv(TextEnv):
         messages = self._call("reset", self._deal, seed)
         self._inbox.clear()
         self._inbox.add(messages)
+        self._taken = None
         self._score, self._success = 0.0, False
         self._text = message_text(messages) or "(no message)"
         info = self._info()
@@ -129,8 +138,10 @@ class TextArenaEnv(TextEnv):
         done, messages = self._call("step", self._play, action)
         self._inbox.moved()
         self._inbox.add(messages)
-        # TextArena counts a turn only for a move it took (an invalid one is answered, not played).
-        valid = self._game.state.turn > turn
+        self._taken = None
+        # TextArena counts a turn only for a move it took (an invalid one is answered, not played), and also
+        # the invalid move that ends the game (the second in a row), which it marks as such.
+        valid = self._game.state.turn > turn and not self._game.state.game_info[0].get("invalid_move")
         reward = 0.0
         text = message_text(messages)
         if done:
@@ -158,6 +169,13 @@ class TextArenaEnv(TextEnv):
     def _play(self, action: str) -> tuple[bool, list[Any]]:
         done, _ = self._game.step(action)
         return done, self._game.get_observation()[1]
+
+    def _taken_moves(self) -> tuple[str, ...]:
+        """The moves of the game's known set TextArena takes now, each tried on a copy (none once it has ended)."""
+        if self._taken is None:
+            over = self._game.state.done
+            self._taken = () if over else tuple(move for move in self._known if takes(self._rng, self._game, move, 0))
+        return self._taken
 
     def render_text(self) -> str:
         return self._text

@@ -10,6 +10,7 @@ seed and its actions alone.
 
 from __future__ import annotations
 
+import copy
 import importlib
 import random
 import sys
@@ -163,6 +164,30 @@ def _modules_using_random() -> tuple[ModuleType, ...]:
 
 _SCANNED: tuple[int, tuple[ModuleType, ...]] = (-1, ())
 _PROCESS_GENERATOR = random.random.__self__  # the hidden random.Random behind the module's functions
+
+
+def copy_game(rng: IsolatedRandom, game: Env) -> Env:
+    """A deep copy of ``game`` that shares the game's generator (which a game's bound sampler may hold)."""
+    return rng.call(copy.deepcopy, game, {id(rng.random): rng.random})
+
+
+def takes(rng: IsolatedRandom, game: Env, move: str, player: int) -> bool:
+    """Whether TextArena would take ``move`` from ``player`` now: tried on a copy of ``game``.
+
+    The game and its generator are left exactly as they were (the generator's state is put back).
+    Taken means the turn moved on and no invalid move was recorded (a second invalid move in a
+    row ends the game, and TextArena counts that turn too).
+    """
+    saved = rng.random.getstate()
+    try:
+        trial = copy_game(rng, game)
+        turn = trial.state.turn
+        rng.call(trial.step, move)
+        return trial.state.turn > turn and not trial.state.game_info[player].get("invalid_move")
+    except Exception:  # a move that crashes the game is no move to play
+        return False
+    finally:
+        rng.random.setstate(saved)
 
 
 def make_game(ta_id: str, rng: IsolatedRandom | None = None) -> Env:

@@ -9,6 +9,7 @@ random player can draw legal-ish moves without the env paying for it at every st
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from ragen_bench.envs.base import AnyText, text_charset
@@ -107,11 +108,18 @@ class MoveText(AnyText):
     """A TextArena player's action space: any ``str`` (TextArena judges the move itself), and ``valid``.
 
     ``valid`` lists the moves the game's text has shown the player (:meth:`Inbox.valid`): legal-ish,
-    not a promise.  The built-in ``random`` agent (and the games' ``random`` opponent) draw from it.
+    not a promise; where the env sets ``legal`` (a game with a known move set), the moves it returns
+    come first, and the shown ones only when it returns none.  The built-in ``random`` agent (and the
+    games' ``random`` opponent) draw from it.
     """
 
     inbox: Inbox | None = None
+    legal: Callable[[], tuple[str, ...]] | None = None
 
     @property
     def valid(self) -> tuple[str, ...]:
+        if self.legal is not None:
+            moves = self.legal()
+            if moves:
+                return moves
         return () if self.inbox is None else self.inbox.valid()

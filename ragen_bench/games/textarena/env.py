@@ -3,7 +3,6 @@ ids'."""
 
 from __future__ import annotations
 
-import copy
 import io
 import pickle
 from collections.abc import Callable
@@ -13,7 +12,7 @@ import numpy as np
 from pettingzoo import AECEnv
 
 from ragen_bench.envs.base import AnyText
-from ragen_bench.envs.textarena.library import IsolatedRandom, TextArenaError, make_game
+from ragen_bench.envs.textarena.library import IsolatedRandom, TextArenaError, copy_game, make_game, takes
 from ragen_bench.envs.textarena.shown import MAX_MOVE_CHARS, MOVE_CHARSET, Inbox, MoveText
 from ragen_bench.games.board import ActionCheckWrapper, GameContract, IllegalMoveError, start_seats
 from ragen_bench.games.textarena.games import KNOWN_MOVES, SEAT_MOVES, SEATS
@@ -159,10 +158,6 @@ class TextArenaGameEnv(GameContract, AECEnv):
         self._game_started = True
         self._collect()
 
-    def _copy(self, game: Env) -> Env:
-        """A deep copy of ``game`` that shares the game's generator (which a game's bound sampler may hold)."""
-        return self._rng.call(copy.deepcopy, game, {id(self._rng.random): self._rng.random})
-
     def _pickled(self, game: Env) -> bytes | None:
         """``game`` pickled, its generator left out (see :meth:`_fresh_game`); ``None`` if it cannot be pickled."""
         data = io.BytesIO()
@@ -173,10 +168,10 @@ class TextArenaGameEnv(GameContract, AECEnv):
         return data.getvalue()
 
     def _fresh_game(self) -> Env:
-        """A copy of the new game, as :meth:`_copy` makes it: the new game is pickled once and each reset
+        """A copy of the new game, as :func:`copy_game` makes it: the new game is pickled once and each reset
         unpickles it, several times cheaper than a deep copy (Tic-Tac-Toe's: 150 us against 15)."""
         if self._new_game_bytes is None:
-            return self._copy(self._new_game)
+            return copy_game(self._rng, self._new_game)
         return self._rng.call(_GameUnpickler(io.BytesIO(self._new_game_bytes), self._rng.random).load)
 
     def _collect(self) -> None:
@@ -210,23 +205,12 @@ class TextArenaGameEnv(GameContract, AECEnv):
         return tuple(dict.fromkeys((*KNOWN_MOVES.get(self.game, ()), *self.legal_moves(agent))))
 
     def accepts(self, agent: str, move: str) -> bool:
-        """Whether TextArena would take ``move`` from ``agent`` now: tried on a copy of the game.
-
-        The game and its generator are left exactly as they were (the generator's state is put back).
-        """
+        """Whether TextArena would take ``move`` from ``agent`` now: tried on a copy of the game
+        (:func:`~ragen_bench.envs.textarena.library.takes`; the game and its generator left as they were)."""
         self._live_agent(agent, "accepts")
         if self.game_over or agent != self.agent_selection:
             return False
-        saved = self._rng.random.getstate()
-        try:
-            trial = self._copy(self._game)
-            turn = trial.state.turn
-            self._rng.call(trial.step, move)
-            return trial.state.turn > turn and not trial.state.game_info[self.possible_agents.index(agent)].get("invalid_move")
-        except Exception:  # a move that crashes the game is no move to play
-            return False
-        finally:
-            self._rng.random.setstate(saved)
+        return takes(self._rng, self._game, move, self.possible_agents.index(agent))
 
     def observe(self, agent: str) -> GameText:
         self._live_agent(agent, "observe")
