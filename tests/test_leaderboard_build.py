@@ -642,7 +642,7 @@ def test_committed_page_loads_without_errors(browser: Any) -> None:
 
 
 def test_committed_rankings_fit_the_window(browser: Any) -> None:
-    """At 1280 px every suite's ranking (19 env columns for breadth-v0) shows without sideways scrolling."""
+    """At 1280 px every suite's ranking (22 env columns for textarena-v0) shows without sideways scrolling."""
     page, errors = open_page(browser, REPO_ROOT / "leaderboard" / "index.html")
     widths = page.eval_on_selector_all("table.ranking", "ts => ts.map(t => [t.scrollWidth, t.parentNode.clientWidth])")
     assert len(widths) >= 4 and all(table <= room for table, room in widths), widths

@@ -33,10 +33,10 @@ table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.85em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.5em; text-align: left; }
 td { white-space: nowrap; }
 td.text { white-space: normal; min-width: 10em; max-width: 18em; }
-/* A ranking has a column per env: their titles stand upright so that 19 envs fit without scrolling. */
+/* A ranking has a column per env: their titles stand upright so that 22 envs fit without scrolling. */
 table.ranking th:nth-child(n+6):not(:nth-last-child(-n+2)) { writing-mode: vertical-rl; transform: rotate(180deg);
   text-align: left; vertical-align: bottom; padding: 0.4em 0.15em; }
-table.ranking { font-size: 0.74em; }
+table.ranking { font-size: 0.72em; }
 table.ranking td { padding: 0.25em 0.25em; }
 table.ranking td.num { padding: 0.25em 0.12em; }
 table.ranking td.text { min-width: 5em; max-width: 8em; }
@@ -53,7 +53,7 @@ h2 { margin-bottom: 0.1em; }
 p.size { margin: 0; color: #555; font-size: 0.9em; }
 /* A shortened model or recipe: one or two lines, the whole text on a click. */
 td.fold details > summary { margin: 0; }
-table.ranking td.fold { min-width: 9em; max-width: 13em; }
+table.ranking td.fold { min-width: 8em; max-width: 13em; }
 .note { font-size: 0.85em; color: #444; max-width: 80em; }
 .scroll { overflow-x: auto; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }

@@ -177,6 +177,7 @@ ABBREVIATIONS = (
     ("CI", "confidence interval", r"\bCI\b"),
     ("RG-", "a reasoning-gym dataset", r"^RG-"),
     ("TWX-", "a TextWorld-Express game", r"^TWX-"),
+    ("TA-", "a TextArena game", r"^TA-"),
     ("budget t/a/e", "turns / actions per reply / actions per episode", r"\b\d+/\d+/\d+\b"),
     ("hN", "the prompt shows only the last N turns", r"\bh\d+\b"),
     ("each id's", "each env played under the budget its id declares (`ragen-bench envs show ID`)", r"each id's"),
