@@ -84,7 +84,7 @@ def test_a_suite_serves_its_ids() -> None:
 @pytest.mark.parametrize(("args", "message"), [
     (["RAGEN/Nope-v0"], "unknown env id or suite 'RAGEN/Nope-v0'; `ragen-bench envs list` shows the ids, suites: "
                         "balrog-v0, breadth-v0, ragen-bandit-generalization-v0, ragen-generalization-v0, "
-                        "ragen-sokoban-generalization-v0, ragen2-v0"),
+                        "ragen-sokoban-generalization-v0, ragen2-v0, textarena-v0"),
     (["RAGEN/Bandit-v0", "--port", "70000"], "port must be in 0..65535, got 70000"),
     (["RAGEN/Bandit-v0", "--idle-timeout", "-5"], "idle_timeout_s must be > 0 or None, got -5.0"),
 ])
