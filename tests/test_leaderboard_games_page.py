@@ -34,7 +34,7 @@ def game_entries() -> dict[str, str]:
 def test_the_games_section_holds_every_game_entry_and_the_csvs_numbers(browser: Any) -> None:
     entries = game_entries()
     games = sorted(set(entries.values()))
-    assert len(games) == 11  # TicTacToe, ConnectFour, PrisonersDilemma and the 8 OpenSpiel ids
+    assert len(games) == 17  # TicTacToe, ConnectFour, PrisonersDilemma, the 8 OpenSpiel ids and 6 TextArena games
     page, errors = open_page(browser, BOARD / "index.html")
     blocks = page.eval_on_selector_all("#games h3", """hs => hs.map(h => {
         const first = h.nextElementSibling;
